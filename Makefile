@@ -1,0 +1,40 @@
+# The two commands: `make run` and `make test`. Everything installs itself when needed.
+SHELL := /bin/bash
+export SCARF_ANALYTICS := false
+ENV_FILE := $(if $(wildcard .env),.env,.env.example)
+
+.PHONY: run test gate bench build install typecheck lint format-check clean
+
+node_modules/.installed: package.json package-lock.json
+	npm ci --no-audit --no-fund
+	@touch $@
+
+install: node_modules/.installed
+
+dist/src/main.js: node_modules/.installed $(shell find src migrations -name '*.ts' 2>/dev/null) tsconfig.json tsconfig.build.json nest-cli.json
+	npm run build
+
+build: dist/src/main.js
+
+run: build
+	node --env-file=$(ENV_FILE) dist/src/main.js
+
+test: install
+	npx jest --ci
+
+typecheck: install
+	npx tsc -p tsconfig.json --noEmit
+
+lint: install
+	npx eslint .
+
+format-check: install
+	npx prettier --check "{src,test,bench,migrations}/**/*.ts"
+
+gate: typecheck lint format-check test
+
+bench: install
+	npm run bench --
+
+clean:
+	rm -rf dist node_modules

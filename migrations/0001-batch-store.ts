@@ -1,0 +1,75 @@
+import { Kysely, sql } from 'kysely';
+
+// Frozen in time: literals only, never app code. The seed's two tables and two indexes, column for
+// column, plus what the service around them needs.
+export async function up(db: Kysely<any>): Promise<void> {
+  await sql`CREATE TABLE batch_job (
+    id            TEXT PRIMARY KEY,
+    caller        TEXT NOT NULL,
+    caller_class  TEXT NOT NULL,
+    idem_key      TEXT NOT NULL,
+    status        TEXT NOT NULL,
+    error         TEXT NOT NULL DEFAULT '',
+    targets_total INTEGER NOT NULL,
+    targets_done  INTEGER NOT NULL DEFAULT 0,
+    created_at    INTEGER NOT NULL,
+    lease         INTEGER NOT NULL,
+    nbytes        INTEGER NOT NULL DEFAULT 0,
+    on_restart    TEXT NOT NULL DEFAULT 'fail',
+    fingerprint   TEXT NOT NULL DEFAULT '',
+    targets_failed INTEGER NOT NULL DEFAULT 0
+  )`.execute(db);
+  await sql`CREATE TABLE batch_target (
+    job_id  TEXT NOT NULL,
+    idx     INTEGER NOT NULL,
+    url     TEXT NOT NULL,
+    options TEXT NOT NULL,
+    status  TEXT NOT NULL,
+    result  TEXT,
+    error   TEXT,
+    hint    TEXT,
+    code    TEXT,
+    PRIMARY KEY (job_id, idx)
+  )`.execute(db);
+  await sql`CREATE INDEX batch_job_idem ON batch_job(caller, idem_key)`.execute(db);
+  await sql`CREATE INDEX batch_job_lease ON batch_job(lease)`.execute(db);
+  await sql`CREATE INDEX batch_job_caller_created ON batch_job(caller, created_at, id)`.execute(db);
+  await sql`CREATE INDEX batch_job_status ON batch_job(status)`.execute(db);
+
+  await sql`CREATE TABLE batch_event (
+    job_id TEXT NOT NULL,
+    seq    INTEGER NOT NULL,
+    type   TEXT NOT NULL,
+    at     INTEGER NOT NULL,
+    data   TEXT NOT NULL DEFAULT '{}',
+    PRIMARY KEY (job_id, seq)
+  )`.execute(db);
+
+  await sql`CREATE TABLE clients (
+    fingerprint  TEXT PRIMARY KEY,
+    caller       TEXT NOT NULL,
+    caller_class TEXT NOT NULL,
+    created_at   INTEGER NOT NULL
+  )`.execute(db);
+
+  await sql`CREATE TABLE cache_body (
+    digest TEXT PRIMARY KEY,
+    body   TEXT NOT NULL,
+    nbytes INTEGER NOT NULL
+  )`.execute(db);
+  await sql`CREATE TABLE cache_entry (
+    key        TEXT PRIMARY KEY,
+    digest     TEXT NOT NULL REFERENCES cache_body(digest),
+    meta       TEXT NOT NULL,
+    fetched_at INTEGER NOT NULL,
+    last_used  INTEGER NOT NULL
+  )`.execute(db);
+  await sql`CREATE INDEX cache_entry_last_used ON cache_entry(last_used)`.execute(db);
+  await sql`CREATE INDEX cache_entry_digest ON cache_entry(digest)`.execute(db);
+}
+
+export async function down(db: Kysely<any>): Promise<void> {
+  for (const t of ['cache_entry', 'cache_body', 'clients', 'batch_event', 'batch_target', 'batch_job']) {
+    await sql`DROP TABLE IF EXISTS ${sql.table(t)}`.execute(db);
+  }
+}

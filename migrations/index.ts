@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import * as m0001 from './0001-batch-store';
+
+// Imported statically so the build carries them and no file-system scan is needed at start.
+export const migrations: Record<string, Migration> = {
+  '0001-batch-store': m0001,
+};

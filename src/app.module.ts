@@ -1,0 +1,11 @@
+import { Module } from '@nestjs/common';
+import { ApiModule } from './api/api.module';
+import { BatchModule } from './batch/batch.module';
+import { ConfigModule } from './config/config.module';
+import { DcacheModule } from './dcache/dcache.module';
+import { RunnerModule } from './runner/runner.module';
+
+@Module({
+  imports: [ConfigModule, DcacheModule, BatchModule, RunnerModule, ApiModule],
+})
+export class AppModule {}

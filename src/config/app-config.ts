@@ -1,0 +1,123 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+import * as ipaddr from 'ipaddr.js';
+import { EnvSchema } from './env.schema';
+
+export type CallerClass = 'fleet' | 'restricted';
+
+export interface ClassLimits {
+  maxTargets: number;
+  maxLiveJobs: number;
+  outputCap: number;
+}
+
+export interface TokenEntry {
+  token: string;
+  caller: string;
+  callerClass: CallerClass;
+}
+
+/** The validated configuration, built once from the environment. */
+export class AppConfig {
+  port: number;
+  dbPath: string;
+  tokens: TokenEntry[];
+  cacheMaxBytes: number;
+  batchMaxBytes: number;
+  batchTtlS: number;
+  idemTtlS: number;
+  runnerConcurrency: number;
+  perHostConcurrency: number;
+  fleetAllow: [ipaddr.IPv4 | ipaddr.IPv6, number][];
+  maxLiveJobs: number;
+  limits: Record<CallerClass, ClassLimits>;
+  logLevel: string;
+  userAgent: string;
+}
+
+export class ConfigError extends Error {}
+
+function describe(e: ValidationError, given: Record<string, string>): string {
+  const why = Object.values(e.constraints ?? {}).join('; ');
+  return `${e.property}=${JSON.stringify(given[e.property])} is invalid: ${why}`;
+}
+
+/** The token .env.example ships so that a fresh clone is usable at once; start-up warns about it. */
+export const DEV_TOKEN = 'dev-token';
+
+function parseTokens(raw: string): TokenEntry[] {
+  const out: TokenEntry[] = [];
+  for (const item of raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const [token, caller, cls, ...rest] = item.split(':');
+    if (!token || !caller || rest.length > 0 || (cls !== 'fleet' && cls !== 'restricted')) {
+      throw new ConfigError(
+        `SIFT_TOKENS entry "${item.replace(/^[^:]*/, '***')}" is invalid: expected token:caller:fleet|restricted`,
+      );
+    }
+    if (token.length < 8)
+      throw new ConfigError(`SIFT_TOKENS: the token of caller "${caller}" is shorter than 8 characters`);
+    out.push({ token, caller, callerClass: cls });
+  }
+  return out;
+}
+
+function parseCidrs(raw: string): AppConfig['fleetAllow'] {
+  return raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .map((c) => {
+      try {
+        return ipaddr.parseCIDR(c);
+      } catch {
+        throw new ConfigError(
+          `SIFT_FLEET_ALLOW entry "${c}" is not a CIDR (for example 10.0.0.0/8 or fd00::/8)`,
+        );
+      }
+    });
+}
+
+/** Validates env and builds the config; throws ConfigError naming the first bad variable. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  const known = Object.keys(new EnvSchema());
+  const given: Record<string, string> = {};
+  for (const k of known) {
+    const v = env[k];
+    if (v !== undefined && v !== '') given[k] = v;
+  }
+  const parsed = plainToInstance(EnvSchema, given);
+  const errors = validateSync(parsed, { forbidUnknownValues: true });
+  if (errors.length > 0) {
+    throw new ConfigError(`invalid configuration: ${errors.map((e) => describe(e, given)).join(', ')}`);
+  }
+  const cfg = new AppConfig();
+  cfg.port = parsed.PORT;
+  cfg.dbPath = parsed.SIFT_DB;
+  cfg.tokens = parseTokens(parsed.SIFT_TOKENS);
+  cfg.cacheMaxBytes = parsed.SIFT_CACHE_MAX_BYTES;
+  cfg.batchMaxBytes = parsed.SIFT_BATCH_MAX_BYTES;
+  cfg.batchTtlS = parsed.SIFT_BATCH_TTL_S;
+  cfg.idemTtlS = parsed.SIFT_IDEM_TTL_S;
+  cfg.runnerConcurrency = parsed.SIFT_RUNNER_CONCURRENCY;
+  cfg.perHostConcurrency = parsed.SIFT_PER_HOST_CONCURRENCY;
+  cfg.fleetAllow = parseCidrs(parsed.SIFT_FLEET_ALLOW);
+  cfg.maxLiveJobs = parsed.SIFT_MAX_LIVE_JOBS;
+  cfg.limits = {
+    fleet: {
+      maxTargets: parsed.SIFT_FLEET_MAX_TARGETS,
+      maxLiveJobs: parsed.SIFT_FLEET_MAX_LIVE_JOBS,
+      outputCap: parsed.SIFT_FLEET_OUTPUT_CAP,
+    },
+    restricted: {
+      maxTargets: parsed.SIFT_RESTRICTED_MAX_TARGETS,
+      maxLiveJobs: parsed.SIFT_RESTRICTED_MAX_LIVE_JOBS,
+      outputCap: parsed.SIFT_RESTRICTED_OUTPUT_CAP,
+    },
+  };
+  cfg.logLevel = parsed.SIFT_LOG_LEVEL;
+  cfg.userAgent = parsed.SIFT_USER_AGENT;
+  return cfg;
+}

@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import { Type } from 'class-transformer';
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+
+/**
+ * Every environment variable sift reads, with its default. The same defaults are listed in
+ * .env.example; a value that fails here stops start-up with a message naming the variable.
+ */
+export class EnvSchema {
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(65535)
+  PORT = 8080;
+
+  @IsString()
+  @MinLength(1)
+  SIFT_DB = './data/sift.db';
+
+  /** token:caller:class, comma separated. */
+  @IsString()
+  SIFT_TOKENS = '';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  SIFT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  SIFT_BATCH_MAX_BYTES = 1024 * 1024 * 1024;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_BATCH_TTL_S = 86400;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_IDEM_TTL_S = 86400;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  SIFT_RUNNER_CONCURRENCY = 16;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  SIFT_PER_HOST_CONCURRENCY = 4;
+
+  /** CIDRs fleet callers may reach although private, comma separated. */
+  @IsString()
+  SIFT_FLEET_ALLOW = '';
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_MAX_LIVE_JOBS = 256;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  SIFT_FLEET_MAX_TARGETS = 10000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1_000_000)
+  SIFT_RESTRICTED_MAX_TARGETS = 1000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_FLEET_MAX_LIVE_JOBS = 32;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_RESTRICTED_MAX_LIVE_JOBS = 4;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_FLEET_OUTPUT_CAP = 2 * 1024 * 1024;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  SIFT_RESTRICTED_OUTPUT_CAP = 256 * 1024;
+
+  @IsOptional()
+  @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])
+  SIFT_LOG_LEVEL = 'info';
+
+  @IsOptional()
+  @IsString()
+  @MaxLength(200)
+  SIFT_USER_AGENT = 'sift/0.1 (+https://github.com/sift)';
+}

@@ -1,0 +1,198 @@
+import { createHash } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import type { DB } from './schema';
+
+export interface CachedPage {
+  key: string;
+  digest: string;
+  body: string;
+  /** What the writer stored beside the body (the envelope without its content), as given. */
+  meta: Record<string, unknown>;
+  fetchedAt: number;
+}
+
+export interface ContentCacheStats {
+  entries: number;
+  bytes: number;
+  maxBytes: number;
+  hits: number;
+  misses: number;
+  evictions: number;
+}
+
+export function sha256Hex(s: string): string {
+  return createHash('sha256').update(s, 'utf8').digest('hex');
+}
+
+/**
+ * Content-addressed page cache: a key points at a body stored once by its SHA-256 digest. After
+ * every put the least recently used keys are evicted until size() <= maxBytes; a body goes when no
+ * key points at it any more. size() counts the bodies' UTF-8 bytes, each body once.
+ */
+export class ContentCache {
+  private bytes = 0;
+  private entries = 0;
+  private useTick = 0;
+  private hits = 0;
+  private misses = 0;
+  private evictions = 0;
+
+  constructor(
+    private readonly db: Kysely<DB>,
+    readonly maxBytes: number,
+  ) {}
+
+  /** Reads the totals once at open; afterwards they are kept in step with every change. */
+  async init(): Promise<void> {
+    await this.recount();
+  }
+
+  private async recount(): Promise<void> {
+    const b = await this.db
+      .selectFrom('cache_body')
+      .select(sql<number>`coalesce(sum(nbytes), 0)`.as('n'))
+      .executeTakeFirstOrThrow();
+    const e = await this.db
+      .selectFrom('cache_entry')
+      .select([sql<number>`count(*)`.as('n'), sql<number>`coalesce(max(last_used), 0)`.as('tick')])
+      .executeTakeFirstOrThrow();
+    this.bytes = Number(b.n);
+    this.entries = Number(e.n);
+    this.useTick = Math.max(this.useTick, Number(e.tick));
+  }
+
+  size(): number {
+    return this.bytes;
+  }
+
+  stats(): ContentCacheStats {
+    return {
+      entries: this.entries,
+      bytes: this.bytes,
+      maxBytes: this.maxBytes,
+      hits: this.hits,
+      misses: this.misses,
+      evictions: this.evictions,
+    };
+  }
+
+  /** The page under key if it was fetched at or after minFetchedAt; a hit marks it recently used. */
+  async get(key: string, minFetchedAt = 0): Promise<CachedPage | undefined> {
+    const row = await this.db
+      .selectFrom('cache_entry as e')
+      .innerJoin('cache_body as b', 'b.digest', 'e.digest')
+      .select(['e.key', 'e.digest', 'e.meta', 'e.fetched_at', 'b.body'])
+      .where('e.key', '=', key)
+      .executeTakeFirst();
+    if (!row || row.fetched_at < minFetchedAt) {
+      this.misses++;
+      return undefined;
+    }
+    this.hits++;
+    await this.db
+      .updateTable('cache_entry')
+      .set({ last_used: ++this.useTick })
+      .where('key', '=', key)
+      .execute();
+    return {
+      key: row.key,
+      digest: row.digest,
+      body: row.body,
+      meta: JSON.parse(row.meta) as Record<string, unknown>,
+      fetchedAt: row.fetched_at,
+    };
+  }
+
+  /** Stores body under key (replacing what the key held), then evicts to the budget. Returns the digest. */
+  async put(key: string, body: string, meta: Record<string, unknown>, fetchedAt: number): Promise<string> {
+    const digest = sha256Hex(body);
+    const nbytes = Buffer.byteLength(body, 'utf8');
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        const old = await trx
+          .selectFrom('cache_entry')
+          .select('digest')
+          .where('key', '=', key)
+          .executeTakeFirst();
+        const inserted = await trx
+          .insertInto('cache_body')
+          .values({ digest, body, nbytes })
+          .onConflict((oc) => oc.column('digest').doNothing())
+          .executeTakeFirst();
+        if (Number(inserted.numInsertedOrUpdatedRows) > 0) this.bytes += nbytes;
+        await trx
+          .insertInto('cache_entry')
+          .values({
+            key,
+            digest,
+            meta: JSON.stringify(meta),
+            fetched_at: fetchedAt,
+            last_used: ++this.useTick,
+          })
+          .onConflict((oc) =>
+            oc.column('key').doUpdateSet((eb) => ({
+              digest: eb.ref('excluded.digest'),
+              meta: eb.ref('excluded.meta'),
+              fetched_at: eb.ref('excluded.fetched_at'),
+              last_used: eb.ref('excluded.last_used'),
+            })),
+          )
+          .execute();
+        if (!old) this.entries++;
+        else if (old.digest !== digest) this.bytes -= await this.dropBodyIfUnused(trx, old.digest);
+        while (this.bytes > this.maxBytes && this.entries > 0) {
+          await this.evictOne(trx);
+        }
+      });
+    } catch (err) {
+      await this.recount();
+      throw err;
+    }
+    return digest;
+  }
+
+  /** Evicts least recently used keys until size() <= maxBytes; returns how many. */
+  async evict(): Promise<number> {
+    const before = this.evictions;
+    if (this.bytes <= this.maxBytes) return 0;
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
+      });
+    } catch (err) {
+      await this.recount();
+      throw err;
+    }
+    return this.evictions - before;
+  }
+
+  private async evictOne(trx: Kysely<DB>): Promise<void> {
+    const lru = await trx
+      .selectFrom('cache_entry')
+      .select(['key', 'digest'])
+      .orderBy('last_used')
+      .limit(1)
+      .executeTakeFirst();
+    if (!lru) {
+      this.entries = 0;
+      return;
+    }
+    await trx.deleteFrom('cache_entry').where('key', '=', lru.key).execute();
+    this.entries--;
+    this.evictions++;
+    this.bytes -= await this.dropBodyIfUnused(trx, lru.digest);
+  }
+
+  /** Deletes the body when no key points at it; returns the bytes freed. */
+  private async dropBodyIfUnused(trx: Kysely<DB>, digest: string): Promise<number> {
+    const r = await trx
+      .deleteFrom('cache_body')
+      .where('digest', '=', digest)
+      .where((eb) =>
+        eb.not(eb.exists(eb.selectFrom('cache_entry').select('key').where('digest', '=', digest))),
+      )
+      .returning('nbytes')
+      .executeTakeFirst();
+    return r ? r.nbytes : 0;
+  }
+}

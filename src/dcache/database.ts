@@ -1,0 +1,93 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import {
+  Kysely,
+  Migrator,
+  SqliteAdapter,
+  SqliteDialect,
+  type Migration,
+  type MigrationProvider,
+} from 'kysely';
+import { migrations as allMigrations } from '../../migrations';
+import type { DB } from './schema';
+
+/** SQLite runs DDL inside transactions; Kysely's adapter says otherwise, so migrations would not be atomic. */
+class TransactionalSqliteAdapter extends SqliteAdapter {
+  override get supportsTransactionalDdl(): boolean {
+    return true;
+  }
+}
+
+class SiftSqliteDialect extends SqliteDialect {
+  override createAdapter(): SqliteAdapter {
+    return new TransactionalSqliteAdapter();
+  }
+}
+
+type Statement = ReturnType<Database.Database['prepare']>;
+
+/**
+ * Kysely prepares every query anew; the same few statements run for every batch target, so keep the
+ * prepared ones. Bounded, and dropped whole when full (the working set is small).
+ */
+function withStatementCache(sqlite: Database.Database, max = 512) {
+  const cache = new Map<string, Statement>();
+  return {
+    close: () => sqlite.close(),
+    prepare: (sqlText: string) => {
+      let stmt = cache.get(sqlText);
+      if (!stmt) {
+        if (cache.size >= max) cache.clear();
+        stmt = sqlite.prepare(sqlText);
+        cache.set(sqlText, stmt);
+      }
+      return stmt;
+    },
+  };
+}
+
+export interface OpenedDatabase {
+  sqlite: Database.Database;
+  db: Kysely<DB>;
+}
+
+/** Opens the one connection with the pragmas every part of sift relies on. */
+export function openDatabase(file: string): OpenedDatabase {
+  if (file !== ':memory:') {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+  }
+  let sqlite: Database.Database;
+  try {
+    sqlite = new Database(file);
+    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma('synchronous = NORMAL');
+    sqlite.pragma('busy_timeout = 5000');
+    sqlite.pragma('foreign_keys = ON');
+    // Reading the schema proves the file is a database before anything is written to it.
+    sqlite.prepare('SELECT count(*) FROM sqlite_master').get();
+  } catch (err) {
+    throw new Error(`cannot open database ${file}: ${(err as Error).message}`);
+  }
+  const db = new Kysely<DB>({ dialect: new SiftSqliteDialect({ database: withStatementCache(sqlite) }) });
+  return { sqlite, db };
+}
+
+class StaticMigrationProvider implements MigrationProvider {
+  constructor(private readonly migrations: Record<string, Migration>) {}
+  async getMigrations(): Promise<Record<string, Migration>> {
+    return this.migrations;
+  }
+}
+
+/** Applies every pending migration in one transaction; any failure rolls all of them back and rejects. */
+export async function migrate(db: Kysely<any>, migrations: Record<string, Migration> = allMigrations) {
+  const migrator = new Migrator({ db, provider: new StaticMigrationProvider(migrations) });
+  const { error, results } = await migrator.migrateToLatest();
+  if (error) {
+    const failed = results?.find((r) => r.status === 'Error')?.migrationName;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new Error(`migration ${failed ?? '(unknown)'} failed: ${reason}`);
+  }
+  return results ?? [];
+}

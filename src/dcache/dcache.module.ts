@@ -1,0 +1,22 @@
+import { Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { BatchStore } from './batch-store';
+import { ClientStore } from './client-store';
+import { ContentCache } from './content-cache';
+import { Dcache, openDcache } from './dcache';
+
+/** Owns the one SQLite connection: opened and migrated at start, closed as the app's last step. */
+@Module({
+  providers: [
+    {
+      provide: Dcache,
+      useFactory: (config: AppConfig) => openDcache({ path: config.dbPath, maxBytes: config.cacheMaxBytes }),
+      inject: [AppConfig],
+    },
+    { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },
+    { provide: ContentCache, useFactory: (d: Dcache) => d.cache, inject: [Dcache] },
+    { provide: ClientStore, useFactory: (d: Dcache) => d.clients, inject: [Dcache] },
+  ],
+  exports: [Dcache, BatchStore, ContentCache, ClientStore],
+})
+export class DcacheModule {}

@@ -1,0 +1,68 @@
+import type Database from 'better-sqlite3';
+import type { Kysely } from 'kysely';
+import { BatchStore, type BatchStoreMisses } from './batch-store';
+import { ContentCache, type ContentCacheStats } from './content-cache';
+import { ClientStore } from './client-store';
+import { migrate, openDatabase } from './database';
+import type { DB } from './schema';
+
+export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+
+export interface DcacheStats extends ContentCacheStats {
+  batchJobs: number;
+  batchBytes: number;
+  /** Misses per store accessor. */
+  storeMisses: BatchStoreMisses;
+}
+
+/** The one SQLite connection and everything stored in it. */
+export class Dcache {
+  private closed = false;
+
+  constructor(
+    readonly sqlite: Database.Database,
+    readonly db: Kysely<DB>,
+    readonly batch: BatchStore,
+    readonly cache: ContentCache,
+    readonly clients: ClientStore,
+  ) {}
+
+  async stats(): Promise<DcacheStats> {
+    return {
+      ...this.cache.stats(),
+      batchJobs: await this.batch.batchJobCount(),
+      batchBytes: await this.batch.batchNbytes(),
+      storeMisses: { ...this.batch.misses },
+    };
+  }
+
+  get isOpen(): boolean {
+    return !this.closed;
+  }
+
+  /** Nest's last shutdown phase: every module that writes has stopped by then. */
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  /** Closes the connection once; later calls do nothing. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await this.db.destroy();
+  }
+}
+
+/** Opens (creating when needed) the database at path, applies migrations, and returns the stores. */
+export async function openDcache(opts: { path: string; maxBytes?: number }): Promise<Dcache> {
+  const { sqlite, db } = openDatabase(opts.path);
+  try {
+    await migrate(db);
+    const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
+    await cache.init();
+    return new Dcache(sqlite, db, new BatchStore(db), cache, new ClientStore(db));
+  } catch (err) {
+    await db.destroy();
+    throw err;
+  }
+}

@@ -1,0 +1,68 @@
+import type { Generated } from 'kysely';
+
+export interface BatchJobTable {
+  id: string;
+  caller: string;
+  caller_class: string;
+  idem_key: string;
+  status: string;
+  error: Generated<string>;
+  targets_total: number;
+  targets_done: Generated<number>;
+  created_at: number;
+  lease: number;
+  nbytes: Generated<number>;
+  on_restart: Generated<string>;
+  fingerprint: Generated<string>;
+  targets_failed: Generated<number>;
+}
+
+export interface BatchTargetTable {
+  job_id: string;
+  idx: number;
+  url: string;
+  options: string;
+  status: string;
+  result: string | null;
+  error: string | null;
+  hint: string | null;
+  code: string | null;
+}
+
+export interface BatchEventTable {
+  job_id: string;
+  seq: number;
+  type: string;
+  at: number;
+  data: Generated<string>;
+}
+
+export interface ClientsTable {
+  fingerprint: string;
+  caller: string;
+  caller_class: string;
+  created_at: number;
+}
+
+export interface CacheBodyTable {
+  digest: string;
+  body: string;
+  nbytes: number;
+}
+
+export interface CacheEntryTable {
+  key: string;
+  digest: string;
+  meta: string;
+  fetched_at: number;
+  last_used: number;
+}
+
+export interface DB {
+  batch_job: BatchJobTable;
+  batch_target: BatchTargetTable;
+  batch_event: BatchEventTable;
+  clients: ClientsTable;
+  cache_body: CacheBodyTable;
+  cache_entry: CacheEntryTable;
+}

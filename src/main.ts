@@ -1,0 +1,37 @@
+import 'reflect-metadata';
+import { Logger } from '@nestjs/common';
+import { NestFactory } from '@nestjs/core';
+import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppModule } from './app.module';
+import { AppConfig, ConfigError, DEV_TOKEN, loadConfig } from './config/app-config';
+import { configureApp } from './app.setup';
+
+async function bootstrap(): Promise<void> {
+  // Validate before Nest starts, so a bad value is one clear line, not a stack trace.
+  let config: AppConfig;
+  try {
+    config = loadConfig(process.env);
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      console.error(`sift: ${err.message}`);
+      process.exit(2);
+    }
+    throw err;
+  }
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: false });
+  configureApp(app);
+  app.enableShutdownHooks();
+  await app.listen(config.port, '0.0.0.0');
+  const log = new Logger('sift');
+  log.log(`listening on :${config.port}, database ${config.dbPath}`);
+  if (config.tokens.some((t) => t.token === DEV_TOKEN)) {
+    log.warn(
+      `the development token "${DEV_TOKEN}" is accepted: set SIFT_TOKENS in .env before exposing sift`,
+    );
+  }
+}
+
+bootstrap().catch((err: Error) => {
+  console.error(`sift: start-up failed: ${err.message}`);
+  process.exit(1);
+});

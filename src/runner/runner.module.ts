@@ -1,0 +1,7 @@
+import { Module } from '@nestjs/common';
+import { DcacheModule } from '../dcache/dcache.module';
+
+@Module({
+  imports: [DcacheModule],
+})
+export class RunnerModule {}

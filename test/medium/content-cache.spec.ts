@@ -1,0 +1,99 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { openDcache, sha256Hex, type Dcache } from '../../src/dcache';
+
+describe('ContentCache', () => {
+  let d: Dcache;
+  afterEach(() => d.close());
+
+  it('stores equal bodies once and counts them once in size()', async () => {
+    d = await openDcache({ path: ':memory:', maxBytes: 1000 });
+    const body = 'héllo wörld';
+    const a = await d.cache.put('k1', body, { title: 'a' }, 100);
+    const b = await d.cache.put('k2', body, { title: 'b' }, 101);
+    expect(a).toBe(sha256Hex(body));
+    expect(b).toBe(a);
+    expect(d.cache.size()).toBe(Buffer.byteLength(body));
+    const rows = await d.db.selectFrom('cache_body').selectAll().execute();
+    expect(rows).toHaveLength(1);
+    expect(await d.cache.get('k2')).toMatchObject({ body, digest: a, meta: { title: 'b' }, fetchedAt: 101 });
+  });
+
+  it('evicts least recently used keys until size() <= maxBytes after every put', async () => {
+    d = await openDcache({ path: ':memory:', maxBytes: 30 });
+    await d.cache.put('a', 'a'.repeat(10), {}, 1);
+    await d.cache.put('b', 'b'.repeat(10), {}, 1);
+    await d.cache.put('c', 'c'.repeat(10), {}, 1);
+    expect(d.cache.size()).toBe(30);
+    await d.cache.get('a'); // a is now the most recently used; b is the oldest
+    await d.cache.put('d', 'd'.repeat(10), {}, 1);
+    expect(d.cache.size()).toBeLessThanOrEqual(30);
+    expect(await d.cache.get('b')).toBeUndefined();
+    expect(await d.cache.get('a')).toBeDefined();
+    expect(await d.cache.get('c')).toBeDefined();
+    expect(await d.cache.get('d')).toBeDefined();
+    for (let i = 0; i < 20; i++) {
+      await d.cache.put(`k${i}`, `${i}`.repeat(7 + (i % 5)), {}, 1);
+      expect(d.cache.size()).toBeLessThanOrEqual(30);
+      const real = await d.db
+        .selectFrom('cache_body')
+        .select((eb) => eb.fn.coalesce(eb.fn.sum<number>('nbytes'), eb.val(0)).as('n'))
+        .executeTakeFirstOrThrow();
+      expect(Number(real.n)).toBe(d.cache.size());
+    }
+  });
+
+  it('keeps a shared body until its last key goes', async () => {
+    d = await openDcache({ path: ':memory:', maxBytes: 25 });
+    await d.cache.put('a', 'x'.repeat(10), {}, 1);
+    await d.cache.put('b', 'x'.repeat(10), {}, 1);
+    await d.cache.put('c', 'y'.repeat(10), {}, 1);
+    await d.cache.put('d', 'z'.repeat(10), {}, 1); // 30 > 25: a goes (body kept for b), then b goes
+    expect(await d.cache.get('a')).toBeUndefined();
+    expect(await d.cache.get('b')).toBeUndefined();
+    expect(d.cache.size()).toBe(20);
+    expect(d.cache.stats().evictions).toBe(2);
+  });
+
+  it('replacing a key releases its old body', async () => {
+    d = await openDcache({ path: ':memory:', maxBytes: 100 });
+    await d.cache.put('a', 'old body', {}, 1);
+    await d.cache.put('a', 'new', {}, 2);
+    expect(d.cache.size()).toBe(3);
+    expect(await d.cache.get('a')).toMatchObject({ body: 'new', fetchedAt: 2 });
+    expect(d.cache.stats().entries).toBe(1);
+  });
+
+  it('honours a freshness bound and counts hits and misses', async () => {
+    d = await openDcache({ path: ':memory:', maxBytes: 100 });
+    await d.cache.put('a', 'body', {}, 50);
+    expect(await d.cache.get('a', 50)).toBeDefined();
+    expect(await d.cache.get('a', 51)).toBeUndefined();
+    expect(await d.cache.get('zzz')).toBeUndefined();
+    expect(await d.stats()).toMatchObject({
+      entries: 1,
+      bytes: 4,
+      maxBytes: 100,
+      hits: 1,
+      misses: 2,
+      evictions: 0,
+    });
+  });
+
+  it('reads its totals and LRU order back from a reopened file', async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-'));
+    const file = path.join(dir, 'c.db');
+    d = await openDcache({ path: file, maxBytes: 100 });
+    await d.cache.put('a', 'abcd', {}, 1);
+    await d.cache.put('b', 'efghij', {}, 1);
+    await d.cache.get('a');
+    await d.close();
+    d = await openDcache({ path: file, maxBytes: 10 });
+    expect(d.cache.stats()).toMatchObject({ entries: 2, bytes: 10 });
+    await d.cache.put('c', 'k', {}, 1);
+    expect(await d.cache.get('b')).toBeUndefined();
+    expect(await d.cache.get('a')).toBeDefined();
+    expect(await d.cache.get('c')).toBeDefined();
+  });
+});

@@ -1,0 +1,133 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { sql, type Kysely, type Migration } from 'kysely';
+import { migrate, openDatabase, openDcache } from '../../src/dcache';
+import { migrations } from '../../migrations';
+
+function tmpFile(name: string): string {
+  return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-')), name);
+}
+
+async function tables(db: Kysely<any>): Promise<string[]> {
+  const r = await sql<{
+    name: string;
+  }>`SELECT name FROM sqlite_master WHERE type IN ('table','index') AND name NOT LIKE 'sqlite_%' ORDER BY name`.execute(
+    db,
+  );
+  return r.rows.map((x) => x.name);
+}
+
+describe('migrations', () => {
+  it('create the seed tables column for column, with the pragmas set', async () => {
+    const d = await openDcache({ path: tmpFile('a.db') });
+    const cols = (t: string) =>
+      d.sqlite
+        .prepare(`PRAGMA table_info(${t})`)
+        .all()
+        .map((c: any) => c.name);
+    expect(cols('batch_job').slice(0, 11)).toEqual([
+      'id',
+      'caller',
+      'caller_class',
+      'idem_key',
+      'status',
+      'error',
+      'targets_total',
+      'targets_done',
+      'created_at',
+      'lease',
+      'nbytes',
+    ]);
+    expect(cols('batch_job')).toContain('on_restart');
+    expect(cols('batch_target').slice(0, 8)).toEqual([
+      'job_id',
+      'idx',
+      'url',
+      'options',
+      'status',
+      'result',
+      'error',
+      'hint',
+    ]);
+    const names = await tables(d.db);
+    for (const t of [
+      'batch_job',
+      'batch_target',
+      'batch_event',
+      'clients',
+      'cache_body',
+      'cache_entry',
+      'batch_job_idem',
+      'batch_job_lease',
+    ]) {
+      expect(names).toContain(t);
+    }
+    const idem = d.sqlite
+      .prepare(`PRAGMA index_info(batch_job_idem)`)
+      .all()
+      .map((c: any) => c.name);
+    expect(idem).toEqual(['caller', 'idem_key']);
+    expect(d.sqlite.pragma('journal_mode', { simple: true })).toBe('wal');
+    expect(d.sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(d.sqlite.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(d.sqlite.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+    const onRestart = d.sqlite
+      .prepare(`PRAGMA table_info(batch_job)`)
+      .all()
+      .find((c: any) => c.name === 'on_restart') as any;
+    expect(onRestart.dflt_value).toBe("'fail'");
+    await d.close();
+  });
+
+  it('open, close and reopen a file database: start is idempotent and data stays', async () => {
+    const file = tmpFile('b.db');
+    const d1 = await openDcache({ path: file });
+    await d1.batch.createBatchJob({
+      id: 'j',
+      caller: 'c',
+      callerClass: 'fleet',
+      idemKey: '',
+      status: 'done',
+      error: '',
+      targetsTotal: 0,
+      targetsDone: 0,
+      createdAt: 1,
+      lease: 1,
+      nbytes: 0,
+    });
+    await d1.close();
+    expect(d1.isOpen).toBe(false);
+    const d2 = await openDcache({ path: file });
+    expect(await d2.batch.batchJob('j')).toBeDefined();
+    const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(d2.db);
+    expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
+    await d2.close();
+  });
+
+  it('a failing migration leaves no half-applied schema and rejects loudly', async () => {
+    const { db } = openDatabase(tmpFile('c.db'));
+    const broken: Record<string, Migration> = {
+      ...migrations,
+      '0002-broken': {
+        up: async (k: Kysely<any>) => {
+          await sql`CREATE TABLE half_done (x INTEGER)`.execute(k);
+          await sql`THIS IS NOT SQL`.execute(k);
+        },
+      },
+    };
+    await expect(migrate(db, broken)).rejects.toThrow(/migration 0002-broken failed/);
+    const names = await tables(db);
+    expect(names).not.toContain('half_done');
+    expect(names).not.toContain('batch_job'); // 0001 ran in the same transaction, so it is rolled back too
+    await db.destroy();
+  });
+
+  it('refuses a file that is not a database, naming it, without overwriting it', async () => {
+    const file = tmpFile('notes.db');
+    fs.writeFileSync(file, 'these are my notes, not a database '.repeat(200));
+    const before = fs.readFileSync(file);
+    await expect(openDcache({ path: file })).rejects.toThrow(file);
+    expect(fs.readFileSync(file)).toEqual(before);
+  });
+});

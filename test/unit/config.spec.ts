@@ -1,0 +1,56 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config/app-config';
+
+describe('config', () => {
+  it('has working defaults with an empty environment', () => {
+    const c = loadConfig({});
+    expect(c).toMatchObject({ port: 8080, dbPath: './data/sift.db', batchTtlS: 86400, idemTtlS: 86400 });
+    expect(c.limits.fleet).toEqual({ maxTargets: 10000, maxLiveJobs: 32, outputCap: 2 * 1024 * 1024 });
+    expect(c.limits.restricted).toEqual({ maxTargets: 1000, maxLiveJobs: 4, outputCap: 256 * 1024 });
+    expect(c.maxLiveJobs).toBe(256);
+  });
+
+  it.each([
+    ['PORT', 'eighty'],
+    ['PORT', '70000'],
+    ['SIFT_BATCH_TTL_S', '-1'],
+    ['SIFT_RUNNER_CONCURRENCY', '1.5'],
+    ['SIFT_CACHE_MAX_BYTES', 'lots'],
+  ])('rejects %s=%s with a message naming the variable', (name, value) => {
+    expect(() => loadConfig({ [name]: value })).toThrow(ConfigError);
+    expect(() => loadConfig({ [name]: value })).toThrow(name);
+  });
+
+  it('parses tokens and rejects malformed ones without echoing the secret', () => {
+    const c = loadConfig({ SIFT_TOKENS: 'aaaaaaaaaa:alice:fleet, bbbbbbbbbb:bob:restricted' });
+    expect(c.tokens).toEqual([
+      { token: 'aaaaaaaaaa', caller: 'alice', callerClass: 'fleet' },
+      { token: 'bbbbbbbbbb', caller: 'bob', callerClass: 'restricted' },
+    ]);
+    expect(() => loadConfig({ SIFT_TOKENS: 'secretsecret:alice:admin' })).toThrow(/SIFT_TOKENS/);
+    try {
+      loadConfig({ SIFT_TOKENS: 'secretsecret:alice:admin' });
+    } catch (e) {
+      expect((e as Error).message).not.toContain('secretsecret');
+    }
+  });
+
+  it('parses SIFT_FLEET_ALLOW CIDRs and names the variable on a bad one', () => {
+    expect(loadConfig({ SIFT_FLEET_ALLOW: '10.0.0.0/8,fd00::/8' }).fleetAllow).toHaveLength(2);
+    expect(() => loadConfig({ SIFT_FLEET_ALLOW: '10.0.0.0/33' })).toThrow(/SIFT_FLEET_ALLOW/);
+  });
+
+  it('.env.example lists every variable with the same defaults as the code', () => {
+    const text = fs.readFileSync(path.join(__dirname, '../../.env.example'), 'utf8');
+    const env: Record<string, string> = {};
+    for (const line of text.split('\n')) {
+      const m = /^([A-Z_0-9]+)=(.*)$/.exec(line);
+      if (m) env[m[1]] = m[2];
+    }
+    const fromFile = loadConfig(env);
+    const fromDefaults = loadConfig({ SIFT_TOKENS: env.SIFT_TOKENS });
+    expect({ ...fromFile, userAgent: '' }).toEqual({ ...fromDefaults, userAgent: '' });
+    expect(fromFile.tokens[0]).toMatchObject({ caller: 'dev', callerClass: 'fleet' });
+  });
+});
