@@ -29,8 +29,31 @@ export async function up(db: Kysely<any>): Promise<void> {
     error   TEXT,
     hint    TEXT,
     code    TEXT,
+    updated_at INTEGER,
     PRIMARY KEY (job_id, idx)
   )`.execute(db);
+  // The job's counters follow its targets inside the database, so they hold for every writer and
+  // every crash: targets_done/targets_failed count finished targets, nbytes sums the UTF-8 bytes of
+  // the stored results (a TEXT cast to BLOB has its UTF-8 length). Every UPDATE of a target sets
+  // updated_at to its now, which becomes the job's lease.
+  await sql`CREATE TRIGGER batch_target_counts_insert AFTER INSERT ON batch_target
+    WHEN NEW.status IN ('done', 'failed') OR NEW.result IS NOT NULL
+    BEGIN
+      UPDATE batch_job SET
+        targets_done = targets_done + (NEW.status IN ('done', 'failed')),
+        targets_failed = targets_failed + (NEW.status = 'failed'),
+        nbytes = nbytes + coalesce(length(CAST(NEW.result AS BLOB)), 0)
+      WHERE id = NEW.job_id;
+    END`.execute(db);
+  await sql`CREATE TRIGGER batch_target_counts_update AFTER UPDATE OF status, result, updated_at ON batch_target
+    BEGIN
+      UPDATE batch_job SET
+        targets_done = targets_done + (NEW.status IN ('done', 'failed')) - (OLD.status IN ('done', 'failed')),
+        targets_failed = targets_failed + (NEW.status = 'failed') - (OLD.status = 'failed'),
+        nbytes = nbytes + coalesce(length(CAST(NEW.result AS BLOB)), 0) - coalesce(length(CAST(OLD.result AS BLOB)), 0),
+        lease = coalesce(NEW.updated_at, lease)
+      WHERE id = NEW.job_id;
+    END`.execute(db);
   await sql`CREATE INDEX batch_job_idem ON batch_job(caller, idem_key)`.execute(db);
   await sql`CREATE INDEX batch_job_lease ON batch_job(lease)`.execute(db);
   await sql`CREATE INDEX batch_job_caller_created ON batch_job(caller, created_at, id)`.execute(db);

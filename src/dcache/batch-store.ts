@@ -8,7 +8,6 @@ export const ClassRestricted = 'restricted';
 export const LIVE_STATUSES = ['queued', 'running'] as const;
 /** Job statuses an idempotency key may be replayed against. */
 const REPLAYABLE_STATUSES = ['queued', 'running', 'done', 'partial'] as const;
-const FINISHED_TARGET = new Set(['done', 'failed']);
 
 export interface BatchJob {
   id: string;
@@ -97,10 +96,6 @@ export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
     hint: r.hint,
     code: r.code,
   };
-}
-
-function utf8Bytes(s: string | null | undefined): number {
-  return s == null ? 0 : Buffer.byteLength(s, 'utf8');
 }
 
 function chunks<T>(items: T[], size: number): T[][] {
@@ -214,46 +209,27 @@ export class BatchStore {
 
   /**
    * Inserts the targets under jobId in one transaction. Targets given already finished count into
-   * the job's targetsDone and their results into nbytes, so both invariants hold whatever is put.
+   * the job's targetsDone and their results into nbytes (the schema's triggers keep both).
    */
   async putBatchTargets(jobId: string, targets: BatchTarget[]): Promise<void> {
     if (targets.length === 0) return;
     await this.transaction(async (store) => {
-      let done = 0;
-      let failed = 0;
-      let bytes = 0;
       for (const part of chunks(targets, INSERT_CHUNK)) {
         await store.db
           .insertInto('batch_target')
           .values(
-            part.map((t) => {
-              if (FINISHED_TARGET.has(t.status)) done++;
-              if (t.status === 'failed') failed++;
-              bytes += utf8Bytes(t.result);
-              return {
-                job_id: jobId,
-                idx: t.idx,
-                url: t.url,
-                options: t.options,
-                status: t.status,
-                result: t.result,
-                error: t.error,
-                hint: t.hint,
-                code: t.code ?? null,
-              };
-            }),
+            part.map((t) => ({
+              job_id: jobId,
+              idx: t.idx,
+              url: t.url,
+              options: t.options,
+              status: t.status,
+              result: t.result,
+              error: t.error,
+              hint: t.hint,
+              code: t.code ?? null,
+            })),
           )
-          .execute();
-      }
-      if (done > 0 || bytes > 0) {
-        await store.db
-          .updateTable('batch_job')
-          .set((eb) => ({
-            targets_done: eb('targets_done', '+', done),
-            targets_failed: eb('targets_failed', '+', failed),
-            nbytes: eb('nbytes', '+', bytes),
-          }))
-          .where('id', '=', jobId)
           .execute();
       }
     });
@@ -293,6 +269,10 @@ export class BatchStore {
     return rows.map(toTarget);
   }
 
+  /**
+   * One statement: the schema's trigger moves targetsDone (once per target entering done/failed),
+   * nbytes (the result's UTF-8 bytes, a rewrite replacing the old) and the lease (to now) with it.
+   */
   async updateBatchTarget(
     jobId: string,
     idx: number,
@@ -303,37 +283,13 @@ export class BatchStore {
     hint: string | null,
     code: string | null = null,
   ): Promise<void> {
-    await this.transaction(async (store) => {
-      const old = await store.db
-        .selectFrom('batch_target')
-        .select(['status', sql<number>`coalesce(length(cast(result AS BLOB)), 0)`.as('nb')])
-        .where('job_id', '=', jobId)
-        .where('idx', '=', idx)
-        .executeTakeFirst();
-      if (!old) {
-        this.misses.updateBatchTarget++;
-        return;
-      }
-      await store.db
-        .updateTable('batch_target')
-        .set({ status, result, error: errMsg, hint, code })
-        .where('job_id', '=', jobId)
-        .where('idx', '=', idx)
-        .execute();
-      const done = Number(FINISHED_TARGET.has(status)) - Number(FINISHED_TARGET.has(old.status));
-      const failed = Number(status === 'failed') - Number(old.status === 'failed');
-      const bytes = utf8Bytes(result) - Number(old.nb);
-      await store.db
-        .updateTable('batch_job')
-        .set((eb) => ({
-          targets_done: eb('targets_done', '+', done),
-          targets_failed: eb('targets_failed', '+', failed),
-          nbytes: eb('nbytes', '+', bytes),
-          lease: now,
-        }))
-        .where('id', '=', jobId)
-        .execute();
-    });
+    const r = await this.db
+      .updateTable('batch_target')
+      .set({ status, result, error: errMsg, hint, code, updated_at: now })
+      .where('job_id', '=', jobId)
+      .where('idx', '=', idx)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) this.misses.updateBatchTarget++;
   }
 
   async setBatchJobStatus(id: string, status: string, errMsg: string, now: number): Promise<void> {
@@ -443,19 +399,14 @@ export class BatchStore {
             code: reason,
             error: 'the server restarted before this target finished',
             hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive a restart',
+            updated_at: now,
           })
           .where('job_id', 'in', part)
           .where('status', 'in', ['pending', 'running'])
           .execute();
         await store.db
           .updateTable('batch_job')
-          .set({
-            status: 'failed',
-            error: reason,
-            lease: now,
-            targets_done: sql`(SELECT count(*) FROM batch_target t WHERE t.job_id = batch_job.id AND t.status IN ('done', 'failed'))`,
-            targets_failed: sql`(SELECT count(*) FROM batch_target t WHERE t.job_id = batch_job.id AND t.status = 'failed')`,
-          })
+          .set({ status: 'failed', error: reason, lease: now })
           .where('id', 'in', part)
           .execute();
       }

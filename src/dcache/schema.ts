@@ -27,6 +27,7 @@ export interface BatchTargetTable {
   error: string | null;
   hint: string | null;
   code: string | null;
+  updated_at: number | null;
 }
 
 export interface BatchEventTable {

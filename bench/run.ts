@@ -1,0 +1,21 @@
+/** `make bench`: runs the named benchmarks (all when none is named) and prints their numbers. */
+import { benchStore } from './store';
+
+const benches: Record<string, () => Promise<Record<string, number | string>>> = {
+  store: benchStore,
+};
+
+async function main(): Promise<void> {
+  const names = process.argv.slice(2).filter((a) => a in benches);
+  for (const name of names.length > 0 ? names : Object.keys(benches)) {
+    const started = Date.now();
+    const result = await benches[name]();
+    console.log(`\n== bench/${name} (${((Date.now() - started) / 1000).toFixed(1)} s)`);
+    for (const [k, v] of Object.entries(result)) console.log(`  ${k.padEnd(48)} ${v}`);
+  }
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});
