@@ -1,0 +1,110 @@
+/** Quality on ../shared/corpus: the article benchmark's shingle F1 and Readability titles. */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as zlib from 'node:zlib';
+
+export const CORPUS = path.resolve(__dirname, '..', '..', '..', 'shared', 'corpus');
+
+export function findCorpus(): string | undefined {
+  for (const c of [process.env.SIFT_CORPUS, CORPUS, path.resolve(process.cwd(), '..', 'shared', 'corpus')]) {
+    if (c && fs.existsSync(path.join(c, 'article-benchmark', 'ground-truth.json'))) return c;
+  }
+  return undefined;
+}
+
+const TOKEN = /[\p{L}\p{N}\p{M}_]+/gu;
+
+function shingles(text: string, n = 4): Map<string, number> {
+  const tokens = text.match(TOKEN) ?? [];
+  const out = new Map<string, number>();
+  for (let i = 0; i < Math.max(1, tokens.length - n + 1); i++) {
+    const k = tokens.slice(i, i + n).join('\u0001');
+    out.set(k, (out.get(k) ?? 0) + 1);
+  }
+  return out;
+}
+
+/** The benchmark's per-page tp/fp/fn over 4-gram shingle counts, normalised by their sum. */
+export function shingleMatch(truth: string, pred: string): [number, number, number] {
+  const a = shingles(truth);
+  const b = shingles(pred);
+  let tp = 0, fp = 0, fn = 0;
+  for (const k of new Set([...a.keys(), ...b.keys()])) {
+    const t = a.get(k) ?? 0;
+    const p = b.get(k) ?? 0;
+    tp += Math.min(t, p);
+    fp += Math.max(0, p - t);
+    fn += Math.max(0, t - p);
+  }
+  const s = tp + fp + fn;
+  return s > 0 ? [tp / s, fp / s, fn / s] : [0, 0, 0];
+}
+
+function precision([tp, fp, fn]: [number, number, number]): number {
+  if (fp === 0 && fn === 0) return 1;
+  if (tp === 0 && fp === 0) return 0;
+  return tp / (tp + fp);
+}
+
+function recall([tp, fp, fn]: [number, number, number]): number {
+  if (fp === 0 && fn === 0) return 1;
+  if (tp === 0 && fn === 0) return 0;
+  return tp / (tp + fn);
+}
+
+export interface ArticleScore {
+  pages: number;
+  precision: number;
+  recall: number;
+  f1: number;
+  perPage: { id: string; f1: number }[];
+}
+
+export function articlePages(corpus: string): { id: string; html: string; truth: string; url: string }[] {
+  const dir = path.join(corpus, 'article-benchmark');
+  const gt = JSON.parse(fs.readFileSync(path.join(dir, 'ground-truth.json'), 'utf8')) as Record<
+    string,
+    { articleBody: string; url: string }
+  >;
+  return Object.keys(gt)
+    .sort()
+    .filter((id) => fs.existsSync(path.join(dir, 'html', `${id}.html.gz`)))
+    .map((id) => ({
+      id,
+      html: zlib.gunzipSync(fs.readFileSync(path.join(dir, 'html', `${id}.html.gz`))).toString('utf8'),
+      truth: gt[id].articleBody,
+      url: gt[id].url,
+    }));
+}
+
+export function scoreArticles(
+  pages: { id: string; truth: string }[],
+  extract: (id: string) => string,
+): ArticleScore {
+  const per = pages.map((p) => ({ id: p.id, m: shingleMatch(p.truth, extract(p.id)) }));
+  const P = per.reduce((s, x) => s + precision(x.m), 0) / per.length;
+  const R = per.reduce((s, x) => s + recall(x.m), 0) / per.length;
+  return {
+    pages: per.length,
+    precision: P,
+    recall: R,
+    f1: (2 * P * R) / (P + R),
+    perPage: per.map((x) => {
+      const p = precision(x.m), r = recall(x.m);
+      return { id: x.id, f1: p + r > 0 ? (2 * p * r) / (p + r) : 0 };
+    }),
+  };
+}
+
+export function readabilityPages(corpus: string): { name: string; html: string; title: string }[] {
+  const dir = path.join(corpus, 'readability');
+  return fs
+    .readdirSync(dir)
+    .filter((n) => fs.existsSync(path.join(dir, n, 'expected-metadata.json')))
+    .sort()
+    .map((name) => ({
+      name,
+      html: fs.readFileSync(path.join(dir, name, 'source.html'), 'utf8'),
+      title: (JSON.parse(fs.readFileSync(path.join(dir, name, 'expected-metadata.json'), 'utf8')).title ?? '') as string,
+    }));
+}

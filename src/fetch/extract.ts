@@ -1,0 +1,71 @@
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import TurndownService from 'turndown';
+import { cleanArticle, precleanSource } from './clean';
+import { htmlText, tidy } from './html-text';
+
+export const CLEAN = { pre: process.env.Q_PRE !== '0', post: process.env.Q_POST !== '0' };
+export type Format = 'markdown' | 'text' | 'html';
+
+export interface Extraction {
+  title: string;
+  content: string;
+}
+
+// linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
+// Readability: the reference main-content algorithm. turndown: the kept HTML-to-markdown converter.
+const gfm = require('turndown-plugin-gfm') as { gfm: TurndownService.Plugin };
+const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+turndown.use(gfm.gfm);
+turndown.remove(['script', 'style', 'noscript', 'iframe', 'form', 'button'] as TurndownService.Filter);
+
+function parse(html: string, baseUrl: string) {
+  const { document } = parseHTML(html);
+  // Readability resolves relative links against the document's base.
+  if (!document.querySelector('base[href]') && document.head) {
+    const base = document.createElement('base');
+    base.setAttribute('href', baseUrl);
+    document.head.appendChild(base);
+  }
+  return document;
+}
+
+function metaContent(doc: Document, selectors: string[]): string {
+  for (const s of selectors) {
+    const v = doc.querySelector(s)?.getAttribute('content')?.trim();
+    if (v) return v;
+  }
+  return '';
+}
+
+/** Main content of an html page, as markdown, text or cleaned html, with its title. */
+export function extractHtml(html: string, baseUrl: string, format: Format): Extraction {
+  const doc = parse(html, baseUrl);
+  const fallbackTitle =
+    metaContent(doc, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) || (doc.title ?? '').trim();
+  let article: ReturnType<Readability<string>['parse']> = null;
+  try {
+    const source = parse(html, baseUrl) as unknown as Document;
+    if (CLEAN.pre) precleanSource(source);
+    article = new Readability(source, { keepClasses: false }).parse();
+  } catch {
+    article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.
+  }
+  const title = tidy(article?.title || fallbackTitle);
+  if (article?.content) {
+    const body = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
+    if (CLEAN.post) cleanArticle(body);
+    return { title, content: render(body, body.innerHTML, format) };
+  }
+  const body = doc.body ?? doc.documentElement;
+  for (const el of Array.from(body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'))) {
+    el.remove();
+  }
+  return { title, content: render(body, body.innerHTML, format) };
+}
+
+function render(body: HTMLElement, html: string, format: Format): string {
+  if (format === 'html') return html.trim();
+  if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
+  return turndown.turndown(body as unknown as TurndownService.Node).trim();
+}
