@@ -18,7 +18,7 @@ async function bootstrap(): Promise<void> {
     }
     throw err;
   }
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bufferLogs: false });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false });
   configureApp(app);
   app.enableShutdownHooks();
   await app.listen(config.port, '0.0.0.0');

@@ -24,6 +24,22 @@ export class ClientStore {
       .execute();
   }
 
+  async clientByFingerprint(fingerprint: string): Promise<Client | undefined> {
+    const r = await this.db
+      .selectFrom('clients')
+      .selectAll()
+      .where('fingerprint', '=', fingerprint)
+      .executeTakeFirst();
+    return (
+      r && {
+        fingerprint: r.fingerprint,
+        caller: r.caller,
+        callerClass: r.caller_class,
+        createdAt: r.created_at,
+      }
+    );
+  }
+
   async clients(): Promise<Client[]> {
     const rows = await this.db.selectFrom('clients').selectAll().orderBy('created_at').execute();
     return rows.map((r) => ({

@@ -7,7 +7,8 @@
 const FURNITURE =
   /(^|[-_\s])(caption|credit|byline|related|share|sharing|social|newsletter|promo|subscribe|subscription|advert|ads?|breadcrumbs?|tags?|author-bio|bio|timestamp|dateline|comments?|recommend(ed|ations)?|more-stories|read-more|also-like|outbrain|taboola|sidebar|signup|inline-cta|cta|disclaimer|copyright|meta|published|updated)([-_\s]|$)/i;
 
-const REMOVE_ALWAYS = 'script,style,noscript,template,iframe,form,button,figcaption,nav,aside,footer,[role="navigation"],[aria-hidden="true"]';
+const REMOVE_ALWAYS =
+  'script,style,noscript,template,iframe,form,button,figcaption,nav,aside,footer,[role="navigation"],[aria-hidden="true"]';
 
 function classId(el: Element): string {
   return `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
@@ -26,7 +27,8 @@ function linkTextLen(el: Element): number {
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
 export function precleanSource(doc: Document): void {
   for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {
-    if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN') continue;
+    if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
+      continue;
     const ci = classId(el);
     if (ci.length < 200 && FURNITURE.test(ci) && textLen(el) < 400) el.remove();
   }

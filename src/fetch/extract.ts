@@ -4,7 +4,6 @@ import TurndownService from 'turndown';
 import { cleanArticle, precleanSource } from './clean';
 import { htmlText, tidy } from './html-text';
 
-export const CLEAN = { pre: process.env.Q_PRE !== '0', post: process.env.Q_POST !== '0' };
 export type Format = 'markdown' | 'text' | 'html';
 
 export interface Extraction {
@@ -15,7 +14,11 @@ export interface Extraction {
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
 // Readability: the reference main-content algorithm. turndown: the kept HTML-to-markdown converter.
 const gfm = require('turndown-plugin-gfm') as { gfm: TurndownService.Plugin };
-const turndown = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+const turndown = new TurndownService({
+  headingStyle: 'atx',
+  codeBlockStyle: 'fenced',
+  bulletListMarker: '-',
+});
 turndown.use(gfm.gfm);
 turndown.remove(['script', 'style', 'noscript', 'iframe', 'form', 'button'] as TurndownService.Filter);
 
@@ -46,7 +49,7 @@ export function extractHtml(html: string, baseUrl: string, format: Format): Extr
   let article: ReturnType<Readability<string>['parse']> = null;
   try {
     const source = parse(html, baseUrl) as unknown as Document;
-    if (CLEAN.pre) precleanSource(source);
+    precleanSource(source);
     article = new Readability(source, { keepClasses: false }).parse();
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.
@@ -54,11 +57,13 @@ export function extractHtml(html: string, baseUrl: string, format: Format): Extr
   const title = tidy(article?.title || fallbackTitle);
   if (article?.content) {
     const body = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
-    if (CLEAN.post) cleanArticle(body);
+    cleanArticle(body);
     return { title, content: render(body, body.innerHTML, format) };
   }
   const body = doc.body ?? doc.documentElement;
-  for (const el of Array.from(body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'))) {
+  for (const el of Array.from(
+    body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
+  )) {
     el.remove();
   }
   return { title, content: render(body, body.innerHTML, format) };

@@ -1,12 +1,56 @@
 /** Block-aware text of a DOM subtree: paragraphs stay apart, inline runs stay together. */
 
 const BLOCK = new Set([
-  'ADDRESS', 'ARTICLE', 'ASIDE', 'BLOCKQUOTE', 'DD', 'DETAILS', 'DIV', 'DL', 'DT', 'FIELDSET', 'FIGCAPTION',
-  'FIGURE', 'FOOTER', 'FORM', 'H1', 'H2', 'H3', 'H4', 'H5', 'H6', 'HEADER', 'HR', 'LI', 'MAIN', 'NAV', 'OL',
-  'P', 'PRE', 'SECTION', 'SUMMARY', 'TABLE', 'TBODY', 'THEAD', 'TFOOT', 'TR', 'UL', 'CAPTION',
+  'ADDRESS',
+  'ARTICLE',
+  'ASIDE',
+  'BLOCKQUOTE',
+  'DD',
+  'DETAILS',
+  'DIV',
+  'DL',
+  'DT',
+  'FIELDSET',
+  'FIGCAPTION',
+  'FIGURE',
+  'FOOTER',
+  'FORM',
+  'H1',
+  'H2',
+  'H3',
+  'H4',
+  'H5',
+  'H6',
+  'HEADER',
+  'HR',
+  'LI',
+  'MAIN',
+  'NAV',
+  'OL',
+  'P',
+  'PRE',
+  'SECTION',
+  'SUMMARY',
+  'TABLE',
+  'TBODY',
+  'THEAD',
+  'TFOOT',
+  'TR',
+  'UL',
+  'CAPTION',
 ]);
 const CELL = new Set(['TD', 'TH']);
-const SKIP = new Set(['SCRIPT', 'STYLE', 'NOSCRIPT', 'TEMPLATE', 'SVG', 'IFRAME', 'OBJECT', 'CANVAS', 'HEAD']);
+const SKIP = new Set([
+  'SCRIPT',
+  'STYLE',
+  'NOSCRIPT',
+  'TEMPLATE',
+  'SVG',
+  'IFRAME',
+  'OBJECT',
+  'CANVAS',
+  'HEAD',
+]);
 
 interface NodeLike {
   nodeType: number;
@@ -40,7 +84,13 @@ export function htmlText(root: NodeLike): string {
       continue;
     }
     const block = BLOCK.has(name);
-    const after = block ? (name === 'LI' || name === 'TR' || name === 'DT' ? '\n' : '\n\n') : CELL.has(name) ? '\t' : '';
+    const after = block
+      ? name === 'LI' || name === 'TR' || name === 'DT'
+        ? '\n'
+        : '\n\n'
+      : CELL.has(name)
+        ? '\t'
+        : '';
     if (block) out.push('\n\n');
     if (after) stack.push(after);
     if (name === 'PRE') {

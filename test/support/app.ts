@@ -7,6 +7,8 @@ import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
+import { RESOLVER } from '../../src/fetch/fetch.module';
+import type { Resolver } from '../../src/fetch/fetcher';
 
 export const FLEET_TOKEN = 'fleet-token-123';
 export const RESTRICTED_TOKEN = 'restricted-token-123';
@@ -34,7 +36,28 @@ export interface TestApp {
 }
 
 /** The real app, as main.ts builds it, over a config made from env (plus test tokens). */
-export async function createTestApp(env: Record<string, string> = {}, clock?: Clock): Promise<TestApp> {
+/** Answers like DNS would, from a table: tests never ask a real resolver. */
+export function tableResolver(table: Record<string, string[] | (() => string[])>): Resolver {
+  return async (host) => {
+    const entry = table[host.toLowerCase()];
+    const addrs = typeof entry === 'function' ? entry() : entry;
+    if (!addrs) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${host}`), { code: 'ENOTFOUND' });
+    return addrs.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+  };
+}
+
+export const defaultResolver = tableResolver({ localhost: ['127.0.0.1'], 'fixture.test': ['127.0.0.1'] });
+
+export interface TestAppOptions {
+  clock?: Clock;
+  resolver?: Resolver;
+}
+
+export async function createTestApp(
+  env: Record<string, string> = {},
+  opts: TestAppOptions = {},
+): Promise<TestApp> {
+  const clock = opts.clock;
   const config = loadConfig({
     SIFT_DB: ':memory:',
     SIFT_TOKENS: `${FLEET_TOKEN}:fleet-caller:fleet,${RESTRICTED_TOKEN}:restricted-caller:restricted`,
@@ -44,8 +67,9 @@ export async function createTestApp(env: Record<string, string> = {}, clock?: Cl
     .overrideProvider(AppConfig)
     .useValue(config);
   if (clock) builder = builder.overrideProvider(Clock).useValue(clock);
+  builder = builder.overrideProvider(RESOLVER).useValue(opts.resolver ?? defaultResolver);
   const moduleRef = await builder.compile();
-  const app = configureApp(moduleRef.createNestApplication({ logger: false }));
+  const app = configureApp(moduleRef.createNestApplication({ logger: false, bodyParser: false }));
   await app.init();
   return { app, config };
 }

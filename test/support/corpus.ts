@@ -3,10 +3,8 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 
-export const CORPUS = path.resolve(__dirname, '..', '..', '..', 'shared', 'corpus');
-
 export function findCorpus(): string | undefined {
-  for (const c of [process.env.SIFT_CORPUS, CORPUS, path.resolve(process.cwd(), '..', 'shared', 'corpus')]) {
+  for (const c of [process.env.SIFT_CORPUS, path.resolve(process.cwd(), '..', 'shared', 'corpus')]) {
     if (c && fs.existsSync(path.join(c, 'article-benchmark', 'ground-truth.json'))) return c;
   }
   return undefined;
@@ -28,7 +26,9 @@ function shingles(text: string, n = 4): Map<string, number> {
 export function shingleMatch(truth: string, pred: string): [number, number, number] {
   const a = shingles(truth);
   const b = shingles(pred);
-  let tp = 0, fp = 0, fn = 0;
+  let tp = 0,
+    fp = 0,
+    fn = 0;
   for (const k of new Set([...a.keys(), ...b.keys()])) {
     const t = a.get(k) ?? 0;
     const p = b.get(k) ?? 0;
@@ -90,7 +90,8 @@ export function scoreArticles(
     recall: R,
     f1: (2 * P * R) / (P + R),
     perPage: per.map((x) => {
-      const p = precision(x.m), r = recall(x.m);
+      const p = precision(x.m),
+        r = recall(x.m);
       return { id: x.id, f1: p + r > 0 ? (2 * p * r) / (p + r) : 0 };
     }),
   };
@@ -105,6 +106,7 @@ export function readabilityPages(corpus: string): { name: string; html: string; 
     .map((name) => ({
       name,
       html: fs.readFileSync(path.join(dir, name, 'source.html'), 'utf8'),
-      title: (JSON.parse(fs.readFileSync(path.join(dir, name, 'expected-metadata.json'), 'utf8')).title ?? '') as string,
+      title: (JSON.parse(fs.readFileSync(path.join(dir, name, 'expected-metadata.json'), 'utf8')).title ??
+        '') as string,
     }));
 }

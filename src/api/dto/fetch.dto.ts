@@ -1,0 +1,44 @@
+import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsHeaderMap, IsHttpUrl } from './validators';
+
+export const FORMATS = ['markdown', 'text', 'html'] as const;
+
+/** The options of one fetch: the body of POST /v1/fetch, and of each batch target. */
+export class FetchOptionsDto {
+  /** Output format of `content`. */
+  @IsOptional()
+  @IsIn(FORMATS)
+  format?: 'markdown' | 'text' | 'html';
+
+  /** Total time allowed for the fetch, in milliseconds. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(120000)
+  timeout_ms?: number;
+
+  /** Cap on the bytes of `content`; the class cap applies when lower. */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_bytes?: number;
+
+  /** How old a cached copy may be, in seconds; 0 fetches anew (and still stores). */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  max_age_s?: number;
+
+  /** Extra request headers (fleet callers only). */
+  @IsOptional()
+  @IsHeaderMap()
+  headers?: Record<string, string>;
+}
+
+export class FetchRequestDto extends FetchOptionsDto {
+  /** The page to fetch: an absolute http or https URL. */
+  @IsString()
+  @MaxLength(8192)
+  @IsHttpUrl()
+  url: string;
+}

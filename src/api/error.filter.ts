@@ -1,0 +1,89 @@
+import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
+import type { Response } from 'express';
+import { SiftError } from '../common/errors';
+
+interface Envelope {
+  status: number;
+  code: string;
+  message: string;
+  hint: string;
+  headers?: Record<string, string>;
+}
+
+const BY_STATUS: Record<number, [string, string]> = {
+  400: ['invalid_request', 'fix the request and send it again'],
+  401: ['unauthorized', 'send "Authorization: Bearer <token>"'],
+  403: ['forbidden', 'this caller may not do that'],
+  404: ['not_found', 'check the method and path; the API is under /v1 (see /docs)'],
+  405: ['method_not_allowed', 'check the method; see /docs'],
+  413: ['payload_too_large', 'send a smaller body; split large batches into several jobs'],
+  415: ['unsupported_media_type', 'send the body as application/json'],
+  429: ['too_many_requests', 'wait and try again'],
+  503: ['server_busy', 'try again later'],
+};
+
+/** Body-parser errors arrive as plain errors carrying an HTTP status and a type. */
+function fromBodyParser(err: { type?: string; status?: number; message?: string }): Envelope | undefined {
+  if (err.type === 'entity.parse.failed') {
+    return {
+      status: 400,
+      code: 'invalid_request',
+      message: 'the body is not valid JSON',
+      hint: 'send a JSON object as the body',
+    };
+  }
+  if (err.type === 'entity.too.large') {
+    const [code, hint] = BY_STATUS[413];
+    return { status: 413, code, message: 'the body is larger than sift accepts', hint };
+  }
+  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.type) {
+    const [code, hint] = BY_STATUS[err.status] ?? ['invalid_request', 'fix the request and send it again'];
+    return { status: err.status, code, message: err.message ?? 'bad request', hint };
+  }
+  return undefined;
+}
+
+/** The one place errors become responses: {"error": {code, message, hint}}, never a stack trace. */
+@Catch()
+export class ErrorFilter implements ExceptionFilter {
+  private readonly log = new Logger('http');
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const res = host.switchToHttp().getResponse<Response>();
+    const env = this.envelope(exception);
+    if (res.headersSent) {
+      res.end();
+      return;
+    }
+    for (const [k, v] of Object.entries(env.headers ?? {})) res.setHeader(k, v);
+    res.status(env.status).json({ error: { code: env.code, message: env.message, hint: env.hint } });
+  }
+
+  private envelope(e: unknown): Envelope {
+    if (e instanceof SiftError)
+      return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };
+    const parsed = fromBodyParser(e as object);
+    if (parsed) return parsed;
+    if (e instanceof HttpException) {
+      const status = e.getStatus();
+      const [code, hint] =
+        BY_STATUS[status] ??
+        (status < 500 ? ['invalid_request', 'fix the request'] : ['internal', 'try again later']);
+      const body = e.getResponse();
+      const message =
+        status === 404
+          ? 'no such route'
+          : typeof body === 'string'
+            ? body
+            : ((body as { message?: string }).message ?? e.message);
+      return { status, code, message: String(message), hint };
+    }
+    this.log.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    return {
+      status: 500,
+      code: 'internal',
+      message: 'an internal error occurred',
+      hint: 'try again; if it persists, report it with the time of the request',
+    };
+  }
+}

@@ -1,0 +1,82 @@
+import * as ipaddr from 'ipaddr.js';
+import type { CallerClass } from '../config/app-config';
+import { FetchError } from '../common/errors';
+
+type Addr = ipaddr.IPv4 | ipaddr.IPv6;
+
+/** IPv6 forms that carry an IPv4 address: the IPv4 inside is what gets reached. */
+function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
+  const range = a.range();
+  const b = a.toByteArray();
+  switch (range) {
+    case 'ipv4Mapped':
+    case 'rfc6145':
+    case 'rfc6052': // NAT64 64:ff9b::/96
+      return new ipaddr.IPv4(b.slice(12, 16));
+    case '6to4': // 2002:AABB:CCDD::/48
+      return new ipaddr.IPv4(b.slice(2, 6));
+    case 'teredo': // client address, inverted, in the last 32 bits
+      return new ipaddr.IPv4(b.slice(12, 16).map((x) => x ^ 0xff));
+    default:
+      // IPv4-compatible ::a.b.c.d (deprecated but still routed by some stacks)
+      if (b.slice(0, 12).every((x) => x === 0) && !b.slice(12).every((x) => x === 0)) {
+        return new ipaddr.IPv4(b.slice(12, 16));
+      }
+      return undefined;
+  }
+}
+
+/** ipaddr.js classification (a kept library) decides; only global unicast is public. */
+function isPublic(a: Addr): boolean {
+  if (a.kind() === 'ipv6') {
+    const v6 = a as ipaddr.IPv6;
+    const inner = embeddedIPv4(v6);
+    if (inner) return inner.range() === 'unicast';
+    return v6.range() === 'unicast';
+  }
+  return a.range() === 'unicast';
+}
+
+/** Parses an IP literal in any spelling the WHATWG URL parser or the resolver may hand us. */
+export function parseIp(s: string): Addr | undefined {
+  const bare = s.startsWith('[') && s.endsWith(']') ? s.slice(1, -1) : s;
+  const noZone = bare.replace(/%.*$/, '');
+  if (!ipaddr.isValid(noZone)) return undefined;
+  try {
+    return ipaddr.parse(noZone);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Who may reach which address. Restricted callers reach public unicast addresses only; fleet
+ * callers also reach non-public ones inside SIFT_FLEET_ALLOW.
+ */
+export class AddressPolicy {
+  constructor(private readonly fleetAllow: [Addr, number][]) {}
+
+  allowed(ip: string, callerClass: CallerClass): boolean {
+    const a = parseIp(ip);
+    if (!a) return false;
+    if (isPublic(a)) return true;
+    if (callerClass !== 'fleet') return false;
+    const candidates: Addr[] = [a];
+    if (a.kind() === 'ipv6') {
+      const inner = embeddedIPv4(a as ipaddr.IPv6);
+      if (inner) candidates.push(inner);
+    }
+    return candidates.some((c) =>
+      this.fleetAllow.some(([net, bits]) => c.kind() === net.kind() && c.match(net, bits)),
+    );
+  }
+
+  /** Throws blocked_address unless every given address may be reached. */
+  check(host: string, ips: string[], callerClass: CallerClass): void {
+    for (const ip of ips) {
+      if (!this.allowed(ip, callerClass)) {
+        throw new FetchError('blocked_address', `${host} resolves to ${ip}, which this caller may not reach`);
+      }
+    }
+  }
+}

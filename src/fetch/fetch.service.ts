@@ -1,0 +1,242 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { AppConfig, type CallerClass } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { FetchError, SiftError, forbidden } from '../common/errors';
+import { ContentCache, sha256Hex } from '../dcache';
+import { decodeBody, mediaType, pageKind } from './decode';
+import { extractHtml, type Format } from './extract';
+import { Fetcher, parseHttpUrl } from './fetcher';
+import { truncateUtf8 } from './truncate';
+
+export const DEFAULT_TIMEOUT_MS = 15_000;
+export const DEFAULT_MAX_AGE_S = 3600;
+
+export interface Caller {
+  name: string;
+  callerClass: CallerClass;
+}
+
+export interface FetchParams {
+  url: string;
+  format?: Format;
+  timeout_ms?: number;
+  max_bytes?: number;
+  max_age_s?: number;
+  headers?: Record<string, string>;
+}
+
+export interface FetchEnvelope {
+  url: string;
+  final_url: string;
+  status: number;
+  content_type: string;
+  title: string;
+  format: Format;
+  content: string;
+  bytes: number;
+  truncated: boolean;
+  cached: boolean;
+  fetched_at: string;
+  digest: string;
+}
+
+/** What the cache keeps beside the content. */
+interface PageMeta {
+  url: string;
+  final_url: string;
+  status: number;
+  content_type: string;
+  title: string;
+  format: Format;
+  truncated: boolean;
+}
+
+interface Page {
+  meta: PageMeta;
+  content: string;
+  digest: string;
+  fetchedAt: number;
+  cached: boolean;
+}
+
+/** Headers sift sets itself or that would change the transport; callers may not send them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+  'expect',
+]);
+
+/**
+ * One URL to one envelope: the content cache in front (keyed by caller class, normalised URL and
+ * the options that change the output), one upstream fetch per key at a time, extraction, and the
+ * output cap.
+ */
+@Injectable()
+export class FetchService {
+  private readonly inflight = new Map<string, Promise<Page>>();
+  /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
+  private readonly storeCap: number;
+
+  constructor(
+    private readonly config: AppConfig,
+    private readonly cache: ContentCache,
+    private readonly clock: Clock,
+    @Inject(Fetcher) private readonly fetcher: Fetcher,
+  ) {
+    this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
+  }
+
+  async fetch(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchEnvelope> {
+    const format: Format = p.format ?? 'markdown';
+    const headers = this.checkHeaders(caller, p.headers);
+    const url = parseHttpUrl(p.url);
+    const key = sha256Hex(JSON.stringify([caller.callerClass, url.href, format, headers]));
+    const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
+    const page = await this.page(key, maxAge, signal, () =>
+      this.fetchAndExtract(
+        key,
+        url.href,
+        format,
+        caller.callerClass,
+        headers,
+        p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+        signal,
+      ),
+    );
+    const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
+    const cut = truncateUtf8(page.content, cap);
+    return {
+      url: p.url,
+      final_url: page.meta.final_url,
+      status: page.meta.status,
+      content_type: page.meta.content_type,
+      title: page.meta.title,
+      format,
+      content: cut.text,
+      bytes: cut.bytes,
+      truncated: cut.truncated || page.meta.truncated,
+      cached: page.cached,
+      fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
+      digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
+    };
+  }
+
+  private checkHeaders(caller: Caller, headers: Record<string, string> | undefined): Record<string, string> {
+    if (!headers || Object.keys(headers).length === 0) return {};
+    if (caller.callerClass !== 'fleet') {
+      throw forbidden(
+        'restricted callers may not send custom request headers',
+        'send the request without "headers"',
+      );
+    }
+    const out: Record<string, string> = {};
+    for (const name of Object.keys(headers).sort()) {
+      const lower = name.toLowerCase();
+      if (RESERVED_HEADERS.has(lower) || lower.startsWith('proxy-')) {
+        throw new SiftError(
+          400,
+          'invalid_request',
+          `header "${name}" is set by sift and may not be sent`,
+          'remove it from "headers"',
+        );
+      }
+      out[lower] = headers[name];
+    }
+    return out;
+  }
+
+  /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch. */
+  private async page(
+    key: string,
+    maxAgeS: number,
+    signal: AbortSignal | undefined,
+    load: () => Promise<Page>,
+  ): Promise<Page> {
+    const now = this.clock.now();
+    if (maxAgeS > 0) {
+      const hit = await this.cache.get(key, now - maxAgeS);
+      if (hit) {
+        return {
+          meta: hit.meta as unknown as PageMeta,
+          content: hit.body,
+          digest: hit.digest,
+          fetchedAt: hit.fetchedAt,
+          cached: true,
+        };
+      }
+    }
+    let flight = this.inflight.get(key);
+    if (!flight) {
+      flight = load().finally(() => this.inflight.delete(key));
+      this.inflight.set(key, flight);
+    } else if (signal) {
+      // A joined caller that goes away must not wait for the shared fetch.
+      return Promise.race([flight, abortPromise(signal)]);
+    }
+    return flight;
+  }
+
+  private async fetchAndExtract(
+    key: string,
+    url: string,
+    format: Format,
+    callerClass: CallerClass,
+    headers: Record<string, string>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<Page> {
+    const raw = await this.fetcher.fetch(url, { callerClass, timeoutMs, headers, signal });
+    const kind = pageKind(raw.contentType, raw.body);
+    const ok = raw.status >= 200 && raw.status < 300;
+    if (!kind && ok) {
+      throw new FetchError(
+        'unsupported_content_type',
+        `${raw.finalUrl} is ${mediaType(raw.contentType) || 'of no declared type'}`,
+      );
+    }
+    let title = '';
+    let content = '';
+    if (kind === 'html') {
+      const x = extractHtml(decodeBody(raw.body, raw.contentType, true), raw.finalUrl, format);
+      title = x.title;
+      content = x.content;
+    } else if (kind) {
+      content = decodeBody(raw.body, raw.contentType, false);
+    }
+    const stored = truncateUtf8(content, this.storeCap);
+    const meta: PageMeta = {
+      url,
+      final_url: raw.finalUrl,
+      status: raw.status,
+      content_type: raw.contentType,
+      title,
+      format,
+      truncated: stored.truncated,
+    };
+    const fetchedAt = this.clock.now();
+    const digest = await this.cache.put(
+      key,
+      stored.text,
+      meta as unknown as Record<string, unknown>,
+      fetchedAt,
+    );
+    return { meta, content: stored.text, digest, fetchedAt, cached: false };
+  }
+}
+
+function abortPromise(signal: AbortSignal): Promise<never> {
+  return new Promise((_, reject) => {
+    const fail = () => reject(new SiftError(499, 'cancelled', 'the request was cancelled', 'nothing to do'));
+    if (signal.aborted) fail();
+    else signal.addEventListener('abort', fail, { once: true });
+  });
+}

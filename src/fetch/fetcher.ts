@@ -1,0 +1,236 @@
+import * as dns from 'node:dns';
+import type { LookupAddress } from 'node:dns';
+import { Readable } from 'node:stream';
+import * as zlib from 'node:zlib';
+import { Agent, request, type Dispatcher } from 'undici';
+import type { CallerClass } from '../config/app-config';
+import { FetchError, SiftError } from '../common/errors';
+import { AddressPolicy, parseIp } from './address-policy';
+
+export const MAX_REDIRECTS = 5;
+export const DOWNLOAD_CAP = 10 * 1024 * 1024;
+
+export type Resolver = (host: string) => Promise<LookupAddress[]>;
+
+export const systemResolver: Resolver = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
+
+export interface FetchOptions {
+  callerClass: CallerClass;
+  timeoutMs: number;
+  headers?: Record<string, string>;
+  signal?: AbortSignal;
+}
+
+export interface RawPage {
+  url: string;
+  finalUrl: string;
+  status: number;
+  contentType: string;
+  /** The decoded body bytes (after content-encoding), at most the download cap. */
+  body: Buffer;
+}
+
+export interface FetcherOptions {
+  policy: AddressPolicy;
+  resolver?: Resolver;
+  userAgent?: string;
+  downloadCap?: number;
+  connectTimeoutMs?: number;
+}
+
+const REDIRECT = new Set([301, 302, 303, 307, 308]);
+const TLS_CODES = /^(CERT_|ERR_TLS|ERR_SSL|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/;
+
+/**
+ * The HTTP fetcher. Every connection resolves its host once, checks every A/AAAA record against the
+ * caller's address policy and connects to the checked address (pinned: no second lookup that DNS
+ * rebinding could answer differently). IP literals never reach the lookup, so they are checked
+ * before each hop; redirects are followed by hand so every hop is checked again.
+ */
+export class Fetcher {
+  private readonly agents: Record<CallerClass, Agent>;
+  private readonly downloadCap: number;
+  private readonly userAgent: string;
+
+  constructor(private readonly opts: FetcherOptions) {
+    this.downloadCap = opts.downloadCap ?? DOWNLOAD_CAP;
+    this.userAgent = opts.userAgent ?? 'sift/0.1';
+    this.agents = { fleet: this.agentFor('fleet'), restricted: this.agentFor('restricted') };
+  }
+
+  private agentFor(callerClass: CallerClass): Agent {
+    const resolver = this.opts.resolver ?? systemResolver;
+    const policy = this.opts.policy;
+    const lookup = (
+      hostname: string,
+      options: { all?: boolean },
+      cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
+    ) => {
+      resolver(hostname)
+        .then((addrs) => {
+          if (addrs.length === 0)
+            throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+          policy.check(
+            hostname,
+            addrs.map((a) => a.address),
+            callerClass,
+          );
+          if (options.all) cb(null, addrs);
+          else cb(null, addrs[0].address, addrs[0].family);
+        })
+        .catch((err: Error) => cb(err, ''));
+    };
+    return new Agent({
+      connect: { lookup: lookup as never, timeout: this.opts.connectTimeoutMs ?? 10_000 },
+      headersTimeout: 0,
+      bodyTimeout: 0,
+      connections: 64,
+    });
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.agents.fleet.close(), this.agents.restricted.close()]);
+  }
+
+  async fetch(url: string, o: FetchOptions): Promise<RawPage> {
+    const deadline = AbortSignal.timeout(o.timeoutMs);
+    const signal = o.signal ? AbortSignal.any([deadline, o.signal]) : deadline;
+    let current = parseHttpUrl(url);
+    try {
+      for (let hop = 0; ; hop++) {
+        this.checkLiteral(current, o.callerClass);
+        const res = await request(current, {
+          method: 'GET',
+          dispatcher: this.agents[o.callerClass],
+          signal,
+          headers: {
+            'user-agent': this.userAgent,
+            accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5',
+            'accept-encoding': 'gzip, deflate, br',
+            ...(o.headers ?? {}),
+          },
+        });
+        // Errors while reading surface through the reader; a late one after we let go must not go unhandled.
+        res.body.on('error', () => undefined);
+        const location = header(res.headers, 'location');
+        if (REDIRECT.has(res.statusCode) && location) {
+          await res.body.dump({ limit: 64 * 1024 }).catch(() => undefined);
+          if (hop >= MAX_REDIRECTS) {
+            throw new FetchError(
+              'too_many_redirects',
+              `more than ${MAX_REDIRECTS} redirects, last to ${location}`,
+            );
+          }
+          current = parseHttpUrl(location, current);
+          continue;
+        }
+        const body = await this.readBody(res, signal);
+        return {
+          url,
+          finalUrl: current.href,
+          status: res.statusCode,
+          contentType: header(res.headers, 'content-type') ?? '',
+          body,
+        };
+      }
+    } catch (err) {
+      throw toFetchError(err, current, deadline, o.signal);
+    }
+  }
+
+  private checkLiteral(u: URL, callerClass: CallerClass): void {
+    if (parseIp(u.hostname))
+      this.opts.policy.check(u.hostname, [u.hostname.replace(/^\[|\]$/g, '')], callerClass);
+  }
+
+  /** Reads the body through its content-encoding, stopping at the cap on the decoded size. */
+  private async readBody(res: Dispatcher.ResponseData, signal: AbortSignal): Promise<Buffer> {
+    const declared = Number(header(res.headers, 'content-length') ?? NaN);
+    const encoding = (header(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
+    if (!encoding && declared > this.downloadCap) {
+      res.body.destroy();
+      throw new FetchError(
+        'too_large',
+        `the page declares ${declared} bytes, over the ${this.downloadCap}-byte cap`,
+      );
+    }
+    let stream: Readable = res.body;
+    if (encoding === 'gzip' || encoding === 'x-gzip') stream = res.body.pipe(zlib.createGunzip());
+    else if (encoding === 'br') stream = res.body.pipe(zlib.createBrotliDecompress());
+    else if (encoding === 'deflate') stream = res.body.pipe(zlib.createInflate());
+    const chunks: Buffer[] = [];
+    let size = 0;
+    try {
+      for await (const chunk of stream) {
+        size += (chunk as Buffer).length;
+        if (size > this.downloadCap) {
+          throw new FetchError('too_large', `the page is over the ${this.downloadCap}-byte cap once decoded`);
+        }
+        chunks.push(chunk as Buffer);
+        if (signal.aborted) break;
+      }
+    } finally {
+      res.body.destroy();
+      if (stream !== res.body) stream.destroy();
+    }
+    signal.throwIfAborted();
+    return Buffer.concat(chunks);
+  }
+}
+
+function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const v = h[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+export function parseHttpUrl(raw: string, base?: URL): URL {
+  let u: URL;
+  try {
+    u = new URL(raw, base);
+  } catch {
+    throw new FetchError('invalid_url', `not a valid URL: ${raw.slice(0, 200)}`);
+  }
+  if (u.protocol !== 'http:' && u.protocol !== 'https:') {
+    throw new FetchError(
+      base ? 'blocked_address' : 'invalid_url',
+      `only http and https URLs are fetched, not ${u.protocol}`,
+    );
+  }
+  if (u.username || u.password) u.username = u.password = '';
+  u.hash = '';
+  return u;
+}
+
+function codeOf(err: unknown): string {
+  let e = err as { code?: string; cause?: unknown } | undefined;
+  for (let i = 0; e && i < 5; i++) {
+    if (e.code && e.code !== 'UND_ERR_ABORTED' && e.code !== 'ABORT_ERR') return e.code;
+    e = e.cause as typeof e;
+  }
+  return '';
+}
+
+function toFetchError(err: unknown, url: URL, deadline: AbortSignal, caller?: AbortSignal): SiftError {
+  if (err instanceof SiftError) return err;
+  const cause = (err as { cause?: unknown })?.cause;
+  if (cause instanceof SiftError) return cause;
+  if (caller?.aborted) return new SiftError(499, 'cancelled', 'the fetch was cancelled', 'nothing to do');
+  const code = codeOf(err);
+  const host = url.host;
+  if (deadline.aborted || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
+    return new FetchError('timeout', `${host} did not answer in time`);
+  }
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_FAIL') {
+    return new FetchError('dns_error', `${url.hostname} did not resolve (${code})`);
+  }
+  if (TLS_CODES.test(code)) return new FetchError('tls_error', `TLS with ${host} failed (${code})`);
+  if (
+    code === 'Z_DATA_ERROR' ||
+    code === 'ERR__ERROR_FORMAT_PADDING_1' ||
+    code.startsWith('Z_') ||
+    code.startsWith('ERR_BROTLI')
+  ) {
+    return new FetchError('connect_error', `${host} sent a body that does not decode (${code})`);
+  }
+  return new FetchError('connect_error', `connecting to ${host} failed${code ? ` (${code})` : ''}`);
+}
