@@ -2,6 +2,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
 import { cleanArticle, precleanSource } from './clean';
+import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
 
 export type Format = 'markdown' | 'text' | 'html';
@@ -42,7 +43,8 @@ function metaContent(doc: Document, selectors: string[]): string {
 }
 
 /** Main content of an html page, as markdown, text or cleaned html, with its title. */
-export function extractHtml(html: string, baseUrl: string, format: Format): Extraction {
+export function extractHtml(page: string, baseUrl: string, format: Format): Extraction {
+  const html = limitDepth(page);
   const doc = parse(html, baseUrl);
   const fallbackTitle =
     metaContent(doc, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) || (doc.title ?? '').trim();
