@@ -1,8 +1,10 @@
 /** `make bench`: runs the named benchmarks (all when none is named) and prints their numbers. */
+import { benchFetch } from './fetch';
 import { benchStore } from './store';
 
 const benches: Record<string, () => Promise<Record<string, number | string>>> = {
   store: benchStore,
+  fetch: benchFetch,
 };
 
 async function main(): Promise<void> {

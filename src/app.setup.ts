@@ -16,7 +16,11 @@ function fieldErrors(errors: ValidationError[], prefix = ''): string[] {
 
 /** What main.ts and the tests both apply, so tests run the same app users do. */
 export function configureApp<T extends INestApplication>(app: T): T {
-  (app as unknown as NestExpressApplication).useBodyParser('json', { limit: BODY_LIMIT });
+  const express = app as unknown as NestExpressApplication;
+  express.useBodyParser('json', { limit: BODY_LIMIT });
+  // An ETag hashes every response body; fetch results are not conditional-GET resources.
+  express.set('etag', false);
+  express.disable('x-powered-by');
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(
     new ValidationPipe({

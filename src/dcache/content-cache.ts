@@ -36,11 +36,53 @@ export class ContentCache {
   private hits = 0;
   private misses = 0;
   private evictions = 0;
+  /** Hits not yet written back: a hit costs no write; the order is saved before anything is evicted. */
+  private readonly touched = new Map<string, number>();
+
+  /**
+   * Recently read pages kept decoded in memory (a byte-bounded LRU in Map order), so a hot page is
+   * served without a database read. It holds copies of rows that exist; every change drops them.
+   */
+  private readonly hot = new Map<string, CachedPage & { nbytes: number }>();
+  private hotBytes = 0;
+  private readonly hotMax: number;
 
   constructor(
     private readonly db: Kysely<DB>,
     readonly maxBytes: number,
-  ) {}
+  ) {
+    this.hotMax = Math.min(maxBytes, 64 * 1024 * 1024);
+  }
+
+  private hotGet(key: string): CachedPage | undefined {
+    const page = this.hot.get(key);
+    if (page) {
+      this.hot.delete(key);
+      this.hot.set(key, page);
+    }
+    return page;
+  }
+
+  private hotPut(page: CachedPage): void {
+    this.hotDrop(page.key);
+    const nbytes = page.body.length * 2;
+    if (nbytes > this.hotMax / 8) return;
+    this.hot.set(page.key, { ...page, nbytes });
+    this.hotBytes += nbytes;
+    for (const [k, p] of this.hot) {
+      if (this.hotBytes <= this.hotMax) break;
+      this.hot.delete(k);
+      this.hotBytes -= p.nbytes;
+    }
+  }
+
+  private hotDrop(key: string): void {
+    const p = this.hot.get(key);
+    if (p) {
+      this.hot.delete(key);
+      this.hotBytes -= p.nbytes;
+    }
+  }
 
   /** Reads the totals once at open; afterwards they are kept in step with every change. */
   async init(): Promise<void> {
@@ -78,6 +120,16 @@ export class ContentCache {
 
   /** The page under key if it was fetched at or after minFetchedAt; a hit marks it recently used. */
   async get(key: string, minFetchedAt = 0): Promise<CachedPage | undefined> {
+    const warm = this.hotGet(key);
+    if (warm) {
+      if (warm.fetchedAt < minFetchedAt) {
+        this.misses++;
+        return undefined;
+      }
+      this.hits++;
+      this.touched.set(key, ++this.useTick);
+      return { key, digest: warm.digest, body: warm.body, meta: warm.meta, fetchedAt: warm.fetchedAt };
+    }
     const row = await this.db
       .selectFrom('cache_entry as e')
       .innerJoin('cache_body as b', 'b.digest', 'e.digest')
@@ -89,24 +141,23 @@ export class ContentCache {
       return undefined;
     }
     this.hits++;
-    await this.db
-      .updateTable('cache_entry')
-      .set({ last_used: ++this.useTick })
-      .where('key', '=', key)
-      .execute();
-    return {
+    this.touched.set(key, ++this.useTick);
+    const page: CachedPage = {
       key: row.key,
       digest: row.digest,
       body: row.body,
       meta: JSON.parse(row.meta) as Record<string, unknown>,
       fetchedAt: row.fetched_at,
     };
+    this.hotPut(page);
+    return page;
   }
 
   /** Stores body under key (replacing what the key held), then evicts to the budget. Returns the digest. */
   async put(key: string, body: string, meta: Record<string, unknown>, fetchedAt: number): Promise<string> {
     const digest = sha256Hex(body);
     const nbytes = Buffer.byteLength(body, 'utf8');
+    this.hotDrop(key);
     try {
       await this.db.transaction().execute(async (trx) => {
         const old = await trx
@@ -138,13 +189,17 @@ export class ContentCache {
             })),
           )
           .execute();
+        this.touched.delete(key);
         if (!old) this.entries++;
         else if (old.digest !== digest) this.bytes -= await this.dropBodyIfUnused(trx, old.digest);
+        if (this.bytes > this.maxBytes) await this.flushTouches(trx);
         while (this.bytes > this.maxBytes && this.entries > 0) {
           await this.evictOne(trx);
         }
       });
     } catch (err) {
+      this.hot.clear();
+      this.hotBytes = 0;
       await this.recount();
       throw err;
     }
@@ -157,6 +212,7 @@ export class ContentCache {
     if (this.bytes <= this.maxBytes) return 0;
     try {
       await this.db.transaction().execute(async (trx) => {
+        await this.flushTouches(trx);
         while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
       });
     } catch (err) {
@@ -164,6 +220,20 @@ export class ContentCache {
       throw err;
     }
     return this.evictions - before;
+  }
+
+  /** Writes the recency of hits back, so LRU order holds across eviction and restarts. */
+  async flushTouches(db: Kysely<DB> = this.db): Promise<void> {
+    if (this.touched.size === 0) return;
+    const batch = [...this.touched];
+    this.touched.clear();
+    const write = async (trx: Kysely<DB>) => {
+      for (const [key, tick] of batch) {
+        await trx.updateTable('cache_entry').set({ last_used: tick }).where('key', '=', key).execute();
+      }
+    };
+    if (db.isTransaction) await write(db);
+    else await db.transaction().execute(write);
   }
 
   private async evictOne(trx: Kysely<DB>): Promise<void> {
@@ -178,6 +248,7 @@ export class ContentCache {
       return;
     }
     await trx.deleteFrom('cache_entry').where('key', '=', lru.key).execute();
+    this.hotDrop(lru.key);
     this.entries--;
     this.evictions++;
     this.bytes -= await this.dropBodyIfUnused(trx, lru.digest);

@@ -49,6 +49,7 @@ export class Dcache {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    await this.cache.flushTouches().catch(() => undefined);
     await this.db.destroy();
   }
 }

@@ -15,13 +15,16 @@ export interface Extraction {
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
 // Readability: the reference main-content algorithm. turndown: the kept HTML-to-markdown converter.
 const gfm = require('turndown-plugin-gfm') as { gfm: TurndownService.Plugin };
-const turndown = new TurndownService({
-  headingStyle: 'atx',
-  codeBlockStyle: 'fenced',
-  bulletListMarker: '-',
-});
-turndown.use(gfm.gfm);
-turndown.remove(['script', 'style', 'noscript', 'iframe', 'form', 'button'] as TurndownService.Filter);
+function markdownConverter(withGfm: boolean): TurndownService {
+  const t = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
+  if (withGfm) t.use(gfm.gfm);
+  t.remove(['script', 'style', 'noscript', 'iframe', 'form', 'button'] as TurndownService.Filter);
+  return t;
+}
+const withTables = markdownConverter(true);
+// The gfm table rules read DOM properties linkedom lacks on some tables; without them, tables
+// come out as text rows instead of failing the page.
+const plain = markdownConverter(false);
 
 function parse(html: string, baseUrl: string) {
   const { document } = parseHTML(html);
@@ -74,5 +77,10 @@ export function extractHtml(page: string, baseUrl: string, format: Format): Extr
 function render(body: HTMLElement, html: string, format: Format): string {
   if (format === 'html') return html.trim();
   if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  return turndown.turndown(body as unknown as TurndownService.Node).trim();
+  const node = body as unknown as TurndownService.Node;
+  try {
+    return withTables.turndown(node).trim();
+  } catch {
+    return plain.turndown(node).trim();
+  }
 }

@@ -40,6 +40,24 @@ describeCorpus('extraction quality on the corpus', () => {
     expect(share).toBeGreaterThanOrEqual(0.9);
   });
 
+  it('every page of both sets extracts in every format', () => {
+    const pages = [
+      ...articlePages(corpus!).map((p) => ({ html: p.html, url: p.url })),
+      ...readabilityPages(corpus!).map((p) => ({ html: p.html, url: 'http://fakehost/test/page.html' })),
+    ];
+    const failures: string[] = [];
+    for (const p of pages) {
+      for (const f of ['markdown', 'html'] as const) {
+        try {
+          extractHtml(p.html, p.url, f);
+        } catch (e) {
+          failures.push(`${p.url} ${f}: ${(e as Error).message}`);
+        }
+      }
+    }
+    expect(failures).toEqual([]);
+  });
+
   it('markdown and html outputs keep structure', () => {
     const page = readabilityPages(corpus!).find((p) => p.name === '001')!;
     const md = extractHtml(page.html, 'http://fakehost/test/page.html', 'markdown').content;

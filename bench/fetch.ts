@@ -1,0 +1,113 @@
+/**
+ * bench/fetch: cached POST /v1/fetch against /healthz of the same app; uncached /v1/fetch against a
+ * plain script doing the same fetch + extraction at the same concurrency; extraction MB/s.
+ */
+import * as http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Readability } from '@mozilla/readability';
+import { parseHTML } from 'linkedom';
+import { request } from 'undici';
+import { extractHtml } from '../src/fetch/extract';
+import { articlePages, findCorpus } from '../test/support/corpus';
+import { load, startSift, type LoadRequest } from './support/harness';
+
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
+const CONNECTIONS = 32;
+
+function page20k(i: number): string {
+  const p = (k: number) =>
+    `<p>Paragraph ${k} of page ${i}. Sift turns pages like this one into clean markdown, text or html, and the benchmark measures how fast, with enough words to be read as an article.</p>`;
+  const body = Array.from({ length: 110 }, (_, k) => p(k)).join('\n');
+  return `<!doctype html><html><head><title>Page ${i}</title></head><body><nav><a href="/">Home</a></nav><article><h1>Page ${i}</h1>${body}</article><footer>footer</footer></body></html>`;
+}
+
+async function fixture(): Promise<{ server: http.Server; origin: string }> {
+  const server = http.createServer((req, res) => {
+    const i = Number((req.url ?? '/0').split('/').pop()) || 0;
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+    res.end(page20k(i));
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
+
+function extractionMBps(): Record<string, number | string> {
+  const corpus = findCorpus();
+  const pages = corpus ? articlePages(corpus).map((p) => ({ html: p.html, url: p.url })) : [];
+  if (pages.length === 0) {
+    for (let i = 0; i < 50; i++) pages.push({ html: page20k(i), url: `http://x.test/${i}` });
+  }
+  const bytes = pages.reduce((n, p) => n + Buffer.byteLength(p.html), 0);
+  const time = (fn: (html: string, url: string) => unknown) => {
+    const t = performance.now();
+    for (const p of pages) fn(p.html, p.url);
+    return bytes / 1e6 / ((performance.now() - t) / 1000);
+  };
+  time((h, u) => extractHtml(h, u, 'text')); // warm-up
+  const readability = time((h) => new Readability(parseHTML(h).document as unknown as Document).parse());
+  return {
+    'extraction corpus': corpus
+      ? `article-benchmark, ${pages.length} pages`
+      : `${pages.length} generated pages`,
+    'extraction MB/s, Readability over linkedom alone': +readability.toFixed(2),
+    'extraction MB/s, sift text': +time((h, u) => extractHtml(h, u, 'text')).toFixed(2),
+    'extraction MB/s, sift markdown': +time((h, u) => extractHtml(h, u, 'markdown')).toFixed(2),
+    'extraction MB/s, sift html': +time((h, u) => extractHtml(h, u, 'html')).toFixed(2),
+  };
+}
+
+export async function benchFetch(): Promise<Record<string, number | string>> {
+  const fx = await fixture();
+  const { app, url } = await startSift();
+  const out: Record<string, number | string> = {};
+  try {
+    const cachedBody = JSON.stringify({ url: `${fx.origin}/1` });
+    const cachedReq = new Function(
+      'i',
+      `return { method: 'POST', path: '/v1/fetch', body: ${JSON.stringify(cachedBody)} }`,
+    ) as (i: number) => LoadRequest;
+    await load(url, 1, 0.2, cachedReq); // fill the cache
+    const health = await load(url, CONNECTIONS, SECONDS, () => ({ method: 'GET', path: '/healthz' }));
+    const cached = await load(url, CONNECTIONS, SECONDS, cachedReq);
+    out['/healthz req/s'] = Math.round(health.rps);
+    out['cached /v1/fetch req/s'] = Math.round(cached.rps);
+    out['cached/healthz ratio (goal >= 0.5)'] = +(cached.rps / health.rps).toFixed(2);
+    out['cached /v1/fetch p99 ms'] = +cached.p99ms.toFixed(1);
+    out['cached errors'] = cached.errors;
+
+    const uncached = await load(
+      url,
+      CONNECTIONS,
+      SECONDS,
+      new Function(
+        'i',
+        `return { method: 'POST', path: '/v1/fetch', body: JSON.stringify({ url: ${JSON.stringify(fx.origin)} + '/u/' + i, max_age_s: 0 }) }`,
+      ) as (i: number) => LoadRequest,
+    );
+    // The same work without sift: fetch the page and extract markdown, 32 loops.
+    let m = 0;
+    let scriptDone = 0;
+    const end = Date.now() + SECONDS * 1000;
+    const started = performance.now();
+    await Promise.all(
+      Array.from({ length: CONNECTIONS }, async () => {
+        while (Date.now() < end) {
+          const u = `${fx.origin}/s/${m++}`;
+          const res = await request(u);
+          const html = await res.body.text();
+          extractHtml(html, u, 'markdown');
+          scriptDone++;
+        }
+      }),
+    );
+    const scriptRps = scriptDone / ((performance.now() - started) / 1000);
+    out['uncached /v1/fetch req/s (20 KB pages)'] = +uncached.rps.toFixed(1);
+    out['plain script fetch+extract req/s'] = +scriptRps.toFixed(1);
+    out['uncached/script ratio (goal >= 0.7)'] = +(uncached.rps / scriptRps).toFixed(2);
+    out['uncached errors'] = uncached.errors;
+  } finally {
+    await app.close();
+    fx.server.close();
+  }
+  return { ...out, ...extractionMBps() };
+}
