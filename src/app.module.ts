@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { ScheduleModule } from '@nestjs/schedule';
 import { ApiModule } from './api/api.module';
 import { BatchModule } from './batch/batch.module';
 import { ConfigModule } from './config/config.module';
@@ -6,6 +7,6 @@ import { DcacheModule } from './dcache/dcache.module';
 import { RunnerModule } from './runner/runner.module';
 
 @Module({
-  imports: [ConfigModule, DcacheModule, BatchModule, RunnerModule, ApiModule],
+  imports: [ConfigModule, ScheduleModule.forRoot(), DcacheModule, BatchModule, RunnerModule, ApiModule],
 })
 export class AppModule {}

@@ -417,6 +417,89 @@ export class BatchStore {
     });
   }
 
+  /** A caller's jobs, newest first, strictly older than the cursor (createdAt, id). */
+  async listBatchJobs(
+    caller: string,
+    before: { createdAt: number; id: string } | undefined,
+    limit: number,
+  ): Promise<BatchJob[]> {
+    let q = this.db.selectFrom('batch_job').selectAll().where('caller', '=', caller);
+    if (before) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', before.createdAt),
+          eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+        ]),
+      );
+    }
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toJob);
+  }
+
+  /** Ids of queued and running jobs, oldest first. */
+  async liveJobIds(): Promise<string[]> {
+    const rows = await this.db
+      .selectFrom('batch_job')
+      .select('id')
+      .where('status', 'in', LIVE_STATUSES)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => r.id);
+  }
+
+  /** Heartbeat: every queued or running job's lease becomes now. Returns how many. */
+  async touchLiveJobs(now: number): Promise<number> {
+    const r = await this.db
+      .updateTable('batch_job')
+      .set({ lease: now })
+      .where('status', 'in', LIVE_STATUSES)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Pending targets with idx > after, in idx order, for the runner to take. */
+  async pendingTargets(
+    jobId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ idx: number; url: string; options: string }[]> {
+    return this.db
+      .selectFrom('batch_target')
+      .select(['idx', 'url', 'options'])
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'pending')
+      .where('idx', '>', after)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * Moves the job's targets in one of `from` back to pending, clearing what they held (the
+   * triggers take finished ones out of the counts). Returns how many moved.
+   */
+  async resetTargets(jobId: string, from: string[], now: number): Promise<number> {
+    const r = await this.db
+      .updateTable('batch_target')
+      .set({ status: 'pending', result: null, error: null, hint: null, code: null, updated_at: now })
+      .where('job_id', '=', jobId)
+      .where('status', 'in', from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+
+  /** Live jobs with their restart policy, for start-up reconciliation. */
+  async liveJobsForRestart(): Promise<{ id: string; status: string; onRestart: string }[]> {
+    const rows = await this.db
+      .selectFrom('batch_job')
+      .select(['id', 'status', 'on_restart'])
+      .where('status', 'in', LIVE_STATUSES)
+      .orderBy('created_at')
+      .execute();
+    return rows.map((r) => ({ id: r.id, status: r.status, onRestart: r.on_restart }));
+  }
+
   async batchNbytes(): Promise<number> {
     const row = await this.db
       .selectFrom('batch_job')

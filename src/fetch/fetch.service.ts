@@ -57,7 +57,17 @@ interface Page {
   digest: string;
   fetchedAt: number;
   cached: boolean;
+  retryAfterS?: number;
 }
+
+export interface FetchOutcome {
+  envelope: FetchEnvelope;
+  /** Seconds the upstream asked to wait before trying again (429/503), when it said. */
+  retryAfterS?: number;
+}
+
+/** Answers that say "try later": never cached. */
+const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
 
 /** Headers sift sets itself or that would change the transport; callers may not send them. */
 const RESERVED_HEADERS = new Set([
@@ -96,6 +106,10 @@ export class FetchService {
   }
 
   async fetch(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchEnvelope> {
+    return (await this.fetchDetailed(caller, p, signal)).envelope;
+  }
+
+  async fetchDetailed(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
     const format: Format = p.format ?? 'markdown';
     const headers = this.checkHeaders(caller, p.headers);
     const url = parseHttpUrl(p.url);
@@ -114,7 +128,7 @@ export class FetchService {
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const cut = truncateUtf8(page.content, cap);
-    return {
+    const envelope: FetchEnvelope = {
       url: p.url,
       final_url: page.meta.final_url,
       status: page.meta.status,
@@ -128,6 +142,7 @@ export class FetchService {
       fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
       digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
     };
+    return { envelope, retryAfterS: page.retryAfterS };
   }
 
   private checkHeaders(caller: Caller, headers: Record<string, string> | undefined): Record<string, string> {

@@ -28,6 +28,16 @@ export interface RawPage {
   contentType: string;
   /** The decoded body bytes (after content-encoding), at most the download cap. */
   body: Buffer;
+  /** Seconds the server asked to wait (Retry-After), when it said. */
+  retryAfterS?: number;
+}
+
+/** Retry-After as seconds: delta-seconds or an HTTP date. */
+export function parseRetryAfter(v: string | undefined, nowMs = Date.now()): number | undefined {
+  if (!v) return undefined;
+  if (/^\s*\d+\s*$/.test(v)) return Number(v);
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? undefined : Math.max(0, Math.ceil((t - nowMs) / 1000));
 }
 
 export interface FetcherOptions {
@@ -131,6 +141,7 @@ export class Fetcher {
           status: res.statusCode,
           contentType: header(res.headers, 'content-type') ?? '',
           body,
+          retryAfterS: parseRetryAfter(header(res.headers, 'retry-after')),
         };
       }
     } catch (err) {

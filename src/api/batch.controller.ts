@@ -1,0 +1,166 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { invalidRequest } from '../common/errors';
+import {
+  BatchService,
+  TERMINAL_EVENTS,
+  eventView,
+  type EventView,
+  type JobView,
+  type TargetResult,
+} from '../batch/batch.service';
+import { JobSignals } from '../batch/job-signals';
+import type { Caller } from '../fetch/fetch.service';
+import { AuthGuard } from './auth.guard';
+import { CurrentCaller } from './caller.decorator';
+import { BatchSubmitDto } from './dto/batch.dto';
+import { EventsQueryDto, JobListQueryDto, ResultsQueryDto } from './dto/query.dto';
+
+function wants(req: Request, type: string): boolean {
+  return (req.headers.accept ?? '').split(',').some((t) => t.trim().toLowerCase().startsWith(type));
+}
+
+/** Writes and waits for the socket to take it, so a slow reader holds back the producer. */
+function write(res: Response, chunk: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.write(chunk)) resolve();
+    else res.once('drain', resolve);
+  });
+}
+
+@Controller('v1/batch')
+@UseGuards(AuthGuard)
+export class BatchController {
+  constructor(
+    private readonly batch: BatchService,
+    private readonly signals: JobSignals,
+  ) {}
+
+  /** Submits a batch job; the job is stored before the 202 is sent. */
+  @Post()
+  @HttpCode(202)
+  async submitBatch(
+    @CurrentCaller() caller: Caller,
+    @Body() body: BatchSubmitDto,
+    @Headers('idempotency-key') idemKey: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView> {
+    if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 256)) {
+      throw invalidRequest(
+        'Idempotency-Key must be 1 to 256 characters',
+        'send a shorter key, such as a UUID',
+      );
+    }
+    const { job, replayed } = await this.batch.submit(caller, body, idemKey);
+    res.setHeader('Location', `/v1/batch/${job.id}`);
+    if (replayed) {
+      res.status(200);
+      res.setHeader('Idempotent-Replayed', 'true');
+    }
+    return job;
+  }
+
+  /** The caller's jobs, newest first. */
+  @Get()
+  listBatches(
+    @CurrentCaller() caller: Caller,
+    @Query() q: JobListQueryDto,
+  ): Promise<{ jobs: JobView[]; next: string | null }> {
+    return this.batch.list(caller, q.cursor, q.limit ?? 20);
+  }
+
+  /** One job's state; reading it keeps the job alive. */
+  @Get(':id')
+  getBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.batch.get(caller, id);
+  }
+
+  /** Results in idx order, a page at a time; with Accept: application/x-ndjson, all of them streamed. */
+  @Get(':id/results')
+  async getBatchResults(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: ResultsQueryDto,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<{ results: TargetResult[]; next: number | null } | undefined> {
+    if (!wants(req, 'application/x-ndjson'))
+      return this.batch.results(caller, id, q.after ?? -1, q.limit ?? 100);
+    await this.batch.open(caller, id);
+    res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+    let closed = false;
+    res.on('close', () => (closed = true));
+    for await (const r of this.batch.allResults(caller, id)) {
+      if (closed) break;
+      await write(res, `${JSON.stringify(r)}\n`);
+    }
+    res.end();
+    return undefined;
+  }
+
+  /** The job's events; with Accept: text/event-stream, a live stream that ends after the last one. */
+  @Get(':id/events')
+  async getBatchEvents(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: EventsQueryDto,
+    @Headers('last-event-id') lastEventId: string | undefined,
+    @Req() req: Request,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<{ events: EventView[] } | undefined> {
+    if (!wants(req, 'text/event-stream'))
+      return { events: await this.batch.events(caller, id, q.after ?? 0) };
+    let after = q.after ?? 0;
+    if (lastEventId !== undefined) {
+      if (!/^\d{1,15}$/.test(lastEventId))
+        throw invalidRequest('Last-Event-ID must be an event seq', 'send the id of the last event received');
+      after = Number(lastEventId);
+    }
+    await this.batch.open(caller, id);
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    let closed = false;
+    res.on('close', () => (closed = true));
+    while (!closed) {
+      const events = await this.batch.eventsAfter(id, after);
+      let ended = false;
+      for (const e of events) {
+        const v = eventView(e);
+        await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
+        after = e.seq;
+        if (TERMINAL_EVENTS.has(e.type)) ended = true;
+      }
+      if (ended) break;
+      if (events.length === 0) {
+        await this.signals.nextEvent(id, 15_000);
+        if (!closed && (await this.batch.eventsAfter(id, after, 1)).length === 0)
+          await write(res, ': keep-alive\n\n');
+      }
+    }
+    res.end();
+    return undefined;
+  }
+
+  /** Cancels a live job atomically; pending targets never run. */
+  @Delete(':id')
+  @HttpCode(200)
+  cancelBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
+    return this.batch.cancel(caller, id);
+  }
+}

@@ -1,0 +1,44 @@
+import { Type } from 'class-transformer';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+
+export class JobListQueryDto {
+  /** The `next` value of the previous page. */
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
+  cursor?: string;
+
+  /** Jobs per page (1–100, default 20). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit?: number;
+}
+
+export class ResultsQueryDto {
+  /** Return targets with idx greater than this (default -1: from the start). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(-1)
+  after?: number;
+
+  /** Targets per page (1–1000, default 100). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
+}
+
+export class EventsQueryDto {
+  /** Return events with seq greater than this (default 0). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  after?: number;
+}

@@ -1,0 +1,46 @@
+import { EventEmitter } from 'node:events';
+import { Injectable } from '@nestjs/common';
+
+/**
+ * In-process news about jobs, sent after the change is committed: the runner learns of new and
+ * cancelled jobs, event streams wake up instead of polling.
+ */
+@Injectable()
+export class JobSignals {
+  private readonly emitter = new EventEmitter().setMaxListeners(0);
+
+  submitted(jobId: string): void {
+    this.emitter.emit('submitted', jobId);
+  }
+
+  cancelled(jobId: string): void {
+    this.emitter.emit('cancelled', jobId);
+  }
+
+  /** New events were committed for the job. */
+  evented(jobId: string): void {
+    this.emitter.emit(`events:${jobId}`);
+  }
+
+  onSubmitted(fn: (jobId: string) => void): void {
+    this.emitter.on('submitted', fn);
+  }
+
+  onCancelled(fn: (jobId: string) => void): void {
+    this.emitter.on('cancelled', fn);
+  }
+
+  /** Resolves at the job's next event, or after ms, whichever comes first. */
+  nextEvent(jobId: string, ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const name = `events:${jobId}`;
+      const done = () => {
+        clearTimeout(timer);
+        this.emitter.off(name, done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.emitter.once(name, done);
+    });
+  }
+}

@@ -1,0 +1,42 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { Cron, CronExpression } from '@nestjs/schedule';
+import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { BatchStore, ContentCache } from '../dcache';
+
+/** Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to budget. */
+@Injectable()
+export class SweeperService {
+  private readonly log = new Logger('sweeper');
+  private running = false;
+
+  constructor(
+    private readonly store: BatchStore,
+    private readonly cache: ContentCache,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  @Cron(CronExpression.EVERY_MINUTE, { name: 'sweep' })
+  cron(): Promise<unknown> {
+    return this.tick();
+  }
+
+  /** One pass; a tick that starts while the last one still runs does nothing. */
+  async tick(): Promise<{ touched: number; swept: number; evicted: number } | undefined> {
+    if (this.running) return undefined;
+    this.running = true;
+    try {
+      const now = this.clock.now();
+      // Live jobs are never stale: their lease moves with the clock however long they wait.
+      const touched = await this.store.touchLiveJobs(now);
+      const swept = await this.store.sweepBatch(now, this.config.batchTtlS);
+      const evicted =
+        (await this.store.evictBatchOldest(this.config.batchMaxBytes)) + (await this.cache.evict());
+      if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
+      return { touched, swept, evicted };
+    } finally {
+      this.running = false;
+    }
+  }
+}
