@@ -238,13 +238,10 @@ export class FetchService {
       truncated: stored.truncated,
     };
     const fetchedAt = this.clock.now();
-    const digest = await this.cache.put(
-      key,
-      stored.text,
-      meta as unknown as Record<string, unknown>,
-      fetchedAt,
-    );
-    return { meta, content: stored.text, digest, fetchedAt, cached: false };
+    const digest = TRANSIENT_STATUS.has(raw.status)
+      ? sha256Hex(stored.text)
+      : await this.cache.put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt);
+    return { meta, content: stored.text, digest, fetchedAt, cached: false, retryAfterS: raw.retryAfterS };
   }
 }
 
