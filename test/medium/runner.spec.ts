@@ -1,0 +1,277 @@
+import request from 'supertest';
+import type { INestApplication } from '@nestjs/common';
+import { BatchStore, type BatchJob, type BatchTarget } from '../../src/dcache';
+import { RestartService } from '../../src/runner/restart.service';
+import { RunnerService } from '../../src/runner/runner.service';
+import { SweeperService } from '../../src/runner/sweeper.service';
+import { createTestApp, FLEET_TOKEN, TestClock } from '../support/app';
+import { Fixture, html, send } from '../support/fixture';
+
+const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
+
+function job(id: string, over: Partial<BatchJob> = {}): BatchJob {
+  return {
+    id,
+    caller: 'fleet-caller',
+    callerClass: 'fleet',
+    idemKey: '',
+    status: 'queued',
+    error: '',
+    targetsTotal: 4,
+    targetsDone: 0,
+    createdAt: 1000,
+    lease: 1000,
+    nbytes: 0,
+    onRestart: 'fail',
+    ...over,
+  };
+}
+
+function targets(id: string, statuses: string[]): BatchTarget[] {
+  return statuses.map((status, idx) => ({
+    jobId: id,
+    idx,
+    url: `http://10.0.0.1/${idx}`,
+    options: '{}',
+    status,
+    result: status === 'done' ? `{"content":"r${idx}"}` : null,
+    error: status === 'failed' ? 'boom' : null,
+    hint: status === 'failed' ? 'h' : null,
+    code: status === 'failed' ? 'connect_error' : null,
+  }));
+}
+
+async function events(store: BatchStore, id: string) {
+  return (await store.batchEvents(id, 0, 1000)).map((e) => [e.seq, e.type]);
+}
+
+describe('runner, restart and sweeper on real SQLite with a set clock', () => {
+  const clock = new TestClock(5_000_000);
+  let app: INestApplication;
+  let store: BatchStore;
+
+  beforeEach(async () => {
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_BATCH_TTL_S: '100' }, { clock }));
+    store = app.get(BatchStore);
+    await app.get(RunnerService).stop(); // these tests drive the store and the services by hand
+  });
+  afterEach(() => app.close());
+
+  describe('restart policies', () => {
+    beforeEach(async () => {
+      const cases: [string, string, string, string[]][] = [
+        ['fail-queued', 'queued', 'fail', ['pending', 'pending', 'pending', 'pending']],
+        ['fail-running', 'running', 'fail', ['done', 'running', 'failed', 'pending']],
+        ['retry-queued', 'queued', 'retry', ['pending', 'pending', 'pending', 'pending']],
+        ['retry-running', 'running', 'retry', ['done', 'running', 'failed', 'pending']],
+        ['resume-queued', 'queued', 'resume', ['pending', 'pending', 'pending', 'pending']],
+        ['resume-running', 'running', 'resume', ['done', 'running', 'failed', 'pending']],
+        ['done-job', 'done', 'retry', ['done', 'done', 'done', 'done']],
+      ];
+      for (const [id, status, onRestart, ts] of cases) {
+        await store.createBatchJob(job(id, { status, onRestart }));
+        await store.putBatchTargets(id, targets(id, ts));
+        await store.appendEvent(id, 'batch.queued', 1000);
+        if (status !== 'queued') await store.appendEvent(id, 'batch.running', 1000);
+      }
+      await app.get(RestartService).reconcile();
+    });
+
+    const now = () => clock.now();
+
+    it('fail: queued and running become failed with server_restarted and batch.failed', async () => {
+      for (const id of ['fail-queued', 'fail-running']) {
+        expect(await store.batchJob(id)).toMatchObject({
+          status: 'failed',
+          error: 'server_restarted',
+          lease: now(),
+        });
+        const ev = await events(store, id);
+        expect(ev[ev.length - 1]).toEqual([ev.length, 'batch.failed']);
+      }
+      const t = (await store.batchTargets('fail-running'))!;
+      expect(t.map((x) => x.status)).toEqual(['done', 'failed', 'failed', 'failed']);
+      expect(t[0].result).toBe('{"content":"r0"}'); // a finished result is never lost
+      expect(t[3].code).toBe('server_restarted');
+      expect(await store.batchJob('fail-running')).toMatchObject({ targetsDone: 4, targetsFailed: 3 });
+    });
+
+    it('retry: queued stays queued; running is queued again with every target pending', async () => {
+      expect(await store.batchJob('retry-queued')).toMatchObject({ status: 'queued', lease: now() });
+      expect(await events(store, 'retry-queued')).toEqual([[1, 'batch.queued']]);
+      expect(await store.batchJob('retry-running')).toMatchObject({
+        status: 'queued',
+        targetsDone: 0,
+        nbytes: 0,
+        targetsFailed: 0,
+      });
+      expect(
+        (await store.batchTargets('retry-running'))!.every(
+          (t) => t.status === 'pending' && t.result === null,
+        ),
+      ).toBe(true);
+      expect(await events(store, 'retry-running')).toEqual([
+        [1, 'batch.queued'],
+        [2, 'batch.running'],
+        [3, 'batch.requeued'],
+      ]);
+    });
+
+    it('resume: queued stays queued; running stays running with finished targets kept, the rest pending', async () => {
+      expect(await store.batchJob('resume-queued')).toMatchObject({ status: 'queued' });
+      const j = await store.batchJob('resume-running');
+      expect(j).toMatchObject({ status: 'running', targetsDone: 2, targetsFailed: 1, lease: now() });
+      const t = (await store.batchTargets('resume-running'))!;
+      expect(t.map((x) => x.status)).toEqual(['done', 'pending', 'failed', 'pending']);
+      expect(t[0].result).toBe('{"content":"r0"}');
+      expect(await events(store, 'resume-running')).toEqual([
+        [1, 'batch.queued'],
+        [2, 'batch.running'],
+        [3, 'batch.requeued'],
+      ]);
+    });
+
+    it('finished jobs are not touched', async () => {
+      expect(await store.batchJob('done-job')).toMatchObject({ status: 'done', lease: 1000 });
+    });
+  });
+
+  describe('sweeper', () => {
+    it('keeps live jobs however old their lease, and sweeps stale finished ones', async () => {
+      await store.createBatchJob(job('live', { status: 'queued', lease: 1 }));
+      await store.createBatchJob(job('running', { status: 'running', lease: 1 }));
+      await store.createBatchJob(job('old-done', { status: 'done', lease: 1 }));
+      await store.createBatchJob(job('fresh-done', { status: 'done', lease: clock.now() - 50 }));
+      const r = await app.get(SweeperService).tick();
+      expect(r).toMatchObject({ touched: 2, swept: 1 });
+      expect(await store.batchJob('live')).toMatchObject({ lease: clock.now() });
+      expect(await store.batchJob('running')).toBeDefined();
+      expect(await store.batchJob('old-done')).toBeUndefined();
+      expect(await store.batchJob('fresh-done')).toBeDefined();
+      clock.t += 101_000;
+      await app.get(SweeperService).tick();
+      expect(await store.batchJob('fresh-done')).toBeUndefined();
+      expect(await store.batchJob('live')).toBeDefined();
+    });
+
+    it('overlapping ticks do nothing', async () => {
+      const s = app.get(SweeperService);
+      const [a, b] = await Promise.all([s.tick(), s.tick()]);
+      expect([a, b].filter((x) => x === undefined)).toHaveLength(1);
+    });
+  });
+});
+
+describe('runner over HTTP fixtures', () => {
+  let app: INestApplication;
+  let fx: Fixture;
+  let flaky = 0;
+  const http = () => request(app.getHttpServer());
+
+  async function finished(id: string) {
+    for (let i = 0; i < 1000; i++) {
+      const r = await http().get(`/v1/batch/${id}`).set(fleet);
+      if (['done', 'partial', 'failed', 'cancelled'].includes(r.body.status)) return r.body;
+      await new Promise((res) => setTimeout(res, 20));
+    }
+    throw new Error('job did not finish');
+  }
+
+  beforeAll(async () => {
+    fx = await new Fixture({
+      '/flaky': (req, res) => {
+        flaky++;
+        if (flaky <= 2) send(503, 'text/plain', 'busy', { 'retry-after': '0' })(req, res);
+        else send(200, 'text/plain', 'finally')(req, res);
+      },
+      '/always-503': send(503, 'text/plain', 'down', { 'retry-after': '0' }),
+      '/big/*': (req, res) => send(200, 'text/plain', `${req.url} `.repeat(500))(req, res),
+      '/slow/*': (req, res) => setTimeout(() => send(200, 'text/html', html('<p>slow</p>'))(req, res), 400),
+    }).start();
+    ({ app } = await createTestApp({
+      SIFT_FLEET_ALLOW: '127.0.0.0/8',
+      SIFT_BATCH_MAX_BYTES: '30000',
+      SIFT_RUNNER_CONCURRENCY: '16',
+      SIFT_PER_HOST_CONCURRENCY: '16',
+    }));
+  });
+  afterAll(async () => {
+    await app.close();
+    await fx.stop();
+  });
+
+  it('retries 503 with Retry-After at most twice and counts the target once', async () => {
+    const sub = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({ targets: [{ url: fx.url('/flaky') }, { url: fx.url('/always-503') }] });
+    const job = await finished(sub.body.id);
+    expect(job).toMatchObject({ status: 'done', targets_done: 2 });
+    expect(fx.hitCount('/flaky')).toBe(3);
+    expect(fx.hitCount('/always-503')).toBe(3);
+    const res = (await http().get(`/v1/batch/${sub.body.id}/results`).set(fleet)).body.results;
+    expect(res[0].result).toMatchObject({ status: 200, content: 'finally' });
+    expect(res[1].result).toMatchObject({ status: 503 });
+    const ev = (await http().get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events;
+    expect(ev.filter((e: { type: string }) => e.type === 'target.done')).toHaveLength(2);
+  });
+
+  it('keeps stored results under SIFT_BATCH_MAX_BYTES by evicting older finished jobs whole', async () => {
+    const ids: string[] = [];
+    for (let j = 0; j < 4; j++) {
+      const sub = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: Array.from({ length: 5 }, (_, i) => ({ url: fx.url(`/big/${j}-${i}`) })) });
+      ids.push(sub.body.id);
+      await finished(sub.body.id);
+    }
+    const store = app.get(BatchStore);
+    expect(await store.batchNbytes()).toBeLessThanOrEqual(30000);
+    expect(await store.batchJob(ids[0])).toBeUndefined();
+    expect(await store.batchJob(ids[3])).toBeDefined();
+  });
+
+  it('cancel while 16 fetches are in flight: stays cancelled, nothing after batch.cancelled, no new requests', async () => {
+    const targets = Array.from({ length: 64 }, (_, i) => ({ url: fx.url(`/slow/${i}`) }));
+    const sub = await http().post('/v1/batch').set(fleet).send({ targets });
+    const runner = app.get(RunnerService);
+    const slowHits = () => [...fx.hits.keys()].filter((p) => p.startsWith('/slow/')).length;
+    // All 16 requests have reached the fixture: they are in flight at both ends.
+    for (let i = 0; i < 400 && slowHits() < 16; i++) await new Promise((r) => setTimeout(r, 5));
+    expect(runner.stats.inFlight).toBe(16);
+    expect(slowHits()).toBe(16);
+    const cancel = await http().delete(`/v1/batch/${sub.body.id}`).set(fleet);
+    expect(cancel.body.status).toBe('cancelled');
+    const hitsAtCancel = slowHits();
+    await new Promise((r) => setTimeout(r, 900)); // longer than a slow answer takes
+    await runner.idle();
+    const job = (await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
+    expect(job.status).toBe('cancelled');
+    const ev = (await http().get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events as {
+      type: string;
+    }[];
+    const at = ev.findIndex((e) => e.type === 'batch.cancelled');
+    expect(at).toBeGreaterThan(0);
+    expect(ev.slice(at + 1)).toEqual([]);
+    expect(slowHits()).toBe(hitsAtCancel);
+    const results = (await http().get(`/v1/batch/${sub.body.id}/results?limit=100`).set(fleet)).body.results;
+    expect(results.filter((r: { status: string }) => r.status === 'done')).toHaveLength(job.targets_done);
+  });
+
+  it('a small job is not starved by a large one (round-robin)', async () => {
+    const big = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({ targets: Array.from({ length: 64 }, (_, i) => ({ url: fx.url(`/slow/b${i}`) })) });
+    const small = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({ targets: [{ url: fx.url('/slow/s0') }, { url: fx.url('/slow/s1') }] });
+    const s = await finished(small.body.id);
+    const b = (await http().get(`/v1/batch/${big.body.id}`).set(fleet)).body;
+    expect(s.status).toBe('done');
+    expect(b.targets_done).toBeLessThan(64);
+    await http().delete(`/v1/batch/${big.body.id}`).set(fleet);
+  });
+});
