@@ -1,0 +1,73 @@
+import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as net from 'node:net';
+import * as path from 'node:path';
+
+export const ROOT = path.resolve(__dirname, '..', '..');
+const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
+
+function newestMtime(dir: string): number {
+  let t = 0;
+  for (const e of fs.readdirSync(dir, { withFileTypes: true })) {
+    const p = path.join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newestMtime(p) : fs.statSync(p).mtimeMs);
+  }
+  return t;
+}
+
+/** The built server, rebuilt when the sources are newer: these tests run sift as users do. */
+export function ensureBuilt(): string {
+  const src = Math.max(newestMtime(path.join(ROOT, 'src')), newestMtime(path.join(ROOT, 'migrations')));
+  if (!fs.existsSync(MAIN) || fs.statSync(MAIN).mtimeMs < src) {
+    execSync('npm run build', { cwd: ROOT, stdio: 'ignore' });
+  }
+  return MAIN;
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve) => {
+    const s = net.createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+export interface SiftProcess {
+  child: ChildProcess;
+  url: string;
+  output: () => string;
+}
+
+/** Starts `node dist/src/main.js` with env and waits until /healthz answers. */
+export async function startSiftProcess(env: Record<string, string>): Promise<SiftProcess> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [ensureBuilt()], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (out += d));
+  const url = `http://127.0.0.1:${port}`;
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`sift exited with ${child.exitCode}: ${out}`);
+    try {
+      const r = await fetch(`${url}/healthz`);
+      if (r.ok) return { child, url, output: () => out };
+    } catch {
+      // not listening yet
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  child.kill('SIGKILL');
+  throw new Error(`sift did not start: ${out}`);
+}
+
+export async function kill(p: SiftProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
+  if (p.child.exitCode !== null) return p.child.exitCode;
+  const done = new Promise<number | null>((r) => p.child.once('exit', (code) => r(code)));
+  p.child.kill(signal);
+  return done;
+}
