@@ -1,10 +1,12 @@
 /** `make bench`: runs the named benchmarks (all when none is named) and prints their numbers. */
+import { benchBatch } from './batch';
 import { benchFetch } from './fetch';
 import { benchStore } from './store';
 
 const benches: Record<string, () => Promise<Record<string, number | string>>> = {
   store: benchStore,
   fetch: benchFetch,
+  batch: benchBatch,
 };
 
 async function main(): Promise<void> {

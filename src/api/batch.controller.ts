@@ -103,9 +103,9 @@ export class BatchController {
     res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
     let closed = false;
     res.on('close', () => (closed = true));
-    for await (const r of this.batch.allResults(caller, id)) {
+    for await (const line of this.batch.resultLines(caller, id)) {
       if (closed) break;
-      await write(res, `${JSON.stringify(r)}\n`);
+      await write(res, line);
     }
     res.end();
     return undefined;

@@ -270,14 +270,21 @@ export class BatchService {
     return { results: page.map((t) => this.toResult(t)), next };
   }
 
-  /** Every result in idx order, a page at a time, for streaming in constant memory. */
-  async *allResults(caller: Caller, id: string, pageSize = 500): AsyncGenerator<TargetResult> {
+  /**
+   * Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory.
+   * The stored envelope is already JSON: it is spliced in, not parsed and written again.
+   */
+  async *resultLines(caller: Caller, id: string, pageSize = 100): AsyncGenerator<string> {
     await this.own(caller, id);
     await this.store.touchBatchJob(id, this.clock.now());
     let after = -1;
     for (;;) {
       const page = await this.store.batchTargetsPage(id, after, pageSize);
-      for (const t of page) yield this.toResult(t);
+      for (const t of page) {
+        const { error } = this.toResult({ ...t, result: null });
+        const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status });
+        yield `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(error)}}\n`;
+      }
       if (page.length < pageSize) return;
       after = page[page.length - 1].idx;
     }

@@ -33,6 +33,8 @@ export class AppConfig {
   limits: Record<CallerClass, ClassLimits>;
   logLevel: string;
   userAgent: string;
+  /** Extraction worker threads; undefined picks one per spare core. */
+  extractWorkers: number | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -119,5 +121,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   cfg.logLevel = parsed.SIFT_LOG_LEVEL;
   cfg.userAgent = parsed.SIFT_USER_AGENT;
+  cfg.extractWorkers = parsed.SIFT_EXTRACT_WORKERS === -1 ? undefined : parsed.SIFT_EXTRACT_WORKERS;
   return cfg;
 }

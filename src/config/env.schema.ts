@@ -94,6 +94,13 @@ export class EnvSchema {
   @Min(1)
   SIFT_RESTRICTED_OUTPUT_CAP = 256 * 1024;
 
+  /** Worker threads that extract pages; 0 extracts on the main thread; -1 picks one per core (at most 4). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(-1)
+  @Max(64)
+  SIFT_EXTRACT_WORKERS = -1;
+
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])
   SIFT_LOG_LEVEL = 'info';

@@ -27,7 +27,10 @@ const withTables = markdownConverter(true);
 const plain = markdownConverter(false);
 
 function parse(html: string, baseUrl: string) {
-  const { document } = parseHTML(html);
+  let { document } = parseHTML(html);
+  // A fragment (no <html>/<body>): browsers put it in a body, so do the same.
+  if (document.documentElement?.tagName !== 'HTML' || !document.body)
+    document = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`).document;
   // Readability resolves relative links against the document's base.
   if (!document.querySelector('base[href]') && document.head) {
     const base = document.createElement('base');

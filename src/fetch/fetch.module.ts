@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { DcacheModule } from '../dcache/dcache.module';
 import { AddressPolicy } from './address-policy';
+import { ExtractPool } from './extract-pool';
 import { FetchService } from './fetch.service';
 import { Fetcher, systemResolver, type Resolver } from './fetcher';
 
@@ -14,15 +15,14 @@ export const RESOLVER = Symbol('RESOLVER');
     { provide: RESOLVER, useValue: systemResolver },
     {
       provide: Fetcher,
-      useFactory: (config: AppConfig, resolver: Resolver) => {
-        const fetcher = new Fetcher({
-          policy: new AddressPolicy(config.fleetAllow),
-          resolver,
-          userAgent: config.userAgent,
-        });
-        return Object.assign(fetcher, { onApplicationShutdown: () => fetcher.close() });
-      },
+      useFactory: (config: AppConfig, resolver: Resolver) =>
+        new Fetcher({ policy: new AddressPolicy(config.fleetAllow), resolver, userAgent: config.userAgent }),
       inject: [AppConfig, RESOLVER],
+    },
+    {
+      provide: ExtractPool,
+      useFactory: (config: AppConfig) => new ExtractPool(config.extractWorkers),
+      inject: [AppConfig],
     },
     FetchService,
   ],

@@ -4,7 +4,8 @@ import { Clock } from '../common/clock';
 import { FetchError, SiftError, forbidden } from '../common/errors';
 import { ContentCache, sha256Hex } from '../dcache';
 import { decodeBody, mediaType, pageKind } from './decode';
-import { extractHtml, type Format } from './extract';
+import type { Format } from './extract';
+import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl } from './fetcher';
 import { truncateUtf8 } from './truncate';
 
@@ -101,6 +102,7 @@ export class FetchService {
     private readonly cache: ContentCache,
     private readonly clock: Clock,
     @Inject(Fetcher) private readonly fetcher: Fetcher,
+    private readonly extractor: ExtractPool,
   ) {
     this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
   }
@@ -221,7 +223,11 @@ export class FetchService {
     let title = '';
     let content = '';
     if (kind === 'html') {
-      const x = extractHtml(decodeBody(raw.body, raw.contentType, true), raw.finalUrl, format);
+      const x = await this.extractor.extract(
+        decodeBody(raw.body, raw.contentType, true),
+        raw.finalUrl,
+        format,
+      );
       title = x.title;
       content = x.content;
     } else if (kind) {

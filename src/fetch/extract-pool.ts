@@ -1,0 +1,153 @@
+import * as os from 'node:os';
+import { Worker } from 'node:worker_threads';
+import { FetchError } from '../common/errors';
+import { extractHtml, type Extraction, type Format } from './extract';
+
+interface Job {
+  id: number;
+  html: string;
+  url: string;
+  format: Format;
+  resolve: (x: Extraction) => void;
+  reject: (e: Error) => void;
+  timer?: NodeJS.Timeout;
+}
+
+interface Slot {
+  worker: Worker;
+  /** Set once the worker has loaded the extractor: time limits count extraction, not start-up. */
+  ready: boolean;
+  job?: Job;
+}
+
+// The worker loads the extractor itself: compiled JavaScript when sift runs built, or the
+// TypeScript source (transpiled on load) when it runs from sources under the test runner.
+const WORKER_CODE = `
+const { parentPort, workerData } = require('node:worker_threads');
+if (workerData.file.endsWith('.ts')) {
+  const ts = require('typescript');
+  const fs = require('node:fs');
+  require.extensions['.ts'] = (m, f) => m._compile(ts.transpileModule(fs.readFileSync(f, 'utf8'), {
+    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
+  }).outputText, f);
+}
+const { extractHtml } = require(workerData.file);
+parentPort.postMessage({ ready: true });
+parentPort.on('message', (m) => {
+  try {
+    parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format) });
+  } catch (e) {
+    parentPort.postMessage({ id: m.id, err: String((e && e.message) || e) });
+  }
+});
+`;
+
+export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
+
+/**
+ * Extraction off the event loop: a few worker threads (a second core does the DOM work while the
+ * main thread serves HTTP and SQLite), each with a heap limit and a time limit. A page that
+ * overruns either costs its worker, which is replaced, and fails alone. Size 0 extracts inline.
+ */
+export class ExtractPool {
+  private readonly slots: Slot[] = [];
+  private readonly queue: Job[] = [];
+  private nextId = 0;
+  private closed = false;
+
+  constructor(
+    readonly size = Math.max(1, Math.min(4, os.availableParallelism())),
+    private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS,
+    private readonly heapMb = 384,
+  ) {
+    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  }
+
+  private spawn(): Slot {
+    const worker = new Worker(WORKER_CODE, {
+      eval: true,
+      workerData: { file: require.resolve('./extract') },
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 8 },
+    });
+    const slot: Slot = { worker, ready: false };
+    worker.on('message', (m: { id: number; ok?: Extraction; err?: string; ready?: boolean }) => {
+      if (m.ready) {
+        slot.ready = true;
+        this.dispatch();
+        return;
+      }
+      const job = slot.job;
+      if (!job || job.id !== m.id) return;
+      this.finish(slot);
+      if (m.ok) job.resolve(m.ok);
+      else job.reject(new Error(m.err));
+    });
+    worker.on('error', (err) =>
+      this.replace(slot, new FetchError('too_large', `the page could not be extracted: ${err.message}`)),
+    );
+    worker.on('exit', () => {
+      if (!this.closed && slot.job)
+        this.replace(slot, new FetchError('too_large', 'the page could not be extracted'));
+    });
+    worker.unref();
+    return slot;
+  }
+
+  /** The worker is lost (crashed or overran): the job fails, a fresh worker takes the slot. */
+  private replace(slot: Slot, err: Error): void {
+    const job = slot.job;
+    slot.job = undefined;
+    if (job?.timer) clearTimeout(job.timer);
+    void slot.worker.terminate();
+    const i = this.slots.indexOf(slot);
+    if (i >= 0 && !this.closed) {
+      this.slots[i] = this.spawn();
+      this.dispatch();
+    }
+    job?.reject(err);
+  }
+
+  private finish(slot: Slot): void {
+    if (slot.job?.timer) clearTimeout(slot.job.timer);
+    slot.job = undefined;
+    this.dispatch();
+  }
+
+  private dispatch(): void {
+    for (const slot of this.slots) {
+      if (slot.job || !slot.ready) continue;
+      const job = this.queue.shift();
+      if (!job) return;
+      slot.job = job;
+      job.timer = setTimeout(
+        () =>
+          this.replace(slot, new FetchError('timeout', `extracting the page took over ${this.timeoutMs} ms`)),
+        this.timeoutMs,
+      );
+      slot.worker.postMessage({ id: job.id, html: job.html, url: job.url, format: job.format });
+    }
+  }
+
+  extract(html: string, url: string, format: Format): Promise<Extraction> {
+    if (this.size === 0) return Promise.resolve().then(() => extractHtml(html, url, format));
+    if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
+    return new Promise((resolve, reject) => {
+      this.queue.push({ id: this.nextId++, html, url, format, resolve, reject });
+      this.dispatch();
+    });
+  }
+
+  get pending(): number {
+    return this.queue.length + this.slots.filter((s) => s.job).length;
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    await Promise.all(this.slots.map((s) => s.worker.terminate()));
+  }
+}
