@@ -42,15 +42,10 @@ export interface FetchEnvelope {
 }
 
 /** What the cache keeps beside the content. */
-interface PageMeta {
-  url: string;
-  final_url: string;
-  status: number;
-  content_type: string;
-  title: string;
-  format: Format;
-  truncated: boolean;
-}
+type PageMeta = Pick<
+  FetchEnvelope,
+  'url' | 'final_url' | 'status' | 'content_type' | 'title' | 'format' | 'truncated'
+>;
 
 interface Page {
   meta: PageMeta;
