@@ -3,7 +3,28 @@ module.exports = {
   rootDir: '.',
   testEnvironment: 'node',
   testMatch: ['<rootDir>/test/**/*.spec.ts'],
-  transform: { '^.+\\.ts$': ['ts-jest', { tsconfig: 'tsconfig.json' }] },
+  transform: {
+    '^.+\\.ts$': [
+      'ts-jest',
+      {
+        tsconfig: 'tsconfig.json',
+        // The same @nestjs/swagger plugin the build runs, so tests see the OpenAPI document users get.
+        astTransformers: {
+          before: [
+            {
+              path: '<rootDir>/test/support/swagger-transformer.js',
+              options: {
+                classValidatorShim: true,
+                introspectComments: true,
+                dtoFileNameSuffix: ['.dto.ts'],
+                controllerFileNameSuffix: ['.controller.ts'],
+              },
+            },
+          ],
+        },
+      },
+    ],
+  },
   moduleFileExtensions: ['ts', 'js', 'json'],
   testTimeout: 30000,
 };

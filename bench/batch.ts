@@ -33,6 +33,7 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(page(i));
   });
+  server.keepAliveTimeout = 60_000; // idle keep-alive sockets closing under the client: not what is measured
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const out: Record<string, number | string> = { 'page size bytes': Buffer.byteLength(page(1)), targets: N };

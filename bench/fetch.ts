@@ -27,6 +27,7 @@ async function fixture(): Promise<{ server: http.Server; origin: string }> {
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
     res.end(page20k(i));
   });
+  server.keepAliveTimeout = 60_000; // idle keep-alive sockets closing under the client: not what is measured
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }

@@ -2,6 +2,7 @@ import { ValidationPipe, type INestApplication, type ValidationError } from '@ne
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { invalidRequest } from './common/errors';
 import { ErrorFilter } from './api/error.filter';
+import { setupSwagger } from './api/swagger';
 
 /** The largest JSON body accepted: a 10,000-target batch with long URLs fits. */
 export const BODY_LIMIT = '32mb';
@@ -37,5 +38,6 @@ export function configureApp<T extends INestApplication>(app: T): T {
       },
     }),
   );
+  setupSwagger(app);
   return app;
 }

@@ -12,7 +12,10 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
+import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
+import { ApiErrors } from './api-errors.decorator';
+import { EventsResponseDto, JobListResponseDto, JobViewDto, ResultsPageDto } from './dto/responses.dto';
 import { invalidRequest } from '../common/errors';
 import {
   BatchService,
@@ -41,6 +44,8 @@ function write(res: Response, chunk: string): Promise<void> {
   });
 }
 
+@ApiTags('batch')
+@ApiBearerAuth()
 @Controller('v1/batch')
 @UseGuards(AuthGuard)
 export class BatchController {
@@ -52,6 +57,18 @@ export class BatchController {
   /** Submits a batch job; the job is stored before the 202 is sent. */
   @Post()
   @HttpCode(202)
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Replays within the idempotency TTL return the same job.',
+  })
+  @ApiResponse({ status: 202, type: JobViewDto, description: 'Stored; Location: /v1/batch/{id}.' })
+  @ApiResponse({
+    status: 200,
+    type: JobViewDto,
+    description: 'Idempotent replay (Idempotent-Replayed: true).',
+  })
+  @ApiErrors(400, 401, 403, 409, 413, 429, 503)
   async submitBatch(
     @CurrentCaller() caller: Caller,
     @Body() body: BatchSubmitDto,
@@ -75,6 +92,8 @@ export class BatchController {
 
   /** The caller's jobs, newest first. */
   @Get()
+  @ApiOkResponse({ type: JobListResponseDto })
+  @ApiErrors(400, 401)
   listBatches(
     @CurrentCaller() caller: Caller,
     @Query() q: JobListQueryDto,
@@ -84,12 +103,20 @@ export class BatchController {
 
   /** One job's state; reading it keeps the job alive. */
   @Get(':id')
+  @ApiOkResponse({ type: JobViewDto })
+  @ApiErrors(401, 404)
   getBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
     return this.batch.get(caller, id);
   }
 
   /** Results in idx order, a page at a time; with Accept: application/x-ndjson, all of them streamed. */
   @Get(':id/results')
+  @ApiProduces('application/json', 'application/x-ndjson')
+  @ApiOkResponse({
+    type: ResultsPageDto,
+    description: 'With Accept: application/x-ndjson, one TargetResult per line.',
+  })
+  @ApiErrors(400, 401, 404)
   async getBatchResults(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -113,6 +140,14 @@ export class BatchController {
 
   /** The job's events; with Accept: text/event-stream, a live stream that ends after the last one. */
   @Get(':id/events')
+  @ApiProduces('application/json', 'text/event-stream')
+  @ApiHeader({ name: 'Last-Event-ID', required: false, description: 'SSE: resume after this seq.' })
+  @ApiOkResponse({
+    type: EventsResponseDto,
+    description:
+      'With Accept: text/event-stream, a live stream (id: seq) that ends after the terminal event.',
+  })
+  @ApiErrors(400, 401, 404)
   async getBatchEvents(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -160,6 +195,8 @@ export class BatchController {
   /** Cancels a live job atomically; pending targets never run. */
   @Delete(':id')
   @HttpCode(200)
+  @ApiOkResponse({ type: JobViewDto, description: 'Cancelled (again 200 for a cancelled job).' })
+  @ApiErrors(401, 404, 409)
   cancelBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
     return this.batch.cancel(caller, id);
   }

@@ -1,9 +1,14 @@
 import { Body, Controller, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from './api-errors.decorator';
+import { FetchResponseDto } from './dto/responses.dto';
 import { FetchService, type Caller, type FetchEnvelope } from '../fetch/fetch.service';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { FetchRequestDto } from './dto/fetch.dto';
 
+@ApiTags('fetch')
+@ApiBearerAuth()
 @Controller('v1')
 @UseGuards(AuthGuard)
 export class FetchController {
@@ -12,6 +17,11 @@ export class FetchController {
   /** Fetches one URL and returns its main content in one envelope. */
   @Post('fetch')
   @HttpCode(200)
+  @ApiOkResponse({
+    type: FetchResponseDto,
+    description: 'The page, extracted; an upstream 4xx/5xx is still an envelope.',
+  })
+  @ApiErrors(400, 401, 403, 413, 502, 504)
   fetch(@CurrentCaller() caller: Caller, @Body() body: FetchRequestDto): Promise<FetchEnvelope> {
     return this.fetcher.fetch(caller, body);
   }
