@@ -3,7 +3,7 @@ const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
 
 module.exports = tseslint.config(
-  { ignores: ['dist/', 'dist-bench/', 'node_modules/', 'coverage/', 'test-output/', '*.js'] },
+  { ignores: ['dist/', 'dist-bench/', 'node_modules/', 'coverage/', 'test-output/', '**/*.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
