@@ -6,10 +6,12 @@ import { FetchModule } from '../fetch/fetch.module';
 import { AuthGuard } from './auth.guard';
 import { FetchController } from './fetch.controller';
 import { HealthController } from './health.controller';
+import { MetricsController } from './metrics.controller';
+import { RunnerModule } from '../runner/runner.module';
 
 @Module({
-  imports: [DcacheModule, FetchModule, BatchModule],
-  controllers: [HealthController, FetchController, BatchController],
+  imports: [DcacheModule, FetchModule, BatchModule, RunnerModule],
+  controllers: [HealthController, FetchController, BatchController, MetricsController],
   providers: [AuthGuard],
 })
 export class ApiModule {}

@@ -500,6 +500,26 @@ export class BatchStore {
     return rows.map((r) => ({ id: r.id, status: r.status, onRestart: r.on_restart }));
   }
 
+  /** Jobs per status, and the targets live jobs still have to finish. */
+  async jobCounts(): Promise<{ byStatus: Record<string, number>; liveTargetsLeft: number }> {
+    const rows = await this.db
+      .selectFrom('batch_job')
+      .select([
+        'status',
+        sql<number>`count(*)`.as('n'),
+        sql<number>`sum(targets_total - targets_done)`.as('left'),
+      ])
+      .groupBy('status')
+      .execute();
+    const byStatus: Record<string, number> = {};
+    let liveTargetsLeft = 0;
+    for (const r of rows) {
+      byStatus[r.status] = Number(r.n);
+      if ((LIVE_STATUSES as readonly string[]).includes(r.status)) liveTargetsLeft += Number(r.left);
+    }
+    return { byStatus, liveTargetsLeft };
+  }
+
   async batchNbytes(): Promise<number> {
     const row = await this.db
       .selectFrom('batch_job')

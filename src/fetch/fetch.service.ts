@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { Metrics } from '../common/metrics';
 import { FetchError, SiftError, forbidden } from '../common/errors';
 import { ContentCache, sha256Hex } from '../dcache';
 import { decodeBody, mediaType, pageKind } from './decode';
@@ -98,6 +99,7 @@ export class FetchService {
     private readonly clock: Clock,
     @Inject(Fetcher) private readonly fetcher: Fetcher,
     private readonly extractor: ExtractPool,
+    private readonly metrics: Metrics,
   ) {
     this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
   }
@@ -107,6 +109,22 @@ export class FetchService {
   }
 
   async fetchDetailed(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
+    const started = performance.now();
+    try {
+      const out = await this.fetchOnce(caller, p, signal);
+      this.metrics.fetches.inc({ outcome: 'ok' });
+      this.metrics.fetchSeconds.observe(
+        { cached: String(out.envelope.cached) },
+        (performance.now() - started) / 1000,
+      );
+      return out;
+    } catch (err) {
+      this.metrics.fetches.inc({ outcome: err instanceof SiftError ? err.code : 'internal' });
+      throw err;
+    }
+  }
+
+  private async fetchOnce(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
     const format: Format = p.format ?? 'markdown';
     const headers = this.checkHeaders(caller, p.headers);
     const url = parseHttpUrl(p.url);

@@ -6,6 +6,7 @@ import {
 } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { Metrics } from '../common/metrics';
 import { SiftError } from '../common/errors';
 import { BatchStore } from '../dcache';
 import { JobSignals } from '../batch/job-signals';
@@ -72,6 +73,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     private readonly signals: JobSignals,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly metrics: Metrics,
   ) {
     signals.onSubmitted((id) => void this.add(id));
     signals.onCancelled((id) => this.drop(id));
@@ -322,6 +324,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       return true;
     });
     if (written) {
+      this.metrics.targets.inc({ status: o.kind });
       this.signals.evented(jobId);
       await this.store.evictBatchOldest(this.config.batchMaxBytes);
     }

@@ -1,0 +1,68 @@
+import { Controller, Get, Header } from '@nestjs/common';
+import { ApiExcludeController } from '@nestjs/swagger';
+import { Gauge } from 'prom-client';
+import { Metrics } from '../common/metrics';
+import { Dcache } from '../dcache';
+import { RunnerService } from '../runner/runner.service';
+
+const JOB_STATUSES = ['queued', 'running', 'done', 'partial', 'failed', 'cancelled'];
+
+/** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */
+@ApiExcludeController()
+@Controller()
+export class MetricsController {
+  constructor(
+    private readonly metrics: Metrics,
+    dcache: Dcache,
+    runner: RunnerService,
+  ) {
+    const r = metrics.registry;
+    const gauge = (
+      name: string,
+      help: string,
+      labelNames: string[],
+      collect: (g: Gauge) => Promise<void> | void,
+    ) =>
+      new Gauge({
+        name,
+        help,
+        labelNames,
+        registers: [r],
+        collect() {
+          return collect(this);
+        },
+      });
+    gauge(
+      'sift_cache',
+      'Content cache: entries, bytes, max_bytes, hits, misses, evictions.',
+      ['stat'],
+      (g) => {
+        for (const [k, v] of Object.entries(dcache.cache.stats()))
+          g.set({ stat: k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`) }, v);
+      },
+    );
+    gauge('sift_batch_jobs', 'Batch jobs by status.', ['status'], async (g) => {
+      const { byStatus } = await dcache.batch.jobCounts();
+      for (const s of JOB_STATUSES) g.set({ status: s }, byStatus[s] ?? 0);
+    });
+    gauge('sift_batch_bytes', 'Bytes of stored batch results.', [], async (g) =>
+      g.set(await dcache.batch.batchNbytes()),
+    );
+    gauge(
+      'sift_runner_queue_depth',
+      'Targets of live jobs not yet finished (in flight included).',
+      [],
+      async (g) => g.set((await dcache.batch.jobCounts()).liveTargetsLeft),
+    );
+    gauge('sift_runner_in_flight', 'Targets being fetched now.', [], (g) => g.set(runner.stats.inFlight));
+    gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
+      for (const [k, v] of Object.entries(dcache.batch.misses)) g.set({ accessor: k }, v);
+    });
+  }
+
+  @Get('metrics')
+  @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
+  scrape(): Promise<string> {
+    return this.metrics.registry.metrics();
+  }
+}
