@@ -19,7 +19,7 @@ build: dist/src/main.js
 run: build
 	node --env-file=$(ENV_FILE) dist/src/main.js
 
-test: install
+test: build
 	npx jest --ci
 
 typecheck: install

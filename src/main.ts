@@ -6,7 +6,8 @@ import { AppModule } from './app.module';
 import { AppConfig, ConfigError, DEV_TOKEN, loadConfig } from './config/app-config';
 import { configureApp } from './app.setup';
 
-async function bootstrap(): Promise<void> {
+/** Starts the server with the configuration from the environment. */
+export async function serve(): Promise<void> {
   // Validate before Nest starts, so a bad value is one clear line, not a stack trace.
   let config: AppConfig;
   try {
@@ -31,7 +32,11 @@ async function bootstrap(): Promise<void> {
   }
 }
 
-bootstrap().catch((err: Error) => {
-  console.error(`sift: start-up failed: ${err.message}`);
-  process.exit(1);
-});
+export function main(): void {
+  serve().catch((err: Error) => {
+    console.error(`sift: start-up failed: ${err.message}`);
+    process.exit(1);
+  });
+}
+
+if (require.main === module) main();
