@@ -3,6 +3,7 @@ import type { NestExpressApplication } from '@nestjs/platform-express';
 import { invalidRequest } from './common/errors';
 import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
+import { requestLog } from './api/request-log';
 
 /** The largest JSON body accepted: a 10,000-target batch with long URLs fits. */
 export const BODY_LIMIT = '32mb';
@@ -22,6 +23,7 @@ export function configureApp<T extends INestApplication>(app: T): T {
   // An ETag hashes every response body; fetch results are not conditional-GET resources.
   express.set('etag', false);
   express.disable('x-powered-by');
+  express.use(requestLog);
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(
     new ValidationPipe({

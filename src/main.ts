@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { Logger } from '@nestjs/common';
+import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
@@ -19,7 +19,11 @@ export async function serve(): Promise<void> {
     }
     throw err;
   }
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false });
+  const levels: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug'];
+  const upTo = levels.indexOf(config.logLevel === 'info' ? 'log' : (config.logLevel as LogLevel));
+  // One JSON object a line: what log collectors read without a parser of their own.
+  const logger = new ConsoleLogger('sift', { json: true, logLevels: levels.slice(0, upTo + 1) });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger });
   configureApp(app);
   app.enableShutdownHooks();
   await app.listen(config.port, '0.0.0.0');

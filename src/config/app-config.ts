@@ -33,7 +33,8 @@ export class AppConfig {
   limits: Record<CallerClass, ClassLimits>;
   logLevel: string;
   userAgent: string;
-  /** Extraction worker threads; undefined picks one per spare core. */
+  shutdownGraceMs: number;
+  /** Extraction worker threads; undefined picks one per core. */
   extractWorkers: number | undefined;
 }
 
@@ -121,6 +122,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   cfg.logLevel = parsed.SIFT_LOG_LEVEL;
   cfg.userAgent = parsed.SIFT_USER_AGENT;
+  cfg.shutdownGraceMs = parsed.SIFT_SHUTDOWN_GRACE_MS;
   cfg.extractWorkers = parsed.SIFT_EXTRACT_WORKERS === -1 ? undefined : parsed.SIFT_EXTRACT_WORKERS;
   return cfg;
 }

@@ -101,6 +101,13 @@ export class EnvSchema {
   @Max(64)
   SIFT_EXTRACT_WORKERS = -1;
 
+  /** On SIGTERM, how long targets in flight may take to finish before they are returned to pending. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(600_000)
+  SIFT_SHUTDOWN_GRACE_MS = 10_000;
+
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])
   SIFT_LOG_LEVEL = 'info';

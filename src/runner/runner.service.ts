@@ -86,9 +86,12 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     for (const id of await this.store.liveJobIds()) await this.add(id);
   }
 
-  /** Stops taking targets; fetches in flight are aborted and their targets go back to pending. */
+  /**
+   * Graceful shutdown: no new targets; those in flight get SIFT_SHUTDOWN_GRACE_MS to finish, then
+   * are aborted and go back to pending (a restart takes them up by the job's policy).
+   */
   async beforeApplicationShutdown(): Promise<void> {
-    await this.stop();
+    await this.stop(this.config.shutdownGraceMs);
   }
 
   async stop(graceMs = 0): Promise<void> {

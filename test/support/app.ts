@@ -60,6 +60,7 @@ export async function createTestApp(
   const clock = opts.clock;
   const config = loadConfig({
     SIFT_DB: ':memory:',
+    SIFT_SHUTDOWN_GRACE_MS: '0',
     SIFT_TOKENS: `${FLEET_TOKEN}:fleet-caller:fleet,${RESTRICTED_TOKEN}:restricted-caller:restricted`,
     ...env,
   });

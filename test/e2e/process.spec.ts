@@ -1,0 +1,88 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import Database from 'better-sqlite3';
+import { Fixture, html, send } from '../support/fixture';
+import { kill, startSiftProcess } from '../support/process';
+
+const TOKEN = 'process-test-token';
+const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+describe('sift as a process', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await new Fixture({
+      '/slow/*': (req, res) =>
+        setTimeout(() => send(200, 'text/html', html('<p>slow page body</p>'))(req, res), 300),
+    }).start();
+  });
+  afterAll(() => fx.stop());
+
+  const env = (db: string, extra: Record<string, string> = {}) => ({
+    SIFT_DB: db,
+    SIFT_TOKENS: `${TOKEN}:proc:fleet`,
+    SIFT_FLEET_ALLOW: '127.0.0.0/8',
+    ...extra,
+  });
+  const tmpDb = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-proc-')), 'sift.db');
+
+  it('logs one JSON line per request with its request id', async () => {
+    const p = await startSiftProcess(env(tmpDb()));
+    const r = await fetch(`${p.url}/healthz`, { headers: { 'x-request-id': 'trace-123' } });
+    expect(r.headers.get('x-request-id')).toBe('trace-123');
+    const r2 = await fetch(`${p.url}/healthz`);
+    expect(r2.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    await new Promise((res) => setTimeout(res, 100));
+    await kill(p, 'SIGTERM');
+    const lines = p
+      .output()
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l));
+    const line = lines.find((l) => l.message?.request_id === 'trace-123');
+    expect(line).toMatchObject({
+      level: 'log',
+      context: 'http',
+      message: { method: 'GET', path: '/healthz', status: 200 },
+    });
+  });
+
+  it('SIGTERM: stops taking work, returns targets in flight to pending, closes the database', async () => {
+    const db = tmpDb();
+    const p = await startSiftProcess(
+      env(db, { SIFT_SHUTDOWN_GRACE_MS: '50', SIFT_RUNNER_CONCURRENCY: '4', SIFT_PER_HOST_CONCURRENCY: '4' }),
+    );
+    const targets = Array.from({ length: 40 }, (_, i) => ({ url: fx.url(`/slow/${i}`) }));
+    const sub = await (
+      await fetch(`${p.url}/v1/batch`, {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({ targets, on_restart: 'resume' }),
+      })
+    ).json();
+    for (let i = 0; i < 100 && [...fx.hits.keys()].filter((k) => k.startsWith('/slow/')).length < 4; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const code = await kill(p, 'SIGTERM');
+    expect(code === 0 || code === null).toBe(true);
+    const d = new Database(db, { readonly: true });
+    const counts = d
+      .prepare('SELECT status, count(*) AS n FROM batch_target WHERE job_id = ? GROUP BY status')
+      .all(sub.id) as { status: string; n: number }[];
+    const job = d.prepare('SELECT status FROM batch_job WHERE id = ?').get(sub.id) as { status: string };
+    d.close();
+    expect(counts.find((c) => c.status === 'running')).toBeUndefined();
+    expect(job.status).toBe('running');
+    // Started again, the job resumes and finishes.
+    const p2 = await startSiftProcess(
+      env(db, { SIFT_RUNNER_CONCURRENCY: '16', SIFT_PER_HOST_CONCURRENCY: '16' }),
+    );
+    let view: { status: string; targets_done: number } = { status: '', targets_done: 0 };
+    for (let i = 0; i < 300 && view.status !== 'done'; i++) {
+      view = await (await fetch(`${p2.url}/v1/batch/${sub.id}`, { headers: H })).json();
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(view).toMatchObject({ status: 'done', targets_done: 40 });
+    await kill(p2, 'SIGTERM');
+  });
+});
