@@ -1,5 +1,5 @@
 import { Controller, Get, Header } from '@nestjs/common';
-import { ApiExcludeController } from '@nestjs/swagger';
+import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
 import { Dcache } from '../dcache';
@@ -8,7 +8,7 @@ import { RunnerService } from '../runner/runner.service';
 const JOB_STATUSES = ['queued', 'running', 'done', 'partial', 'failed', 'cancelled'];
 
 /** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */
-@ApiExcludeController()
+@ApiTags('operations')
 @Controller()
 export class MetricsController {
   constructor(
@@ -60,7 +60,10 @@ export class MetricsController {
     });
   }
 
+  /** Prometheus metrics, in the text exposition format. */
   @Get('metrics')
+  @ApiProduces('text/plain')
+  @ApiOkResponse({ schema: { type: 'string' }, description: 'Prometheus text format 0.0.4.' })
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
   scrape(): Promise<string> {
     return this.metrics.registry.metrics();
