@@ -23,6 +23,7 @@ describe('OpenAPI', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/healthz',
+        '/metrics',
         '/v1/fetch',
         '/v1/batch',
         '/v1/batch/{id}',
