@@ -23,7 +23,11 @@ export async function serve(): Promise<void> {
   const upTo = levels.indexOf(config.logLevel === 'info' ? 'log' : (config.logLevel as LogLevel));
   // One JSON object a line: what log collectors read without a parser of their own.
   const logger = new ConsoleLogger('sift', { json: true, logLevels: levels.slice(0, upTo + 1) });
-  const app = await NestFactory.create<NestExpressApplication>(AppModule, { bodyParser: false, logger });
+  const app = await NestFactory.create<NestExpressApplication>(AppModule, {
+    bodyParser: false,
+    logger,
+    abortOnError: false,
+  });
   configureApp(app);
   app.enableShutdownHooks();
   await app.listen(config.port, '0.0.0.0');

@@ -11,7 +11,7 @@ const DESCRIPTIONS: Record<number, string> = {
   413: 'payload_too_large',
   429: 'too_many_jobs (with Retry-After)',
   502: 'dns_error, connect_error, tls_error, too_many_redirects, too_large, unsupported_content_type',
-  503: 'server_busy (with Retry-After)',
+  503: 'server_busy, storage_full (with Retry-After)',
   504: 'timeout',
 };
 

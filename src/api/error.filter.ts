@@ -1,6 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
-import { SiftError } from '../common/errors';
+import { SiftError, isStorageFull, storageFull } from '../common/errors';
 
 interface Envelope {
   status: number;
@@ -59,7 +59,8 @@ export class ErrorFilter implements ExceptionFilter {
     res.status(env.status).json({ error: { code: env.code, message: env.message, hint: env.hint } });
   }
 
-  private envelope(e: unknown): Envelope {
+  private envelope(err: unknown): Envelope {
+    const e = isStorageFull(err) ? storageFull() : err;
     if (e instanceof SiftError)
       return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };
     const parsed = fromBodyParser(e as object);

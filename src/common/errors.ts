@@ -60,3 +60,24 @@ export class FetchError extends SiftError {
     super(status, code === 'invalid_url' ? 'invalid_request' : code, message, hint);
   }
 }
+
+/** The database refused a write because it is full (disk or its size limit). */
+export function isStorageFull(err: unknown): boolean {
+  for (
+    let e = err as { code?: string; cause?: unknown } | undefined, i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  ) {
+    if (e.code === 'SQLITE_FULL') return true;
+  }
+  return false;
+}
+
+export const storageFull = () =>
+  new SiftError(
+    503,
+    'storage_full',
+    'the database is full: nothing was written, and nothing stored before was lost',
+    'try again later; the operator must free disk space or raise the database size limit',
+    { 'Retry-After': '30' },
+  );

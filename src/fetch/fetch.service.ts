@@ -1,4 +1,4 @@
-import { Inject, Injectable } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
@@ -90,6 +90,7 @@ const RESERVED_HEADERS = new Set([
 @Injectable()
 export class FetchService {
   private readonly inflight = new Map<string, Promise<Page>>();
+  private readonly log = new Logger('fetch');
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
 
@@ -257,9 +258,14 @@ export class FetchService {
       truncated: stored.truncated,
     };
     const fetchedAt = this.clock.now();
-    const digest = TRANSIENT_STATUS.has(raw.status)
-      ? sha256Hex(stored.text)
-      : await this.cache.put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt);
+    let digest = sha256Hex(stored.text);
+    if (!TRANSIENT_STATUS.has(raw.status)) {
+      // The page is already in hand: a cache that cannot store it (a full disk) must not lose it.
+      await this.cache.put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt).then(
+        (d) => (digest = d),
+        (err: Error) => this.log.warn(`page not cached: ${err.message}`),
+      );
+    }
     return { meta, content: stored.text, digest, fetchedAt, cached: false, retryAfterS: raw.retryAfterS };
   }
 }

@@ -7,7 +7,7 @@ import {
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
-import { SiftError } from '../common/errors';
+import { SiftError, isStorageFull } from '../common/errors';
 import { BatchStore } from '../dcache';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller, type FetchOutcome, type FetchParams } from '../fetch/fetch.service';
@@ -65,6 +65,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private pumping = false;
   private again = false;
   private stopped = true;
+  /** While the database is full, no new target starts before this time (ms). */
+  private pausedUntil = 0;
 
   constructor(
     private readonly store: BatchStore,
@@ -175,6 +177,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async fill(): Promise<void> {
+    const wait = this.pausedUntil - Date.now();
+    if (wait > 0) {
+      setTimeout(() => this.pump(), wait).unref();
+      return;
+    }
     const perHost = this.config.perHostConcurrency;
     while (!this.stopped && this.inFlight < this.config.runnerConcurrency) {
       const ids = [...this.jobs.keys()];
@@ -224,16 +231,16 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
     const now = this.clock.now();
-    const live = await this.store.transaction(async (s) => {
-      const j = await s.batchJob(job.id);
-      if (!j || (j.status !== 'queued' && j.status !== 'running')) return false;
-      if (j.status === 'queued') {
-        await s.setBatchJobStatus(job.id, 'running', '', now);
-        await s.appendEvent(job.id, 'batch.running', now, {});
-      }
-      await s.updateBatchTarget(job.id, t.idx, now, 'running', null, null, null);
-      return true;
-    });
+    let live: boolean;
+    try {
+      live = await this.markRunning(job, t, now);
+    } catch (err) {
+      if (!isStorageFull(err)) throw err;
+      // Nothing was written: the target goes back to the front of its job, and work pauses.
+      job.buffer.unshift(t);
+      this.pauseForStorage();
+      return;
+    }
     if (!live) {
       this.drop(job.id);
       return;
@@ -244,7 +251,43 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     }
     const outcome = await this.attempt(job.caller, t, signal);
     if (outcome.kind === 'dropped') return;
-    await this.write(job.id, t.idx, outcome);
+    await this.writeDurably(job.id, t.idx, outcome);
+  }
+
+  private pauseForStorage(): void {
+    if (this.pausedUntil <= Date.now())
+      this.log.warn('the database is full: batch work paused, retrying every second');
+    this.pausedUntil = Date.now() + 1000;
+  }
+
+  /** A result is never dropped for a full database: its write is tried again until it fits. */
+  private async writeDurably(
+    jobId: string,
+    idx: number,
+    o: Exclude<Outcome, { kind: 'dropped' }>,
+  ): Promise<void> {
+    for (;;) {
+      try {
+        return await this.write(jobId, idx, o);
+      } catch (err) {
+        if (!isStorageFull(err) || this.stopped) throw err;
+        this.pauseForStorage();
+        await new Promise((r) => setTimeout(r, 1000));
+      }
+    }
+  }
+
+  private markRunning(job: ActiveJob, t: PendingTarget, now: number): Promise<boolean> {
+    return this.store.transaction(async (s) => {
+      const j = await s.batchJob(job.id);
+      if (!j || (j.status !== 'queued' && j.status !== 'running')) return false;
+      if (j.status === 'queued') {
+        await s.setBatchJobStatus(job.id, 'running', '', now);
+        await s.appendEvent(job.id, 'batch.running', now, {});
+      }
+      await s.updateBatchTarget(job.id, t.idx, now, 'running', null, null, null);
+      return true;
+    });
   }
 
   /** Fetches with at most two retries for resets and 429/502/503 (honouring Retry-After). */

@@ -26,6 +26,24 @@ describe('sift as a process', () => {
   });
   const tmpDb = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-proc-')), 'sift.db');
 
+  it.each([
+    ['a foreign file', () => Buffer.from('these are my notes, not a database\n'.repeat(300))],
+    [
+      'a corrupt database',
+      () => {
+        const b = Buffer.alloc(8192, 0x5a);
+        Buffer.from('SQLite format 3\0').copy(b); // a database header over garbage
+        return b;
+      },
+    ],
+  ])('refuses to start on %s, naming the file, without overwriting it', async (_name, content) => {
+    const db = tmpDb();
+    const bytes = content();
+    fs.writeFileSync(db, bytes);
+    await expect(startSiftProcess(env(db))).rejects.toThrow(db);
+    expect(fs.readFileSync(db)).toEqual(bytes);
+  });
+
   it('logs one JSON line per request with its request id', async () => {
     const p = await startSiftProcess(env(tmpDb()));
     const r = await fetch(`${p.url}/healthz`, { headers: { 'x-request-id': 'trace-123' } });

@@ -12,6 +12,7 @@ export const ERROR_CODES = [
   'too_many_targets',
   'too_many_jobs',
   'server_busy',
+  'storage_full',
   'dns_error',
   'connect_error',
   'tls_error',
