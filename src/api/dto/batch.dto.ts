@@ -4,6 +4,7 @@ import {
   ArrayMinSize,
   IsArray,
   IsIn,
+  IsObject,
   IsOptional,
   IsString,
   MaxLength,
@@ -28,6 +29,7 @@ export class BatchTargetDto {
 
   /** This target's fetch options; they override the job's `options`. */
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => FetchOptionsDto)
   options?: FetchOptionsDto;
@@ -38,12 +40,14 @@ export class BatchSubmitDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(HARD_MAX_TARGETS)
+  @IsObject({ each: true })
   @ValidateNested({ each: true })
   @Type(() => BatchTargetDto)
   targets: BatchTargetDto[];
 
   /** Default fetch options for every target. */
   @IsOptional()
+  @IsObject()
   @ValidateNested()
   @Type(() => FetchOptionsDto)
   options?: FetchOptionsDto;
