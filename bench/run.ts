@@ -1,12 +1,14 @@
 /** `make bench`: runs the named benchmarks (all when none is named) and prints their numbers. */
 import { benchBatch } from './batch';
 import { benchFetch } from './fetch';
+import { benchLoad } from './load';
 import { benchStore } from './store';
 
 const benches: Record<string, () => Promise<Record<string, number | string>>> = {
   store: benchStore,
   fetch: benchFetch,
   batch: benchBatch,
+  load: benchLoad,
 };
 
 async function main(): Promise<void> {
