@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { RunnerService } from '../../src/runner/runner.service';
-import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -12,14 +12,8 @@ describe('batch jobs over HTTP', () => {
   let fx: Fixture;
   const http = () => request(app.getHttpServer());
 
-  async function waitFor(id: string, statuses = ['done', 'partial', 'failed', 'cancelled'], headers = fleet) {
-    for (let i = 0; i < 500; i++) {
-      const r = await http().get(`/v1/batch/${id}`).set(headers);
-      if (statuses.includes(r.body.status)) return r.body;
-      await new Promise((res) => setTimeout(res, 20));
-    }
-    throw new Error(`job ${id} did not finish`);
-  }
+  const waitFor = (id: string, statuses?: string[], headers = fleet) =>
+    waitForJob(app, id, headers, statuses);
 
   beforeAll(async () => {
     fx = await new Fixture({

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { Dcache } from '../../src/dcache';
-import { createTestApp, FLEET_TOKEN, tmpDbPath } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN, tmpDbPath } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -18,14 +18,7 @@ describe('a full database', () => {
   };
   const makeRoom = () => dcache.sqlite.pragma('max_page_count = 1073741823');
 
-  async function finished(id: string) {
-    for (let i = 0; i < 1000; i++) {
-      const r = await http().get(`/v1/batch/${id}`).set(fleet);
-      if (['done', 'partial', 'failed', 'cancelled'].includes(r.body.status)) return r.body;
-      await new Promise((res) => setTimeout(res, 20));
-    }
-    throw new Error('job did not finish');
-  }
+  const finished = (id: string) => waitForJob(app, id);
 
   beforeAll(async () => {
     fx = await new Fixture({

@@ -4,7 +4,7 @@ import { BatchStore, type BatchJob, type BatchTarget } from '../../src/dcache';
 import { RestartService } from '../../src/runner/restart.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
-import { createTestApp, FLEET_TOKEN, TestClock } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN, TestClock } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -168,14 +168,7 @@ describe('runner over HTTP fixtures', () => {
   let flaky = 0;
   const http = () => request(app.getHttpServer());
 
-  async function finished(id: string) {
-    for (let i = 0; i < 1000; i++) {
-      const r = await http().get(`/v1/batch/${id}`).set(fleet);
-      if (['done', 'partial', 'failed', 'cancelled'].includes(r.body.status)) return r.body;
-      await new Promise((res) => setTimeout(res, 20));
-    }
-    throw new Error('job did not finish');
-  }
+  const finished = (id: string) => waitForJob(app, id);
 
   beforeAll(async () => {
     fx = await new Fixture({

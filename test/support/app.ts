@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
+import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
@@ -73,4 +74,21 @@ export async function createTestApp(
   const app = configureApp(moduleRef.createNestApplication({ logger: false, bodyParser: false }));
   await app.init();
   return { app, config };
+}
+
+const FINISHED = ['done', 'partial', 'failed', 'cancelled'];
+
+/** Polls a job's view until it reaches one of `statuses` (a finished status by default). */
+export async function waitForJob(
+  app: INestApplication,
+  id: string,
+  headers: Record<string, string> = { Authorization: `Bearer ${FLEET_TOKEN}` },
+  statuses = FINISHED,
+): Promise<Record<string, unknown> & { status: string }> {
+  for (let i = 0; i < 1000; i++) {
+    const r = await request(app.getHttpServer()).get(`/v1/batch/${id}`).set(headers);
+    if (statuses.includes(r.body.status)) return r.body;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+  throw new Error(`job ${id} did not reach ${statuses.join('|')}`);
 }
