@@ -182,10 +182,10 @@ export class BatchController {
         if (TERMINAL_EVENTS.has(e.type)) ended = true;
       }
       if (ended) break;
-      if (events.length === 0) {
-        await this.signals.nextEvent(id, 15_000);
-        if (!closed && (await this.batch.eventsAfter(id, after, 1)).length === 0)
-          await write(res, ': keep-alive\n\n');
+      if (events.length === 0 && !(await this.signals.nextEvent(id, 15_000)) && !closed) {
+        // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
+        if (!(await this.batch.exists(id))) break;
+        await write(res, ': keep-alive\n\n');
       }
     }
     res.end();

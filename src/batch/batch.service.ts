@@ -301,6 +301,10 @@ export class BatchService {
     await this.store.touchBatchJob(id, this.clock.now());
   }
 
+  async exists(id: string): Promise<boolean> {
+    return (await this.store.batchJob(id)) !== undefined;
+  }
+
   async eventsAfter(id: string, after: number, limit = 1000): Promise<BatchEvent[]> {
     return this.store.batchEvents(id, after, limit);
   }

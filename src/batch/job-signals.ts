@@ -30,17 +30,18 @@ export class JobSignals {
     this.emitter.on('cancelled', fn);
   }
 
-  /** Resolves at the job's next event, or after ms, whichever comes first. */
-  nextEvent(jobId: string, ms: number): Promise<void> {
+  /** Resolves true at the job's next event, or false after ms, whichever comes first. */
+  nextEvent(jobId: string, ms: number): Promise<boolean> {
     return new Promise((resolve) => {
       const name = `events:${jobId}`;
-      const done = () => {
+      const done = (fired: boolean) => {
         clearTimeout(timer);
-        this.emitter.off(name, done);
-        resolve();
+        this.emitter.off(name, onEvent);
+        resolve(fired);
       };
-      const timer = setTimeout(done, ms);
-      this.emitter.once(name, done);
+      const onEvent = () => done(true);
+      const timer = setTimeout(() => done(false), ms);
+      this.emitter.once(name, onEvent);
     });
   }
 }
