@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { FetchError } from '../common/errors';
-import { extractHtml, type Extraction, type Format } from './extract';
+import type { Extraction, Format } from './extract';
 
 interface Job {
   id: number;
@@ -129,7 +129,12 @@ export class ExtractPool {
   }
 
   extract(html: string, url: string, format: Format): Promise<Extraction> {
-    if (this.size === 0) return Promise.resolve().then(() => extractHtml(html, url, format));
+    if (this.size === 0) {
+      // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
+      return Promise.resolve().then(() =>
+        (require('./extract') as typeof import('./extract')).extractHtml(html, url, format),
+      );
+    }
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ id: this.nextId++, html, url, format, resolve, reject });
