@@ -34,11 +34,17 @@ export function precleanSource(doc: Document): void {
   }
 }
 
+/** Whether el still hangs under root (the article may be a detached tree, so isConnected cannot tell). */
+function under(el: Element, root: Element): boolean {
+  for (let n: Node | null = el; n; n = n.parentNode) if (n === root) return true;
+  return false;
+}
+
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element): void {
   for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
   for (const el of Array.from(body.querySelectorAll<Element>('ul,ol,div,section,p,table'))) {
-    if (!el.isConnected) continue;
+    if (!under(el, body)) continue; // inside something removed already
     const len = textLen(el);
     if (len === 0) continue;
     const links = linkTextLen(el);

@@ -51,23 +51,30 @@ function metaContent(doc: Document, selectors: string[]): string {
 /** Main content of an html page, as markdown, text or cleaned html, with its title. */
 export function extractHtml(page: string, baseUrl: string, format: Format): Extraction {
   const html = limitDepth(page);
-  const doc = parse(html, baseUrl);
+  // One parse serves both the title fallback (read first) and Readability (which mutates it).
+  const source = parse(html, baseUrl);
   const fallbackTitle =
-    metaContent(doc, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) || (doc.title ?? '').trim();
-  let article: ReturnType<Readability<string>['parse']> = null;
+    metaContent(source, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) ||
+    (source.title ?? '').trim();
+  let article: ReturnType<Readability<Element>['parse']> = null;
   try {
-    const source = parse(html, baseUrl) as unknown as Document;
-    precleanSource(source);
-    article = new Readability(source, { keepClasses: false }).parse();
+    precleanSource(source as unknown as Document);
+    // The serializer hands back the article element itself: no serialise-and-parse round trip.
+    article = new Readability<Element>(source as unknown as Document, {
+      keepClasses: false,
+      serializer: (el) => el as Element,
+    }).parse();
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.
   }
   const title = tidy(article?.title || fallbackTitle);
   if (article?.content) {
-    const body = parseHTML(`<!doctype html><html><body>${article.content}</body></html>`).document.body;
-    cleanArticle(body);
-    return { title, content: render(body, body.innerHTML, format) };
+    const root = article.content as unknown as HTMLElement;
+    cleanArticle(root);
+    return { title, content: render(root, root.innerHTML, format) };
   }
+  // No article found: the whole page less its furniture, from a fresh parse (the first was changed).
+  const doc = parse(html, baseUrl);
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(
     body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
