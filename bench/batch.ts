@@ -59,6 +59,7 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
     SIFT_FLEET_ALLOW: '127.0.0.0/8',
     SIFT_RUNNER_CONCURRENCY: String(CONCURRENCY),
     SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY),
+    ...(process.env.SIFT_EXTRACT_WORKERS ? { SIFT_EXTRACT_WORKERS: process.env.SIFT_EXTRACT_WORKERS } : {}),
   });
   const pid = sift.child.pid!;
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };

@@ -67,7 +67,7 @@ export class ExtractPool {
     const worker = new Worker(WORKER_CODE, {
       eval: true,
       workerData: { file: require.resolve('./extract') },
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 8 },
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false };
     worker.on('message', (m: { id: number; ok?: Extraction; err?: string; ready?: boolean }) => {
