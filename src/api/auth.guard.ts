@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { hash, timingSafeEqual } from 'node:crypto';
 import { Injectable, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import type { Request } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
@@ -7,7 +7,7 @@ import { ClientStore } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
 
 export function fingerprint(token: string): string {
-  return createHash('sha256').update(token, 'utf8').digest('hex');
+  return hash('sha256', token, 'hex');
 }
 
 const unauthorized = (message: string) =>

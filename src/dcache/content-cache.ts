@@ -1,5 +1,6 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { SizedLru } from '../common/sized-lru';
 import type { DB } from './schema';
 
 export interface CachedPage {
@@ -21,7 +22,7 @@ export interface ContentCacheStats {
 }
 
 export function sha256Hex(s: string): string {
-  return createHash('sha256').update(s, 'utf8').digest('hex');
+  return hash('sha256', s, 'hex');
 }
 
 /**
@@ -43,45 +44,14 @@ export class ContentCache {
    * Recently read pages kept decoded in memory (a byte-bounded LRU in Map order), so a hot page is
    * served without a database read. It holds copies of rows that exist; every change drops them.
    */
-  private readonly hot = new Map<string, CachedPage & { nbytes: number }>();
-  private hotBytes = 0;
-  private readonly hotMax: number;
+  private readonly hot: SizedLru<CachedPage>;
 
   constructor(
     private readonly db: Kysely<DB>,
     readonly maxBytes: number,
   ) {
-    this.hotMax = Math.min(maxBytes, 64 * 1024 * 1024);
-  }
-
-  private hotGet(key: string): CachedPage | undefined {
-    const page = this.hot.get(key);
-    if (page) {
-      this.hot.delete(key);
-      this.hot.set(key, page);
-    }
-    return page;
-  }
-
-  private hotPut(page: CachedPage): void {
-    this.hotDrop(page.key);
-    const nbytes = page.body.length * 2;
-    if (nbytes > this.hotMax / 8) return;
-    this.hot.set(page.key, { ...page, nbytes });
-    this.hotBytes += nbytes;
-    for (const [k, p] of this.hot) {
-      if (this.hotBytes <= this.hotMax) break;
-      this.hot.delete(k);
-      this.hotBytes -= p.nbytes;
-    }
-  }
-
-  private hotDrop(key: string): void {
-    const p = this.hot.get(key);
-    if (p) {
-      this.hot.delete(key);
-      this.hotBytes -= p.nbytes;
-    }
+    // A JavaScript string holds up to two bytes a character.
+    this.hot = new SizedLru(Math.min(maxBytes, 64 * 1024 * 1024), (p) => p.body.length * 2);
   }
 
   /** Reads the totals once at open; afterwards they are kept in step with every change. */
@@ -120,7 +90,7 @@ export class ContentCache {
 
   /** The page under key if it was fetched at or after minFetchedAt; a hit marks it recently used. */
   async get(key: string, minFetchedAt = 0): Promise<CachedPage | undefined> {
-    const warm = this.hotGet(key);
+    const warm = this.hot.get(key);
     if (warm) {
       if (warm.fetchedAt < minFetchedAt) {
         this.misses++;
@@ -149,7 +119,7 @@ export class ContentCache {
       meta: JSON.parse(row.meta) as Record<string, unknown>,
       fetchedAt: row.fetched_at,
     };
-    this.hotPut(page);
+    this.hot.set(page.key, page);
     return page;
   }
 
@@ -157,7 +127,7 @@ export class ContentCache {
   async put(key: string, body: string, meta: Record<string, unknown>, fetchedAt: number): Promise<string> {
     const digest = sha256Hex(body);
     const nbytes = Buffer.byteLength(body, 'utf8');
-    this.hotDrop(key);
+    this.hot.delete(key);
     try {
       await this.db.transaction().execute(async (trx) => {
         const old = await trx
@@ -199,7 +169,6 @@ export class ContentCache {
       });
     } catch (err) {
       this.hot.clear();
-      this.hotBytes = 0;
       await this.recount();
       throw err;
     }
@@ -248,7 +217,7 @@ export class ContentCache {
       return;
     }
     await trx.deleteFrom('cache_entry').where('key', '=', lru.key).execute();
-    this.hotDrop(lru.key);
+    this.hot.delete(lru.key);
     this.entries--;
     this.evictions++;
     this.bytes -= await this.dropBodyIfUnused(trx, lru.digest);

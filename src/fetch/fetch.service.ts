@@ -6,6 +6,7 @@ import { FetchError, SiftError, forbidden } from '../common/errors';
 import { ContentCache, sha256Hex } from '../dcache';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
+import { ContentJsonMemo, envelopeJson } from './envelope-json';
 import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl } from './fetcher';
 import { truncateUtf8 } from './truncate';
@@ -93,6 +94,8 @@ export class FetchService {
   private readonly log = new Logger('fetch');
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
+  /** Escaped contents of pages served from the cache. */
+  private readonly contentJson = new ContentJsonMemo(16 * 1024 * 1024);
 
   constructor(
     private readonly config: AppConfig,
@@ -105,8 +108,17 @@ export class FetchService {
     this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
   }
 
-  async fetch(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchEnvelope> {
-    return (await this.fetchDetailed(caller, p, signal)).envelope;
+  /**
+   * The envelope as JSON, what POST /v1/fetch sends. A page served from the cache reuses the
+   * escaped form of its content.
+   */
+  async fetchJson(caller: Caller, p: FetchParams): Promise<string> {
+    const { envelope } = await this.fetchDetailed(caller, p);
+    const digest = envelope.digest;
+    return envelopeJson(
+      envelope,
+      envelope.cached ? this.contentJson.get(digest, envelope.content) : undefined,
+    );
   }
 
   async fetchDetailed(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
