@@ -17,7 +17,7 @@ export class FetchController {
   /** Fetches one URL and returns its main content in one envelope. */
   @Post('fetch')
   @HttpCode(200)
-  @Header('Content-Type', 'application/json; charset=utf-8')
+  @Header('Content-Type', 'application/json') // Express adds "; charset=utf-8"
   @ApiOkResponse({
     type: FetchResponseDto,
     description: 'The page, extracted; an upstream 4xx/5xx is still an envelope.',

@@ -2,13 +2,15 @@ import { SizedLru } from '../common/sized-lru';
 import type { FetchEnvelope } from './fetch.service';
 
 /**
- * The JSON of an envelope, `content` last. `contentJson` is JSON.stringify(envelope.content) when
- * the caller already has it.
+ * JSON.stringify(envelope), byte for byte, with the escaped content given: `contentJson` is
+ * JSON.stringify(envelope.content), kept from an earlier answer.
  */
-export function envelopeJson(envelope: FetchEnvelope, contentJson?: string): string {
-  const { content, ...rest } = envelope;
-  const head = JSON.stringify(rest);
-  return `${head.slice(0, -1)},"content":${contentJson ?? JSON.stringify(content)}}`;
+export function envelopeJson(envelope: FetchEnvelope, contentJson: string): string {
+  const { url, final_url, status, content_type, title, format, bytes, truncated } = envelope;
+  const head = JSON.stringify({ url, final_url, status, content_type, title, format });
+  const { cached, fetched_at, digest } = envelope;
+  const tail = JSON.stringify({ bytes, truncated, cached, fetched_at, digest });
+  return `${head.slice(0, -1)},"content":${contentJson},${tail.slice(1)}`;
 }
 
 /**

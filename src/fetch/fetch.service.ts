@@ -114,11 +114,9 @@ export class FetchService {
    */
   async fetchJson(caller: Caller, p: FetchParams): Promise<string> {
     const { envelope } = await this.fetchDetailed(caller, p);
-    const digest = envelope.digest;
-    return envelopeJson(
-      envelope,
-      envelope.cached ? this.contentJson.get(digest, envelope.content) : undefined,
-    );
+    return envelope.cached
+      ? envelopeJson(envelope, this.contentJson.get(envelope.digest, envelope.content))
+      : JSON.stringify(envelope);
   }
 
   async fetchDetailed(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {

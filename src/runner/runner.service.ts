@@ -10,7 +10,6 @@ import { Metrics } from '../common/metrics';
 import { SiftError, isStorageFull } from '../common/errors';
 import { BatchStore } from '../dcache';
 import { JobSignals } from '../batch/job-signals';
-import { envelopeJson } from '../fetch/envelope-json';
 import { FetchService, type Caller, type FetchOutcome, type FetchParams } from '../fetch/fetch.service';
 import { RestartService } from './restart.service';
 
@@ -321,7 +320,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
           if (signal.aborted) return { kind: 'dropped' };
         }
       }
-      return { kind: 'done', result: envelopeJson(out.envelope) };
+      return { kind: 'done', result: JSON.stringify(out.envelope) };
     }
   }
 

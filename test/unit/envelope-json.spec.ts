@@ -1,0 +1,40 @@
+import fc from 'fast-check';
+import { ContentJsonMemo, envelopeJson } from '../../src/fetch/envelope-json';
+import type { FetchEnvelope } from '../../src/fetch/fetch.service';
+
+describe('envelope JSON', () => {
+  const envelopes: fc.Arbitrary<FetchEnvelope> = fc.record({
+    url: fc.webUrl(),
+    final_url: fc.webUrl(),
+    status: fc.integer({ min: 100, max: 599 }),
+    content_type: fc.string(),
+    title: fc.string({ unit: 'grapheme' }),
+    format: fc.constantFrom('markdown', 'text', 'html'),
+    content: fc.string({ unit: 'binary' }),
+    bytes: fc.nat(),
+    truncated: fc.boolean(),
+    cached: fc.boolean(),
+    fetched_at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
+    digest: fc.stringMatching(/^sha256:[0-9a-f]{64}$/),
+  });
+
+  it('is JSON.stringify(envelope), byte for byte, whatever the fields hold', () => {
+    fc.assert(
+      fc.property(envelopes, (e) => {
+        expect(envelopeJson(e, JSON.stringify(e.content))).toBe(JSON.stringify(e));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('the memo gives each digest the escaped form of its own content, within its budget', () => {
+    const memo = new ContentJsonMemo(8 * 1024);
+    const pages = Array.from({ length: 50 }, (_, i) => ({
+      digest: `d${i}`,
+      content: `"page ${i}"\n€${'x'.repeat(i * 10)}`,
+    }));
+    for (let round = 0; round < 3; round++) {
+      for (const p of pages) expect(memo.get(p.digest, p.content)).toBe(JSON.stringify(p.content));
+    }
+  });
+});
