@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { setFlagsFromString } from 'node:v8';
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
@@ -8,6 +9,11 @@ import { configureApp } from './app.setup';
 
 /** Starts the server with the configuration from the environment. */
 export async function serve(): Promise<void> {
+  // V8 lets the heap grow to up to four times what survived the last full collection before it
+  // collects again. A batch run promotes a steady trickle of page strings, so the heap would climb
+  // to 150 MB over 40 MB live; 1.5 times keeps the process under 240 MB at the same speed
+  // (bench/batch). The setting is read at every collection, so it applies from here on.
+  setFlagsFromString('--heap-growing-percent=50');
   // Validate before Nest starts, so a bad value is one clear line, not a stack trace.
   let config: AppConfig;
   try {
