@@ -62,12 +62,15 @@ export function compileCheck(dto: Dto): Check | null {
   }
   const entries = [...props];
   return (body) => {
-    // Only a plain JSON object whose every key is a declared property; anything else (arrays,
-    // unknown or prototype keys) is left to the full pipe, which names the problem.
+    // Only a plain JSON object of declared properties with primitive values. Anything else (arrays,
+    // unknown or prototype keys, nested objects, which the full pipe copies and strips) is left to
+    // the full pipe, which also names every problem.
     if (typeof body !== 'object' || body === null || Object.getPrototypeOf(body) !== Object.prototype) {
       return undefined;
     }
-    for (const key of Object.keys(body)) if (!props.has(key)) return undefined;
+    for (const [key, value] of Object.entries(body)) {
+      if (!props.has(key) || (typeof value === 'object' && value !== null)) return undefined;
+    }
     const entity = Object.assign(new dto(), body) as Record<string, unknown>;
     for (const [property, { optional, rules }] of entries) {
       const value = entity[property];

@@ -94,8 +94,9 @@ describe('SiftValidationPipe', () => {
       fc.asyncProperty(bodies, async (value) => {
         const fast = check(asBody(value));
         const slow = await fullPipe(value);
-        // A "__proto__" key is left to the full pipe on purpose (it strips it).
-        if (slow.ok && !JSON.stringify(value).includes('"__proto__"')) accepted++;
+        // Nested values (headers; a "__proto__" key) are left to the full pipe on purpose.
+        const flat = Object.values(value ?? {}).every((v) => typeof v !== 'object' || v === null);
+        if (slow.ok && flat && !JSON.stringify(value).includes('"__proto__"')) accepted++;
         if (fast === undefined) return;
         shortcut++;
         expect(slow.ok).toBe(true);
@@ -104,8 +105,8 @@ describe('SiftValidationPipe', () => {
       }),
       { numRuns: 1500 },
     );
-    // The generator reaches both sides, and the shortcut takes every other valid body.
-    expect(accepted).toBeGreaterThan(150);
+    // The generator reaches both sides, and the shortcut takes every valid flat body.
+    expect(accepted).toBeGreaterThan(30);
     expect(shortcut).toBe(accepted);
   });
 
