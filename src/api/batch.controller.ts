@@ -164,7 +164,7 @@ export class BatchController {
         throw invalidRequest('Last-Event-ID must be an event seq', 'send the id of the last event received');
       after = Number(lastEventId);
     }
-    await this.batch.open(caller, id);
+    const ended = await this.batch.open(caller, id);
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
@@ -174,14 +174,15 @@ export class BatchController {
     res.on('close', () => (closed = true));
     while (!closed) {
       const events = await this.batch.eventsAfter(id, after);
-      let ended = false;
+      let last = false;
       for (const e of events) {
         const v = eventView(e);
         await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
         after = e.seq;
-        if (TERMINAL_EVENTS.has(e.type)) ended = true;
+        if (TERMINAL_EVENTS.has(e.type)) last = true;
       }
-      if (ended) break;
+      // A job that had ended when the stream opened has no event left past those just sent.
+      if (last || (ended && events.length === 0)) break;
       if (events.length === 0 && !(await this.signals.nextEvent(id, 15_000)) && !closed) {
         // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
         if (!(await this.batch.exists(id))) break;

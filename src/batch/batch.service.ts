@@ -296,9 +296,11 @@ export class BatchService {
   }
 
   /** Checks the job is the caller's; touches its lease. */
-  async open(caller: Caller, id: string): Promise<void> {
-    await this.own(caller, id);
+  /** Opens a stream of the caller's job; true when the job has already ended (no event will follow). */
+  async open(caller: Caller, id: string): Promise<boolean> {
+    const job = await this.own(caller, id);
     await this.store.touchBatchJob(id, this.clock.now());
+    return TERMINAL_STATUSES.has(job.status);
   }
 
   async exists(id: string): Promise<boolean> {
