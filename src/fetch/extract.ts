@@ -53,9 +53,15 @@ export function extractHtml(page: string, baseUrl: string, format: Format): Extr
   const html = limitDepth(page);
   // One parse serves both the title fallback (read first) and Readability (which mutates it).
   const source = parse(html, baseUrl);
+  const docTitle = (source.title ?? '').trim();
+  // A document title with a dash that no metadata repeats may end in the site's name.
+  const siteNamed =
+    /\s[–—]\s/.test(docTitle) &&
+    !Array.from(source.querySelectorAll('meta[content]')).some(
+      (m) => m.getAttribute('content')?.trim() === docTitle,
+    );
   const fallbackTitle =
-    metaContent(source, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) ||
-    (source.title ?? '').trim();
+    metaContent(source, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
   try {
     precleanSource(source as unknown as Document);
@@ -67,7 +73,8 @@ export function extractHtml(page: string, baseUrl: string, format: Format): Extr
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.
   }
-  const title = tidy(article?.title || fallbackTitle);
+  const found = article?.title || fallbackTitle;
+  const title = tidy(siteNamed && found === docTitle ? withoutSiteName(found) : found);
   if (article?.content) {
     const root = article.content as unknown as HTMLElement;
     cleanArticle(root);
@@ -82,6 +89,19 @@ export function extractHtml(page: string, baseUrl: string, format: Format): Extr
     el.remove();
   }
   return { title, content: render(body, body.innerHTML, format) };
+}
+
+/**
+ * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an
+ * en or em dash. The same rule for those: the part before the last dash, when it keeps at least five
+ * words (Readability's threshold for a plain hyphen). A title the page's metadata gives is kept
+ * whole, as Readability keeps it.
+ */
+function withoutSiteName(title: string): string {
+  const cut = Math.max(title.lastIndexOf(' – '), title.lastIndexOf(' — '));
+  if (cut < 0) return title;
+  const head = title.slice(0, cut).trim();
+  return head.split(/\s+/).length >= 5 ? head : title;
 }
 
 function render(body: HTMLElement, html: string, format: Format): string {

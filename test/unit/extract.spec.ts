@@ -59,3 +59,21 @@ describe('truncateUtf8', () => {
     }
   });
 });
+
+describe('titles', () => {
+  const page = (title: string, meta = '') =>
+    `<html><head><title>${title}</title>${meta}</head><body><article><h2>x</h2>${'<p>Some words of the article body, enough of them to be read as the main content of the page.</p>'.repeat(8)}</article></body></html>`;
+  const title = (html: string) => extractHtml(html, 'http://x.test/', 'text').title;
+
+  it('a site name after an en or em dash is cut like one after a hyphen', () => {
+    expect(title(page('Five words make a title – Site'))).toBe('Five words make a title');
+    expect(title(page('Five words make a title — Site'))).toBe('Five words make a title');
+    expect(title(page('Five words make a title - Site'))).toBe('Five words make a title');
+  });
+
+  it('a short head, or a title the metadata repeats, stays whole', () => {
+    expect(title(page('Too short – Site'))).toBe('Too short – Site');
+    const named = 'Five words make a title – Site';
+    expect(title(page(named, `<meta property="og:title" content="${named}">`))).toBe(named);
+  });
+});
