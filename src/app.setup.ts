@@ -1,21 +1,29 @@
+import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
 import type { NestExpressApplication } from '@nestjs/platform-express';
+import { AppConfig } from './config/app-config';
+import { RequestGate } from './api/request-gate';
 import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
 import { SiftValidationPipe } from './api/validation.pipe';
 
-/** The largest JSON body accepted: a 10,000-target batch with long URLs fits. */
-export const BODY_LIMIT = '32mb';
-
 /** What main.ts and the tests both apply, so tests run the same app users do. */
 export function configureApp<T extends INestApplication>(app: T): T {
   const express = app as unknown as NestExpressApplication;
-  express.useBodyParser('json', { limit: BODY_LIMIT });
+  const config = app.get(AppConfig);
+  // A client that sends its headers or its body slowly holds a socket: bound both. Node checks the
+  // deadlines on an interval, 30 s unless set before the server listens.
+  const server = app.getHttpServer() as Server & { connectionsCheckingInterval: number };
+  server.headersTimeout = config.headersTimeoutMs;
+  server.requestTimeout = config.requestTimeoutMs;
+  server.connectionsCheckingInterval = Math.min(1000, config.headersTimeoutMs);
   // An ETag hashes every response body; fetch results are not conditional-GET resources.
   express.set('etag', false);
   express.disable('x-powered-by');
   express.use(requestLog);
+  // Authentication, then body limits and parsing: nothing an unknown caller sends is read.
+  express.use(app.get(RequestGate).middleware);
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(new SiftValidationPipe());
   setupSwagger(app);

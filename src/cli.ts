@@ -1,9 +1,10 @@
 #!/usr/bin/env node
+import './threadpool';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
-import { fingerprint } from './api/auth.guard';
+import { callerClassClash, fingerprint } from './api/authenticator';
 import { ConfigError, loadConfig } from './config/app-config';
 import { openDcache } from './dcache';
 
@@ -60,6 +61,11 @@ async function tokenCreate(args: string[]): Promise<void> {
   const token = `sift_${randomBytes(24).toString('base64url')}`;
   const d = await openDcache({ path: cfg.dbPath, maxBytes: cfg.cacheMaxBytes });
   try {
+    const clash = callerClassClash(cfg.tokens, [
+      ...(await d.clients.clients()),
+      { caller, callerClass: cls },
+    ]);
+    if (clash) fail(`token create refused: ${clash}; pick another CALLER name`);
     await d.clients.addClient({
       fingerprint: fingerprint(token),
       caller,

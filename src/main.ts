@@ -1,10 +1,11 @@
+import './threadpool';
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import { AppConfig, ConfigError, DEV_TOKEN, loadConfig } from './config/app-config';
+import { AppConfig, ConfigError, DEV_TOKEN, exposureProblem, loadConfig } from './config/app-config';
 import { configureApp } from './app.setup';
 
 /** Starts the server with the configuration from the environment. */
@@ -25,6 +26,11 @@ export async function serve(): Promise<void> {
     }
     throw err;
   }
+  const exposed = exposureProblem(config);
+  if (exposed) {
+    console.error(`sift: start-up refused: ${exposed}`);
+    process.exit(1);
+  }
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug'];
   const upTo = levels.indexOf(config.logLevel === 'info' ? 'log' : (config.logLevel as LogLevel));
   // One JSON object a line: what log collectors read without a parser of their own.
@@ -36,9 +42,9 @@ export async function serve(): Promise<void> {
   });
   configureApp(app);
   app.enableShutdownHooks();
-  await app.listen(config.port, '0.0.0.0');
+  await app.listen(config.port, config.host);
   const log = new Logger('sift');
-  log.log(`listening on :${config.port}, database ${config.dbPath}`);
+  log.log(`listening on ${config.host}:${config.port}, database ${config.dbPath}`);
   if (config.tokens.some((t) => t.token === DEV_TOKEN)) {
     log.warn(
       `the development token "${DEV_TOKEN}" is accepted: set SIFT_TOKENS in .env before exposing sift`,

@@ -29,7 +29,14 @@ export async function startSift(
 export interface LoadRequest {
   method: 'GET' | 'POST';
   path: string;
-  body?: string;
+  body?: string | Uint8Array;
+  /** Sent beside (or instead of) the harness's own authorization and content-type. */
+  headers?: Record<string, string>;
+}
+
+export interface LoadOptions {
+  /** The bearer token sent; null sends none. */
+  token?: string | null;
 }
 
 export interface LoadResult {
@@ -42,13 +49,15 @@ export interface LoadResult {
 /**
  * Runs `connections` keep-alive request loops for `seconds` from a worker thread, so the load
  * generator has its own core and event loop instead of sharing sift's. `make` is serialised into
- * the worker: it may only use its argument.
+ * the worker: it may only use its argument (or it is the source of an expression that gives such
+ * a function, evaluated once in the worker).
  */
 export function load(
   origin: string,
   connections: number,
   seconds: number,
-  make: (i: number) => LoadRequest,
+  make: ((i: number) => LoadRequest) | string,
+  opts: LoadOptions = {},
 ): Promise<LoadResult> {
   const code = `
     const { parentPort, workerData } = require('node:worker_threads');
@@ -65,8 +74,9 @@ export function load(
           const r = make(i++);
           const t = performance.now();
           try {
+            const auth = workerData.token === null ? {} : { authorization: 'Bearer ' + workerData.token };
             const res = await pool.request({ method: r.method, path: r.path, body: r.body,
-              headers: { authorization: 'Bearer ' + workerData.token, 'content-type': 'application/json' } });
+              headers: { ...auth, 'content-type': 'application/json', ...(r.headers || {}) } });
             await res.body.dump({ limit: 1 << 30 });
             statuses[res.statusCode] = (statuses[res.statusCode] || 0) + 1;
             if (res.statusCode >= 400) errors++;
@@ -89,8 +99,8 @@ export function load(
         origin,
         connections,
         seconds,
-        make: `(${make.toString()})`,
-        token: BENCH_TOKEN,
+        make: typeof make === 'string' ? make : `(${make.toString()})`,
+        token: opts.token === undefined ? BENCH_TOKEN : opts.token,
         undici: require.resolve('undici'),
       },
     });

@@ -3,7 +3,10 @@ import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchController } from './batch.controller';
 import { FetchModule } from '../fetch/fetch.module';
+import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
+import { Authenticator } from './authenticator';
+import { RequestGate } from './request-gate';
 import { FetchController } from './fetch.controller';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
@@ -12,6 +15,6 @@ import { RunnerModule } from '../runner/runner.module';
 @Module({
   imports: [DcacheModule, FetchModule, BatchModule, RunnerModule],
   controllers: [HealthController, FetchController, BatchController, MetricsController],
-  providers: [AuthGuard],
+  providers: [Authenticator, AuthGuard, RequestGate, Admission],
 })
 export class ApiModule {}

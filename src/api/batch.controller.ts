@@ -23,10 +23,10 @@ import {
   eventView,
   type EventView,
   type JobView,
-  type TargetResult,
 } from '../batch/batch.service';
 import { JobSignals } from '../batch/job-signals';
 import type { Caller } from '../fetch/fetch.service';
+import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { BatchSubmitDto } from './dto/batch.dto';
@@ -52,6 +52,7 @@ export class BatchController {
   constructor(
     private readonly batch: BatchService,
     private readonly signals: JobSignals,
+    private readonly admission: Admission,
   ) {}
 
   /** Submits a batch job; the job is stored before the 202 is sent. */
@@ -68,7 +69,7 @@ export class BatchController {
     type: JobViewDto,
     description: 'Idempotent replay (Idempotent-Replayed: true).',
   })
-  @ApiErrors(400, 401, 403, 409, 413, 429, 503)
+  @ApiErrors(400, 401, 403, 409, 413, 415, 429, 503)
   async submitBatch(
     @CurrentCaller() caller: Caller,
     @Body() body: BatchSubmitDto,
@@ -109,32 +110,44 @@ export class BatchController {
     return this.batch.get(caller, id);
   }
 
-  /** Results in idx order, a page at a time; with Accept: application/x-ndjson, all of them streamed. */
+  /**
+   * Results in idx order, a page at a time (at most `limit` targets and about 8 MiB of JSON); with
+   * Accept: application/x-ndjson, all of them streamed.
+   */
   @Get(':id/results')
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({
     type: ResultsPageDto,
-    description: 'With Accept: application/x-ndjson, one TargetResult per line.',
+    description:
+      'A page stops at `limit` targets or about 8 MiB of JSON; `next` continues. With Accept: application/x-ndjson, one TargetResult per line.',
   })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors(400, 401, 404, 429)
   async getBatchResults(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
     @Query() q: ResultsQueryDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<{ results: TargetResult[]; next: number | null } | undefined> {
-    if (!wants(req, 'application/x-ndjson'))
-      return this.batch.results(caller, id, q.after ?? -1, q.limit ?? 100);
-    await this.batch.open(caller, id);
-    res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
-    let closed = false;
-    res.on('close', () => (closed = true));
-    for await (const line of this.batch.resultLines(caller, id)) {
-      if (closed) break;
-      await write(res, line);
+  ): Promise<string | undefined> {
+    if (!wants(req, 'application/x-ndjson')) {
+      const page = await this.batch.resultsJson(caller, id, q.after ?? -1, q.limit ?? 100);
+      res.setHeader('Content-Type', 'application/json; charset=utf-8');
+      return page;
     }
-    res.end();
+    const leave = this.admission.enter('stream', caller);
+    try {
+      await this.batch.open(caller, id);
+      res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+      let closed = false;
+      res.on('close', () => (closed = true));
+      for await (const line of this.batch.resultLines(caller, id)) {
+        if (closed) break;
+        await write(res, line);
+      }
+      res.end();
+    } finally {
+      leave();
+    }
     return undefined;
   }
 
@@ -147,7 +160,7 @@ export class BatchController {
     description:
       'With Accept: text/event-stream, a live stream (id: seq) that ends after the terminal event.',
   })
-  @ApiErrors(400, 401, 404)
+  @ApiErrors(400, 401, 404, 429)
   async getBatchEvents(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
@@ -164,15 +177,26 @@ export class BatchController {
         throw invalidRequest('Last-Event-ID must be an event seq', 'send the id of the last event received');
       after = Number(lastEventId);
     }
+    const leave = this.admission.enter('stream', caller);
+    try {
+      await this.streamEvents(caller, id, after, res);
+    } finally {
+      leave();
+    }
+    return undefined;
+  }
+
+  /** The SSE stream: stored events after `after`, then live ones, until the terminal event. */
+  private async streamEvents(caller: Caller, id: string, after: number, res: Response): Promise<void> {
     const ended = await this.batch.open(caller, id);
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
-    let closed = false;
-    res.on('close', () => (closed = true));
-    while (!closed) {
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    while (!gone.signal.aborted) {
       const events = await this.batch.eventsAfter(id, after);
       let last = false;
       for (const e of events) {
@@ -183,14 +207,17 @@ export class BatchController {
       }
       // A job that had ended when the stream opened has no event left past those just sent.
       if (last || (ended && events.length === 0)) break;
-      if (events.length === 0 && !(await this.signals.nextEvent(id, 15_000)) && !closed) {
+      if (
+        events.length === 0 &&
+        !(await this.signals.nextEvent(id, 15_000, gone.signal)) &&
+        !gone.signal.aborted
+      ) {
         // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
         if (!(await this.batch.exists(id))) break;
         await write(res, ': keep-alive\n\n');
       }
     }
     res.end();
-    return undefined;
   }
 
   /** Cancels a live job atomically; pending targets never run. */

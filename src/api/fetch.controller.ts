@@ -1,8 +1,10 @@
-import { Body, Controller, Header, HttpCode, Post, UseGuards } from '@nestjs/common';
+import { Body, Controller, Header, HttpCode, Post, Res, UseGuards } from '@nestjs/common';
+import type { Response } from 'express';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from './api-errors.decorator';
 import { FetchResponseDto } from './dto/responses.dto';
 import { FetchService, type Caller } from '../fetch/fetch.service';
+import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { FetchRequestDto } from './dto/fetch.dto';
@@ -12,7 +14,10 @@ import { FetchRequestDto } from './dto/fetch.dto';
 @Controller('v1')
 @UseGuards(AuthGuard)
 export class FetchController {
-  constructor(private readonly fetcher: FetchService) {}
+  constructor(
+    private readonly fetcher: FetchService,
+    private readonly admission: Admission,
+  ) {}
 
   /** Fetches one URL and returns its main content in one envelope. */
   @Post('fetch')
@@ -22,8 +27,24 @@ export class FetchController {
     type: FetchResponseDto,
     description: 'The page, extracted; an upstream 4xx/5xx is still an envelope.',
   })
-  @ApiErrors(400, 401, 403, 413, 502, 504)
-  fetch(@CurrentCaller() caller: Caller, @Body() body: FetchRequestDto): Promise<string> {
-    return this.fetcher.fetchJson(caller, body);
+  @ApiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
+  async fetch(
+    @CurrentCaller() caller: Caller,
+    @Body() body: FetchRequestDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<string> {
+    const leave = this.admission.enter('fetch', caller);
+    // A caller that hangs up stops waiting; the shared fetch stops when nobody else waits for it.
+    const gone = new AbortController();
+    const onClose = () => {
+      if (!res.writableFinished) gone.abort();
+    };
+    res.once('close', onClose);
+    try {
+      return await this.fetcher.fetchJson(caller, body, gone.signal);
+    } finally {
+      res.off('close', onClose);
+      leave();
+    }
   }
 }

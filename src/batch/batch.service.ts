@@ -54,6 +54,23 @@ export interface EventView {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
+/** A results page stops at about this much JSON; `next` continues. */
+export const RESULTS_PAGE_BYTES = 8 * 1024 * 1024;
+/** JSON around one stored result: idx, status, keys and escapes. */
+const RESULT_OVERHEAD = 256;
+
+/** 400 too_many_targets when a job of `n` targets is over the caller's class limit. */
+export function checkTargetCount(maxTargets: number, n: number, caller: Caller): void {
+  if (n > maxTargets) {
+    throw new SiftError(
+      400,
+      'too_many_targets',
+      `${n} targets is over the ${maxTargets} a ${caller.callerClass} caller may send in one job`,
+      `split the list into jobs of at most ${maxTargets} targets`,
+    );
+  }
+}
+
 /** The batch domain: submission rules, idempotency, limits, views, events and cancel. */
 @Injectable()
 export class BatchService {
@@ -89,14 +106,7 @@ export class BatchService {
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
     const limits = this.config.limits[caller.callerClass];
-    if (req.targets.length > limits.maxTargets) {
-      throw new SiftError(
-        400,
-        'too_many_targets',
-        `${req.targets.length} targets is over the ${limits.maxTargets} a ${caller.callerClass} caller may send in one job`,
-        `split the list into jobs of at most ${limits.maxTargets} targets`,
-      );
-    }
+    checkTargetCount(limits.maxTargets, req.targets.length, caller);
     if (headerKey !== undefined && req.idempotency_key !== undefined && headerKey !== req.idempotency_key) {
       throw invalidRequest(
         'the Idempotency-Key header and idempotency_key differ',
@@ -208,7 +218,7 @@ export class BatchService {
 
   private async own(caller: Caller, id: string): Promise<BatchJob> {
     const job = await this.store.batchJob(id);
-    if (!job || job.caller !== caller.name) throw notFound('job');
+    if (!job || job.caller !== caller.name || job.callerClass !== caller.callerClass) throw notFound('job');
     return job;
   }
 
@@ -256,35 +266,43 @@ export class BatchService {
     };
   }
 
-  async results(
-    caller: Caller,
-    id: string,
-    after: number,
-    limit: number,
-  ): Promise<{ results: TargetResult[]; next: number | null }> {
+  /**
+   * A page of results as JSON: `{results, next}`, at most `limit` targets and about
+   * RESULTS_PAGE_BYTES of JSON (a larger single result still goes alone). Sizes are read first, so
+   * only the targets that fit are loaded; stored envelopes are spliced in, not parsed again.
+   */
+  async resultsJson(caller: Caller, id: string, after: number, limit: number): Promise<string> {
     const job = await this.own(caller, id);
-    const page = await this.store.batchTargetsPage(id, after, limit);
+    let n = 0;
+    let total = 0;
+    for (const { bytes } of await this.store.batchResultSizes(id, after, limit)) {
+      const cost = bytes + RESULT_OVERHEAD;
+      if (n > 0 && total + cost > RESULTS_PAGE_BYTES) break;
+      total += cost;
+      n++;
+    }
+    const page = n > 0 ? await this.store.batchTargetsPage(id, after, n) : [];
     await this.store.touchBatchJob(id, this.clock.now());
     const last = page[page.length - 1];
     const next = last && last.idx < job.targetsTotal - 1 ? last.idx : null;
-    return { results: page.map((t) => this.toResult(t)), next };
+    return `{"results":[${page.map((t) => this.resultJson(t)).join(',')}],"next":${next}}`;
   }
 
-  /**
-   * Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory.
-   * The stored envelope is already JSON: it is spliced in, not parsed and written again.
-   */
+  /** One TargetResult as JSON, the stored envelope spliced in. */
+  private resultJson(t: BatchTarget): string {
+    const { error } = this.toResult({ ...t, result: null });
+    const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status });
+    return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(error)}}`;
+  }
+
+  /** Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory. */
   async *resultLines(caller: Caller, id: string, pageSize = 100): AsyncGenerator<string> {
     await this.own(caller, id);
     await this.store.touchBatchJob(id, this.clock.now());
     let after = -1;
     for (;;) {
       const page = await this.store.batchTargetsPage(id, after, pageSize);
-      for (const t of page) {
-        const { error } = this.toResult({ ...t, result: null });
-        const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status });
-        yield `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(error)}}\n`;
-      }
+      for (const t of page) yield `${this.resultJson(t)}\n`;
       if (page.length < pageSize) return;
       after = page[page.length - 1].idx;
     }

@@ -30,18 +30,22 @@ export class JobSignals {
     this.emitter.on('cancelled', fn);
   }
 
-  /** Resolves true at the job's next event, or false after ms, whichever comes first. */
-  nextEvent(jobId: string, ms: number): Promise<boolean> {
+  /** Resolves true at the job's next event, or false after ms or when `stop` aborts, whichever comes first. */
+  nextEvent(jobId: string, ms: number, stop?: AbortSignal): Promise<boolean> {
     return new Promise((resolve) => {
       const name = `events:${jobId}`;
       const done = (fired: boolean) => {
         clearTimeout(timer);
         this.emitter.off(name, onEvent);
+        stop?.removeEventListener('abort', onStop);
         resolve(fired);
       };
       const onEvent = () => done(true);
+      const onStop = () => done(false);
       const timer = setTimeout(() => done(false), ms);
       this.emitter.once(name, onEvent);
+      if (stop?.aborted) return done(false);
+      stop?.addEventListener('abort', onStop, { once: true });
     });
   }
 }

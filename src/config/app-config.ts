@@ -9,6 +9,10 @@ export interface ClassLimits {
   maxTargets: number;
   maxLiveJobs: number;
   outputCap: number;
+  /** /v1/fetch calls in flight per caller. */
+  fetchConcurrency: number;
+  /** Open event or NDJSON streams per caller. */
+  maxStreams: number;
 }
 
 export interface TokenEntry {
@@ -20,6 +24,7 @@ export interface TokenEntry {
 /** The validated configuration, built once from the environment. */
 export class AppConfig {
   port: number;
+  host: string;
   dbPath: string;
   tokens: TokenEntry[];
   cacheMaxBytes: number;
@@ -36,6 +41,11 @@ export class AppConfig {
   shutdownGraceMs: number;
   /** Extraction worker threads; undefined picks one per core. */
   extractWorkers: number | undefined;
+  extractQueue: number;
+  dnsTimeoutMs: number;
+  dnsPerCaller: number;
+  headersTimeoutMs: number;
+  requestTimeoutMs: number;
 }
 
 export class ConfigError extends Error {}
@@ -62,9 +72,43 @@ function parseTokens(raw: string): TokenEntry[] {
     }
     if (token.length < 8)
       throw new ConfigError(`SIFT_TOKENS: the token of caller "${caller}" is shorter than 8 characters`);
+    const other = out.find((t) => t.caller === caller && t.callerClass !== cls);
+    if (other) {
+      throw new ConfigError(
+        `SIFT_TOKENS gives caller "${caller}" both classes: a caller name has one class (give the other token another name)`,
+      );
+    }
     out.push({ token, caller, callerClass: cls });
   }
   return out;
+}
+
+/** Tokens at least this long may be used on a server reachable from the network. */
+export const MIN_EXPOSED_TOKEN_LENGTH = 24;
+
+/** Whether a bind address reaches only this machine: localhost, 127.0.0.0/8 or ::1. */
+export function isLoopbackHost(host: string): boolean {
+  if (host.toLowerCase() === 'localhost') return true;
+  const bare = host.replace(/^\[|\]$/g, '');
+  if (!ipaddr.isValid(bare)) return false;
+  const a = ipaddr.process(bare);
+  return a.range() === 'loopback';
+}
+
+/**
+ * Why this configuration must not start, or undefined: a bind beyond loopback with the development
+ * token or a short token would let anyone who can reach the port use sift as an open proxy.
+ */
+export function exposureProblem(cfg: AppConfig): string | undefined {
+  if (isLoopbackHost(cfg.host)) return undefined;
+  const weak = cfg.tokens.filter((t) => t.token === DEV_TOKEN || t.token.length < MIN_EXPOSED_TOKEN_LENGTH);
+  if (weak.length === 0) return undefined;
+  const who = weak.map((t) => (t.token === DEV_TOKEN ? `the development token` : `caller "${t.caller}"`));
+  return (
+    `SIFT_HOST=${cfg.host} reaches beyond this machine, but SIFT_TOKENS has ${who.join(', ')} ` +
+    `with a token shorter than ${MIN_EXPOSED_TOKEN_LENGTH} characters or known to everyone: ` +
+    `create strong tokens (npx sift token create CALLER --class restricted) or bind SIFT_HOST=127.0.0.1`
+  );
 }
 
 function parseCidrs(raw: string): AppConfig['fleetAllow'] {
@@ -98,6 +142,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   }
   const cfg = new AppConfig();
   cfg.port = parsed.PORT;
+  cfg.host = parsed.SIFT_HOST;
   cfg.dbPath = parsed.SIFT_DB;
   cfg.tokens = parseTokens(parsed.SIFT_TOKENS);
   cfg.cacheMaxBytes = parsed.SIFT_CACHE_MAX_BYTES;
@@ -113,16 +158,25 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       maxTargets: parsed.SIFT_FLEET_MAX_TARGETS,
       maxLiveJobs: parsed.SIFT_FLEET_MAX_LIVE_JOBS,
       outputCap: parsed.SIFT_FLEET_OUTPUT_CAP,
+      fetchConcurrency: parsed.SIFT_FLEET_FETCH_CONCURRENCY,
+      maxStreams: parsed.SIFT_FLEET_MAX_STREAMS,
     },
     restricted: {
       maxTargets: parsed.SIFT_RESTRICTED_MAX_TARGETS,
       maxLiveJobs: parsed.SIFT_RESTRICTED_MAX_LIVE_JOBS,
       outputCap: parsed.SIFT_RESTRICTED_OUTPUT_CAP,
+      fetchConcurrency: parsed.SIFT_RESTRICTED_FETCH_CONCURRENCY,
+      maxStreams: parsed.SIFT_RESTRICTED_MAX_STREAMS,
     },
   };
   cfg.logLevel = parsed.SIFT_LOG_LEVEL;
   cfg.userAgent = parsed.SIFT_USER_AGENT;
   cfg.shutdownGraceMs = parsed.SIFT_SHUTDOWN_GRACE_MS;
   cfg.extractWorkers = parsed.SIFT_EXTRACT_WORKERS === -1 ? undefined : parsed.SIFT_EXTRACT_WORKERS;
+  cfg.extractQueue = parsed.SIFT_EXTRACT_QUEUE;
+  cfg.dnsTimeoutMs = parsed.SIFT_DNS_TIMEOUT_MS;
+  cfg.dnsPerCaller = parsed.SIFT_DNS_PER_CALLER;
+  cfg.headersTimeoutMs = parsed.SIFT_HEADERS_TIMEOUT_MS;
+  cfg.requestTimeoutMs = Math.max(parsed.SIFT_REQUEST_TIMEOUT_MS, parsed.SIFT_HEADERS_TIMEOUT_MS);
   return cfg;
 }

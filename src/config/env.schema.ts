@@ -13,6 +13,11 @@ export class EnvSchema {
   @Max(65535)
   PORT = 8080;
 
+  /** The address to listen on; anything but loopback needs strong tokens (see exposureProblem). */
+  @IsString()
+  @MinLength(1)
+  SIFT_HOST = '127.0.0.1';
+
   @IsString()
   @MinLength(1)
   SIFT_DB = './data/sift.db';
@@ -107,6 +112,66 @@ export class EnvSchema {
   @Min(0)
   @Max(600_000)
   SIFT_SHUTDOWN_GRACE_MS = 10_000;
+
+  /** /v1/fetch calls one caller may have in flight. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SIFT_FLEET_FETCH_CONCURRENCY = 64;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SIFT_RESTRICTED_FETCH_CONCURRENCY = 8;
+
+  /** Event and NDJSON streams one caller may hold open. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SIFT_FLEET_MAX_STREAMS = 32;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SIFT_RESTRICTED_MAX_STREAMS = 4;
+
+  /** Pages waiting for extraction before /v1/fetch answers 503 server_busy (the runner waits). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100_000)
+  SIFT_EXTRACT_QUEUE = 256;
+
+  /** A DNS lookup that takes longer fails with dns_error. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(120_000)
+  SIFT_DNS_TIMEOUT_MS = 5000;
+
+  /** DNS lookups one caller may have in flight; more wait for a slot (within the timeout). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  SIFT_DNS_PER_CALLER = 4;
+
+  /** A request's headers must arrive within this; its whole body within SIFT_REQUEST_TIMEOUT_MS. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  SIFT_HEADERS_TIMEOUT_MS = 10_000;
+
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(3_600_000)
+  SIFT_REQUEST_TIMEOUT_MS = 60_000;
 
   @IsOptional()
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])

@@ -257,6 +257,30 @@ export class BatchStore {
   }
 
   /** One page of targets with idx > after, in idx order. */
+  /**
+   * The UTF-8 size of each target's stored text (url, result, error, hint) after `after`, in idx
+   * order, without reading the results (octet_length takes the size from the record header).
+   */
+  async batchResultSizes(
+    jobId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ idx: number; bytes: number }[]> {
+    return this.db
+      .selectFrom('batch_target')
+      .select([
+        'idx',
+        sql<number>`octet_length(url) + coalesce(octet_length(result), 0) + coalesce(octet_length(error), 0) + coalesce(octet_length(hint), 0)`.as(
+          'bytes',
+        ),
+      ])
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+  }
+
   async batchTargetsPage(jobId: string, after: number, limit: number): Promise<BatchTarget[]> {
     const rows = await this.db
       .selectFrom('batch_target')

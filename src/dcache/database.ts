@@ -55,7 +55,10 @@ export interface OpenedDatabase {
 /** Opens the one connection with the pragmas every part of sift relies on. */
 export function openDatabase(file: string): OpenedDatabase {
   if (file !== ':memory:') {
-    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true });
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
+    // The database holds fleet callers' header values and pages fetched from internal addresses:
+    // only its owner reads it. SQLite creates the -wal and -shm files with the database's mode.
+    if (!fs.existsSync(file)) fs.closeSync(fs.openSync(file, 'a', 0o600));
   }
   let sqlite: Database.Database;
   try {

@@ -26,10 +26,17 @@ function embeddedIPv4(a: ipaddr.IPv6): ipaddr.IPv4 | undefined {
   }
 }
 
+/**
+ * Ranges ipaddr.js calls unicast that are not reachable on the public internet.
+ * 64:ff9b:1::/48 is the local-use NAT64 prefix (RFC 8215): a translator inside the network.
+ */
+const NOT_PUBLIC_V6: [ipaddr.IPv6, number][] = [ipaddr.IPv6.parseCIDR('64:ff9b:1::/48')];
+
 /** ipaddr.js classification (a kept library) decides; only global unicast is public. */
 function isPublic(a: Addr): boolean {
   if (a.kind() === 'ipv6') {
     const v6 = a as ipaddr.IPv6;
+    if (NOT_PUBLIC_V6.some(([net, bits]) => v6.match(net, bits))) return false;
     const inner = embeddedIPv4(v6);
     if (inner) return inner.range() === 'unicast';
     return v6.range() === 'unicast';
@@ -71,11 +78,19 @@ export class AddressPolicy {
     );
   }
 
-  /** Throws blocked_address unless every given address may be reached. */
+  /**
+   * Throws blocked_address unless every given address may be reached. A restricted caller is told
+   * the host only: the address it resolved to would map the internal network for an outsider.
+   */
   check(host: string, ips: string[], callerClass: CallerClass): void {
     for (const ip of ips) {
       if (!this.allowed(ip, callerClass)) {
-        throw new FetchError('blocked_address', `${host} resolves to ${ip}, which this caller may not reach`);
+        throw new FetchError(
+          'blocked_address',
+          callerClass === 'fleet'
+            ? `${host} resolves to ${ip}, which this caller may not reach`
+            : `${host} is not an address this caller may reach`,
+        );
       }
     }
   }

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { FetchError } from '../common/errors';
+import { FetchError, SiftError } from '../common/errors';
 import type { Extraction, Format } from './extract';
 
 interface Job {
@@ -44,6 +44,24 @@ parentPort.on('message', (m) => {
 
 export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
 
+export interface ExtractPoolOptions {
+  /** Worker threads; 0 extracts inline; by default one per core, at most 4. */
+  size?: number;
+  timeoutMs?: number;
+  heapMb?: number;
+  /** Pages that may wait for a worker; past it, callers that do not wait get 503 server_busy. */
+  maxQueue?: number;
+}
+
+export const serverBusy = () =>
+  new SiftError(
+    503,
+    'server_busy',
+    'sift has as many pages waiting for extraction as it may queue',
+    'try again in a few seconds',
+    { 'Retry-After': '5' },
+  );
+
 /**
  * Extraction off the event loop: a few worker threads (a second core does the DOM work while the
  * main thread serves HTTP and SQLite), each with a heap limit and a time limit. A page that
@@ -52,15 +70,21 @@ export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
 export class ExtractPool {
   private readonly slots: Slot[] = [];
   private readonly queue: Job[] = [];
+  /** Callers that wait for room in a full queue (the runner). */
+  private readonly roomWaiters: (() => void)[] = [];
   private nextId = 0;
   private closed = false;
+  readonly size: number;
+  private readonly timeoutMs: number;
+  private readonly heapMb: number;
+  private readonly maxQueue: number;
 
-  constructor(
-    readonly size = Math.max(1, Math.min(4, os.availableParallelism())),
-    private readonly timeoutMs = DEFAULT_EXTRACT_TIMEOUT_MS,
-    private readonly heapMb = 384,
-  ) {
-    for (let i = 0; i < size; i++) this.slots.push(this.spawn());
+  constructor(opts: ExtractPoolOptions = {}) {
+    this.size = opts.size ?? Math.max(1, Math.min(4, os.availableParallelism()));
+    this.timeoutMs = opts.timeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
+    this.heapMb = opts.heapMb ?? 384;
+    this.maxQueue = opts.maxQueue ?? 256;
+    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
@@ -118,6 +142,7 @@ export class ExtractPool {
       if (slot.job || !slot.ready) continue;
       const job = this.queue.shift();
       if (!job) return;
+      this.roomWaiters.shift()?.();
       slot.job = job;
       job.timer = setTimeout(
         () =>
@@ -128,7 +153,20 @@ export class ExtractPool {
     }
   }
 
-  extract(html: string, url: string, format: Format): Promise<Extraction> {
+  /**
+   * Extracts in a worker. When the queue is full, a caller that may `wait` (the runner, whose own
+   * concurrency is bounded) waits for room; any other gets 503 server_busy at once.
+   */
+  async extract(
+    html: string,
+    url: string,
+    format: Format,
+    opts: { wait?: boolean } = {},
+  ): Promise<Extraction> {
+    if (this.size > 0 && !this.closed && this.queue.length >= this.maxQueue) {
+      if (!opts.wait) throw serverBusy();
+      await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
+    }
     if (this.size === 0) {
       // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
       return Promise.resolve().then(() =>
@@ -152,6 +190,7 @@ export class ExtractPool {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const wake of this.roomWaiters.splice(0)) wake();
     for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }

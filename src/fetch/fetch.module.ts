@@ -16,12 +16,18 @@ export const RESOLVER = Symbol('RESOLVER');
     {
       provide: Fetcher,
       useFactory: (config: AppConfig, resolver: Resolver) =>
-        new Fetcher({ policy: new AddressPolicy(config.fleetAllow), resolver, userAgent: config.userAgent }),
+        new Fetcher({
+          policy: new AddressPolicy(config.fleetAllow),
+          resolver,
+          userAgent: config.userAgent,
+          dns: { timeoutMs: config.dnsTimeoutMs, perCaller: config.dnsPerCaller },
+        }),
       inject: [AppConfig, RESOLVER],
     },
     {
       provide: ExtractPool,
-      useFactory: (config: AppConfig) => new ExtractPool(config.extractWorkers),
+      useFactory: (config: AppConfig) =>
+        new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
       inject: [AppConfig],
     },
     FetchService,

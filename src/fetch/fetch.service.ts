@@ -12,6 +12,8 @@ import { Fetcher, parseHttpUrl } from './fetcher';
 import { truncateUtf8 } from './truncate';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
+/** The longest a caller may ask for; a shared upstream fetch runs at most this long. */
+export const MAX_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_AGE_S = 3600;
 
 export interface Caller {
@@ -64,6 +66,25 @@ export interface FetchOutcome {
   retryAfterS?: number;
 }
 
+/** One upstream fetch shared by every caller waiting for the same key. */
+interface Flight {
+  page: Promise<Page>;
+  waiters: number;
+  abort: AbortController;
+}
+
+/** What one waiter brings to a shared fetch: its own deadline and its own way to give up. */
+interface Waiter {
+  host: string;
+  timeoutMs: number;
+  signal?: AbortSignal;
+}
+
+export interface FetchCallOptions {
+  /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
+  waitForExtraction?: boolean;
+}
+
 /** Answers that say "try later": never cached. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
 
@@ -90,7 +111,7 @@ const RESERVED_HEADERS = new Set([
  */
 @Injectable()
 export class FetchService {
-  private readonly inflight = new Map<string, Promise<Page>>();
+  private readonly inflight = new Map<string, Flight>();
   private readonly log = new Logger('fetch');
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
@@ -112,17 +133,22 @@ export class FetchService {
    * The envelope as JSON, what POST /v1/fetch sends. A page served from the cache reuses the
    * escaped form of its content.
    */
-  async fetchJson(caller: Caller, p: FetchParams): Promise<string> {
-    const { envelope } = await this.fetchDetailed(caller, p);
+  async fetchJson(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<string> {
+    const { envelope } = await this.fetchDetailed(caller, p, signal);
     return envelope.cached
       ? envelopeJson(envelope, this.contentJson.get(envelope.digest, envelope.content))
       : JSON.stringify(envelope);
   }
 
-  async fetchDetailed(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
+  async fetchDetailed(
+    caller: Caller,
+    p: FetchParams,
+    signal?: AbortSignal,
+    opts: FetchCallOptions = {},
+  ): Promise<FetchOutcome> {
     const started = performance.now();
     try {
-      const out = await this.fetchOnce(caller, p, signal);
+      const out = await this.fetchOnce(caller, p, signal, opts);
       this.metrics.fetches.inc({ outcome: 'ok' });
       this.metrics.fetchSeconds.observe(
         { cached: String(out.envelope.cached) },
@@ -135,27 +161,25 @@ export class FetchService {
     }
   }
 
-  private async fetchOnce(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<FetchOutcome> {
+  private async fetchOnce(
+    caller: Caller,
+    p: FetchParams,
+    signal: AbortSignal | undefined,
+    opts: FetchCallOptions,
+  ): Promise<FetchOutcome> {
     const format: Format = p.format ?? 'markdown';
     const headers = this.checkHeaders(caller, p.headers);
     const url = parseHttpUrl(p.url);
     const key = sha256Hex(JSON.stringify([caller.callerClass, url.href, format, headers]));
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
-    const page = await this.page(key, maxAge, signal, () =>
-      this.fetchAndExtract(
-        key,
-        url.href,
-        format,
-        caller.callerClass,
-        headers,
-        p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
-        signal,
-      ),
+    const waiter = { host: url.host, timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS, signal };
+    const page = await this.page(key, maxAge, waiter, (shared) =>
+      this.fetchAndExtract(key, url.href, format, caller, headers, shared, opts),
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const cut = truncateUtf8(page.content, cap);
     const envelope: FetchEnvelope = {
-      url: p.url,
+      url: withoutUserinfo(p.url),
       final_url: page.meta.final_url,
       status: page.meta.status,
       content_type: page.meta.content_type,
@@ -195,12 +219,16 @@ export class FetchService {
     return out;
   }
 
-  /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch. */
+  /**
+   * Fresh cache entry, or the in-flight fetch of the same key, or a new fetch. Every waiter keeps
+   * its own timeout and cancel: one giving up never fails another, and the shared fetch is aborted
+   * only when no waiter is left.
+   */
   private async page(
     key: string,
     maxAgeS: number,
-    signal: AbortSignal | undefined,
-    load: () => Promise<Page>,
+    waiter: Waiter,
+    load: (signal: AbortSignal) => Promise<Page>,
   ): Promise<Page> {
     const now = this.clock.now();
     if (maxAgeS > 0) {
@@ -217,25 +245,43 @@ export class FetchService {
     }
     let flight = this.inflight.get(key);
     if (!flight) {
-      flight = load().finally(() => this.inflight.delete(key));
-      this.inflight.set(key, flight);
-    } else if (signal) {
-      // A joined caller that goes away must not wait for the shared fetch.
-      return Promise.race([flight, abortPromise(signal)]);
+      const f: Flight = { waiters: 0, abort: new AbortController(), page: undefined as never };
+      f.page = load(f.abort.signal).finally(() => this.forget(key, f));
+      f.page.catch(() => undefined); // a fetch every waiter left is nobody's error
+      this.inflight.set(key, f);
+      flight = f;
     }
-    return flight;
+    flight.waiters++;
+    try {
+      return await waitFor(flight.page, waiter);
+    } finally {
+      if (--flight.waiters === 0) {
+        this.forget(key, flight);
+        flight.abort.abort();
+      }
+    }
+  }
+
+  private forget(key: string, flight: Flight): void {
+    if (this.inflight.get(key) === flight) this.inflight.delete(key);
   }
 
   private async fetchAndExtract(
     key: string,
     url: string,
     format: Format,
-    callerClass: CallerClass,
+    caller: Caller,
     headers: Record<string, string>,
-    timeoutMs: number,
-    signal?: AbortSignal,
+    signal: AbortSignal,
+    opts: FetchCallOptions,
   ): Promise<Page> {
-    const raw = await this.fetcher.fetch(url, { callerClass, timeoutMs, headers, signal });
+    const raw = await this.fetcher.fetch(url, {
+      callerClass: caller.callerClass,
+      caller: `${caller.callerClass}:${caller.name}`,
+      timeoutMs: MAX_TIMEOUT_MS,
+      headers,
+      signal,
+    });
     const kind = pageKind(raw.contentType, raw.body);
     const ok = raw.status >= 200 && raw.status < 300;
     if (!kind && ok) {
@@ -251,6 +297,7 @@ export class FetchService {
         decodeBody(raw.body, raw.contentType, true),
         raw.finalUrl,
         format,
+        { wait: opts.waitForExtraction },
       );
       title = x.title;
       content = x.content;
@@ -280,10 +327,33 @@ export class FetchService {
   }
 }
 
-function abortPromise(signal: AbortSignal): Promise<never> {
-  return new Promise((_, reject) => {
-    const fail = () => reject(new SiftError(499, 'cancelled', 'the request was cancelled', 'nothing to do'));
-    if (signal.aborted) fail();
-    else signal.addEventListener('abort', fail, { once: true });
+/** The shared page, or this waiter's own timeout or cancel, whichever comes first. */
+function waitFor(page: Promise<Page>, w: Waiter): Promise<Page> {
+  return new Promise<Page>((resolve, reject) => {
+    const cancelled = () =>
+      reject(new SiftError(499, 'cancelled', 'the request was cancelled', 'nothing to do'));
+    if (w.signal?.aborted) return cancelled();
+    const timer = setTimeout(
+      () => reject(new FetchError('timeout', `${w.host} did not answer in time`)),
+      w.timeoutMs,
+    );
+    w.signal?.addEventListener('abort', cancelled, { once: true });
+    page.then(resolve, reject).finally(() => {
+      clearTimeout(timer);
+      w.signal?.removeEventListener('abort', cancelled);
+    });
   });
+}
+
+/** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */
+export function withoutUserinfo(raw: string): string {
+  if (!raw.includes('@')) return raw;
+  try {
+    const u = new URL(raw);
+    if (!u.username && !u.password) return raw;
+    u.username = u.password = '';
+    return u.href;
+  } catch {
+    return raw;
+  }
 }

@@ -6,16 +6,19 @@ import { Agent, request, type Dispatcher } from 'undici';
 import type { CallerClass } from '../config/app-config';
 import { FetchError, SiftError } from '../common/errors';
 import { AddressPolicy, parseIp } from './address-policy';
+import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
+
+export type { Resolver } from './dns-guard';
 
 export const MAX_REDIRECTS = 5;
 export const DOWNLOAD_CAP = 10 * 1024 * 1024;
-
-export type Resolver = (host: string) => Promise<LookupAddress[]>;
 
 export const systemResolver: Resolver = (host) => dns.promises.lookup(host, { all: true, verbatim: true });
 
 export interface FetchOptions {
   callerClass: CallerClass;
+  /** Who asked: the per-caller DNS cap counts against this name (the class when not given). */
+  caller?: string;
   timeoutMs: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -46,7 +49,11 @@ export interface FetcherOptions {
   userAgent?: string;
   downloadCap?: number;
   connectTimeoutMs?: number;
+  dns?: Partial<DnsGuardOptions>;
 }
+
+/** Credentials of the caller's that go to the origin they asked for, never to one a redirect picks. */
+const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 const TLS_CODES = /^(CERT_|ERR_TLS|ERR_SSL|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/;
@@ -61,30 +68,30 @@ export class Fetcher {
   private readonly agents: Record<CallerClass, Agent>;
   private readonly downloadCap: number;
   private readonly userAgent: string;
+  readonly dns: DnsGuard;
 
   constructor(private readonly opts: FetcherOptions) {
     this.downloadCap = opts.downloadCap ?? DOWNLOAD_CAP;
     this.userAgent = opts.userAgent ?? 'sift/0.1';
+    this.dns = new DnsGuard(opts.resolver ?? systemResolver, {
+      timeoutMs: opts.dns?.timeoutMs ?? 5000,
+      perCaller: opts.dns?.perCaller ?? 4,
+      reuseMs: opts.dns?.reuseMs,
+    });
     this.agents = { fleet: this.agentFor('fleet'), restricted: this.agentFor('restricted') };
   }
 
   private agentFor(callerClass: CallerClass): Agent {
-    const resolver = this.opts.resolver ?? systemResolver;
     const policy = this.opts.policy;
     const lookup = (
       hostname: string,
       options: { all?: boolean },
       cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
     ) => {
-      resolver(hostname)
+      this.dns
+        .forConnection(hostname)
         .then((addrs) => {
-          if (addrs.length === 0)
-            throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
-          policy.check(
-            hostname,
-            addrs.map((a) => a.address),
-            callerClass,
-          );
+          checkAnswer(policy, hostname, addrs, callerClass);
           if (options.all) cb(null, addrs);
           else cb(null, addrs[0].address, addrs[0].family);
         })
@@ -110,9 +117,12 @@ export class Fetcher {
     const deadline = AbortSignal.timeout(o.timeoutMs);
     const signal = o.signal ? AbortSignal.any([deadline, o.signal]) : deadline;
     let current = parseHttpUrl(url);
+    const origin = current.origin;
+    let headers = o.headers ?? {};
     try {
       for (let hop = 0; ; hop++) {
-        this.checkLiteral(current, o.callerClass);
+        if (current.origin !== origin) headers = withoutCredentials(headers);
+        await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
         const res = await request(current, {
           method: 'GET',
           dispatcher: this.agents[o.callerClass],
@@ -121,7 +131,7 @@ export class Fetcher {
             'user-agent': this.userAgent,
             accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5',
             'accept-encoding': 'gzip, deflate, br',
-            ...(o.headers ?? {}),
+            ...headers,
           },
         });
         // Errors while reading surface through the reader; a late one after we let go must not go unhandled.
@@ -153,9 +163,22 @@ export class Fetcher {
     }
   }
 
-  private checkLiteral(u: URL, callerClass: CallerClass): void {
-    if (parseIp(u.hostname))
+  /**
+   * Checks the hop's host before any connection: an IP literal as it stands (undici never looks one
+   * up), a name by the lookup its connection will then use.
+   */
+  private async checkHost(
+    u: URL,
+    callerClass: CallerClass,
+    caller: string,
+    signal: AbortSignal,
+  ): Promise<void> {
+    if (parseIp(u.hostname)) {
       this.opts.policy.check(u.hostname, [u.hostname.replace(/^\[|\]$/g, '')], callerClass);
+      return;
+    }
+    const addrs = await abortable(this.dns.resolve(u.hostname, caller), signal);
+    checkAnswer(this.opts.policy, u.hostname, addrs, callerClass);
   }
 
   /** Reads the body through its content-encoding, stopping at the cap on the decoded size. */
@@ -191,6 +214,36 @@ export class Fetcher {
     signal.throwIfAborted();
     return Buffer.concat(chunks);
   }
+}
+
+function checkAnswer(
+  policy: AddressPolicy,
+  hostname: string,
+  addrs: LookupAddress[],
+  callerClass: CallerClass,
+): void {
+  if (addrs.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
+  policy.check(
+    hostname,
+    addrs.map((a) => a.address),
+    callerClass,
+  );
+}
+
+function withoutCredentials(headers: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
+  );
+}
+
+/** `p`, or a rejection as soon as `signal` aborts (the work behind `p` goes on, bounded elsewhere). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {

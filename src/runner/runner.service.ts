@@ -296,7 +296,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     for (let attempt = 0; ; attempt++) {
       let out: FetchOutcome;
       try {
-        out = await this.fetcher.fetchDetailed(caller, params, signal);
+        out = await this.fetcher.fetchDetailed(caller, params, signal, { waitForExtraction: true });
       } catch (err) {
         if (signal.aborted) return { kind: 'dropped' };
         const e =

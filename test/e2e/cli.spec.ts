@@ -1,32 +1,8 @@
-import { execFile } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Fixture, html, send } from '../support/fixture';
-import { ensureBuilt, kill, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
-
-const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
-
-function sift(
-  args: string[],
-  env: Record<string, string>,
-  input?: string,
-): Promise<{ code: number; out: string; err: string }> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { env: { PATH: process.env.PATH ?? '', ...env } },
-      (error, out, err) =>
-        resolve({
-          code: error ? ((error as { code?: number }).code ?? 1) : 0,
-          out: String(out),
-          err: String(err),
-        }),
-    );
-    if (input !== undefined) child.stdin!.end(input);
-  });
-}
+import { ensureBuilt, kill, sift, startSiftProcess, type SiftProcess } from '../support/process';
 
 /** The CLI as a user runs it: a child process, against a real sift process. */
 describe('sift CLI', () => {

@@ -2,8 +2,8 @@ import { ExtractPool } from '../../src/fetch/extract-pool';
 
 describe('ExtractPool', () => {
   it('extracts in worker threads, as inline extraction does', async () => {
-    const pool = new ExtractPool(2);
-    const inline = new ExtractPool(0);
+    const pool = new ExtractPool({ size: 2 });
+    const inline = new ExtractPool({ size: 0 });
     const html =
       '<html><head><title>T</title></head><body><article><p>Words in a paragraph, enough of them to count as text.</p></article></body></html>';
     const [a, b] = await Promise.all([
@@ -16,7 +16,7 @@ describe('ExtractPool', () => {
   });
 
   it('a page that overruns the time limit fails alone with timeout, and the pool goes on', async () => {
-    const pool = new ExtractPool(1, 1500);
+    const pool = new ExtractPool({ size: 1, timeoutMs: 1500 });
     expect((await pool.extract('<p>warm</p>', 'http://x.test/', 'text')).content).toContain('warm');
     const big = `<html><body>${'<p>word word word, word.</p>'.repeat(300_000)}</body></html>`;
     await expect(pool.extract(big, 'http://x.test/', 'markdown')).rejects.toMatchObject({ code: 'timeout' });

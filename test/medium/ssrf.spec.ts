@@ -58,6 +58,8 @@ describe('SSRF guard', () => {
     '[::ffff:169.254.169.254]',
     '[64:ff9b::7f00:1]',
     '[64:ff9b::a00:1]',
+    '[64:ff9b:1::7f00:1]',
+    '[64:ff9b:1:ffff::1]',
     '[2002:7f00:1::]',
     '[2002:a9fe:a9fe::1]',
     '[2001:0:4136:e378:8000:63bf:80ff:fffe]',
@@ -77,6 +79,7 @@ describe('SSRF guard', () => {
     'v6loop.test': ['::1'],
     'mapped.test': ['::ffff:127.0.0.1'],
     'nat64.test': ['64:ff9b::7f00:1'],
+    'nat64local.test': ['64:ff9b:1::a00:1'],
     'sixtofour.test': ['2002:7f00:1::1'],
     'teredo.test': ['2001:0:4136:e378:8000:63bf:80ff:fffe'],
     'ula.test': ['fd00::1'],
@@ -185,5 +188,8 @@ describe('SSRF guard', () => {
     expect(p.allowed('2606:4700::1111', 'restricted')).toBe(true);
     expect(p.allowed('::ffff:8.8.8.8', 'restricted')).toBe(true);
     expect(p.allowed('not-an-ip', 'fleet')).toBe(false);
+    // Local-use NAT64 (RFC 8215) reaches a translator inside the network, whatever it carries.
+    expect(p.allowed('64:ff9b:1::808:808', 'restricted')).toBe(false);
+    expect(p.allowed('64:ff9b::808:808', 'restricted')).toBe(true);
   });
 });

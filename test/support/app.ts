@@ -76,6 +76,25 @@ export async function createTestApp(
   return { app, config };
 }
 
+/**
+ * Polls `probe` until it returns something other than undefined, and returns that; fails with
+ * `what` when the deadline passes. Every wait in the tests goes through here.
+ */
+export async function waitUntil<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 20,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
 const FINISHED = ['done', 'partial', 'failed', 'cancelled'];
 
 /** Polls a job's view until it reaches one of `statuses` (a finished status by default). */
@@ -85,10 +104,13 @@ export async function waitForJob(
   headers: Record<string, string> = { Authorization: `Bearer ${FLEET_TOKEN}` },
   statuses = FINISHED,
 ): Promise<Record<string, unknown> & { status: string }> {
-  for (let i = 0; i < 1000; i++) {
-    const r = await request(app.getHttpServer()).get(`/v1/batch/${id}`).set(headers);
-    if (statuses.includes(r.body.status)) return r.body;
-    await new Promise((res) => setTimeout(res, 20));
-  }
-  throw new Error(`job ${id} did not reach ${statuses.join('|')}`);
+  return waitUntil(
+    async () => {
+      const r = await request(app.getHttpServer()).get(`/v1/batch/${id}`).set(headers);
+      return statuses.includes(r.body.status)
+        ? (r.body as Record<string, unknown> & { status: string })
+        : undefined;
+    },
+    `job ${id} to reach ${statuses.join('|')}`,
+  );
 }

@@ -1,4 +1,4 @@
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { execFile, execSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
@@ -75,4 +75,33 @@ export async function kill(p: SiftProcess, signal: NodeJS.Signals = 'SIGKILL'): 
   const done = new Promise<number | null>((r) => p.child.once('exit', (code) => r(code)));
   p.child.kill(signal);
   return done;
+}
+
+/** The CLI as a user runs it: `node dist/src/cli.js ARGS` with env (and stdin when given). */
+export function sift(
+  args: string[],
+  env: Record<string, string>,
+  input?: string,
+): Promise<{ code: number; out: string; err: string }> {
+  return new Promise((resolve) => {
+    const child = execFile(
+      process.execPath,
+      [path.join(ROOT, 'dist', 'src', 'cli.js'), ...args],
+      { env: { PATH: process.env.PATH ?? '', ...env } },
+      (error, out, err) =>
+        resolve({
+          code: error ? ((error as { code?: number }).code ?? 1) : 0,
+          out: String(out),
+          err: String(err),
+        }),
+    );
+    if (input !== undefined) child.stdin!.end(input);
+  });
+}
+
+/** The resident set of a process, in bytes, from /proc. */
+export function rssOf(pid: number): number {
+  const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for process ${pid}`);
+  return Number(m[1]) * 1024;
 }

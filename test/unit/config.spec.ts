@@ -6,8 +6,27 @@ describe('config', () => {
   it('has working defaults with an empty environment', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({ port: 8080, dbPath: './data/sift.db', batchTtlS: 86400, idemTtlS: 86400 });
-    expect(c.limits.fleet).toEqual({ maxTargets: 10000, maxLiveJobs: 32, outputCap: 2 * 1024 * 1024 });
-    expect(c.limits.restricted).toEqual({ maxTargets: 1000, maxLiveJobs: 4, outputCap: 256 * 1024 });
+    expect(c.limits.fleet).toEqual({
+      maxTargets: 10000,
+      maxLiveJobs: 32,
+      outputCap: 2 * 1024 * 1024,
+      fetchConcurrency: 64,
+      maxStreams: 32,
+    });
+    expect(c.limits.restricted).toEqual({
+      maxTargets: 1000,
+      maxLiveJobs: 4,
+      outputCap: 256 * 1024,
+      fetchConcurrency: 8,
+      maxStreams: 4,
+    });
+    expect(c).toMatchObject({
+      host: '127.0.0.1',
+      extractQueue: 256,
+      dnsTimeoutMs: 5000,
+      headersTimeoutMs: 10_000,
+      requestTimeoutMs: 60_000,
+    });
     expect(c.maxLiveJobs).toBe(256);
   });
 

@@ -1,0 +1,88 @@
+import { Injectable } from '@nestjs/common';
+import { json } from 'body-parser';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { AppConfig, type CallerClass } from '../config/app-config';
+import { SiftError } from '../common/errors';
+import { checkTargetCount } from '../batch/batch.service';
+import { Authenticator, type AuthedRequest } from './authenticator';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The body each route reads, by caller class. Routes not listed read no body at all. */
+export const BODY_LIMITS: Record<string, Record<CallerClass, number>> = {
+  'POST /v1/fetch': { fleet: 64 * KiB, restricted: 64 * KiB },
+  'POST /v1/batch': { fleet: 32 * MiB, restricted: 2 * MiB },
+};
+
+const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);
+
+const tooLarge = (limit: number) =>
+  new SiftError(
+    413,
+    'payload_too_large',
+    `the body is over the ${size(limit)} this route accepts from this caller`,
+    'send a smaller body; split large batches into several jobs',
+  );
+
+const unsupportedEncoding = (encoding: string) =>
+  new SiftError(
+    415,
+    'unsupported_encoding',
+    `request bodies are not decoded: Content-Encoding "${encoding.slice(0, 40)}" is refused`,
+    'send the JSON body without Content-Encoding (identity)',
+  );
+
+function routeOf(req: Request): string {
+  const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
+  return `${req.method} ${path.toLowerCase()}`;
+}
+
+/**
+ * What every /v1 request passes before Nest sees it, in this order: the bearer token (401, and the
+ * body is never read); then, for a route that takes a body, a Content-Encoding other than identity
+ * (415: nothing is inflated), the route's byte limit for the caller's class (413: Content-Length
+ * first, a streamed body cut at the limit), JSON parsing, and a batch's per-class target count
+ * (400 too_many_targets before any DTO validation runs).
+ */
+@Injectable()
+export class RequestGate {
+  private readonly parsers = new Map<number, RequestHandler>();
+
+  constructor(
+    private readonly auth: Authenticator,
+    private readonly config: AppConfig,
+  ) {}
+
+  private parser(limit: number): RequestHandler {
+    let p = this.parsers.get(limit);
+    if (!p) this.parsers.set(limit, (p = json({ limit, inflate: false })));
+    return p;
+  }
+
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+    if (req.path !== '/v1' && !req.path.startsWith('/v1/')) return next();
+    this.auth.authenticate(req as AuthedRequest).then((caller) => {
+      const route = routeOf(req);
+      const limit = BODY_LIMITS[route]?.[caller.callerClass];
+      if (limit === undefined) return next();
+      const encoding = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
+      if (encoding !== '' && encoding !== 'identity') return next(unsupportedEncoding(encoding));
+      this.parser(limit)(req, res, (err?: unknown) => {
+        if ((err as { type?: string } | undefined)?.type === 'entity.too.large') return next(tooLarge(limit));
+        if (err) return next(err);
+        if (route === 'POST /v1/batch') {
+          const targets = (req.body as { targets?: unknown } | undefined)?.targets;
+          if (Array.isArray(targets)) {
+            try {
+              checkTargetCount(this.config.limits[caller.callerClass].maxTargets, targets.length, caller);
+            } catch (e) {
+              return next(e);
+            }
+          }
+        }
+        next();
+      });
+    }, next);
+  };
+}
