@@ -114,8 +114,18 @@ export class Fetcher {
   }
 
   async fetch(url: string, o: FetchOptions): Promise<RawPage> {
-    const deadline = AbortSignal.timeout(o.timeoutMs);
-    const signal = o.signal ? AbortSignal.any([deadline, o.signal]) : deadline;
+    // One controller for the deadline and the caller's cancel, its timer cleared when the fetch
+    // ends: AbortSignal.timeout would keep a timer and a signal alive for the whole timeout.
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort(new DOMException('the fetch timed out', 'TimeoutError'));
+    }, o.timeoutMs);
+    const onCancel = () => ac.abort(o.signal!.reason);
+    if (o.signal?.aborted) onCancel();
+    else o.signal?.addEventListener('abort', onCancel, { once: true });
+    const signal = ac.signal;
     let current = parseHttpUrl(url);
     const origin = current.origin;
     let headers = o.headers ?? {};
@@ -159,7 +169,10 @@ export class Fetcher {
         };
       }
     } catch (err) {
-      throw toFetchError(err, current, deadline, o.signal);
+      throw toFetchError(err, current, timedOut, o.signal);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onCancel);
     }
   }
 
@@ -278,14 +291,14 @@ function codeOf(err: unknown): string {
   return '';
 }
 
-function toFetchError(err: unknown, url: URL, deadline: AbortSignal, caller?: AbortSignal): SiftError {
+function toFetchError(err: unknown, url: URL, timedOut: boolean, caller?: AbortSignal): SiftError {
   if (err instanceof SiftError) return err;
   const cause = (err as { cause?: unknown })?.cause;
   if (cause instanceof SiftError) return cause;
   if (caller?.aborted) return new SiftError(499, 'cancelled', 'the fetch was cancelled', 'nothing to do');
   const code = codeOf(err);
   const host = url.host;
-  if (deadline.aborted || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
+  if (timedOut || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
     return new FetchError('timeout', `${host} did not answer in time`);
   }
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_FAIL') {
