@@ -168,9 +168,8 @@ export class BatchController {
     @Headers('last-event-id') lastEventId: string | undefined,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<{ events: EventView[] } | undefined> {
-    if (!wants(req, 'text/event-stream'))
-      return { events: await this.batch.events(caller, id, q.after ?? 0) };
+  ): Promise<{ events: EventView[]; next: number | null } | undefined> {
+    if (!wants(req, 'text/event-stream')) return this.batch.events(caller, id, q.after ?? 0, q.limit ?? 1000);
     let after = q.after ?? 0;
     if (lastEventId !== undefined) {
       if (!/^\d{1,15}$/.test(lastEventId))

@@ -50,7 +50,8 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const env = this.envelope(exception);
+    const requestId = host.switchToHttp().getRequest<{ id?: string }>().id;
+    const env = this.envelope(exception, requestId);
     if (res.headersSent) {
       res.end();
       return;
@@ -59,7 +60,7 @@ export class ErrorFilter implements ExceptionFilter {
     res.status(env.status).json({ error: { code: env.code, message: env.message, hint: env.hint } });
   }
 
-  private envelope(err: unknown): Envelope {
+  private envelope(err: unknown, requestId?: string): Envelope {
     const e = isStorageFull(err) ? storageFull() : err;
     if (e instanceof SiftError)
       return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };
@@ -79,12 +80,15 @@ export class ErrorFilter implements ExceptionFilter {
             : ((body as { message?: string }).message ?? e.message);
       return { status, code, message: String(message), hint };
     }
-    this.log.error(e instanceof Error ? (e.stack ?? e.message) : String(e));
+    this.log.error({
+      request_id: requestId,
+      error: e instanceof Error ? (e.stack ?? e.message) : String(e),
+    });
     return {
       status: 500,
       code: 'internal',
       message: 'an internal error occurred',
-      hint: 'try again; if it persists, report it with the time of the request',
+      hint: `try again; if it persists, report it with the request id${requestId ? ` ${requestId}` : ''}`,
     };
   }
 }

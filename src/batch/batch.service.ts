@@ -308,9 +308,23 @@ export class BatchService {
     }
   }
 
-  async events(caller: Caller, id: string, after: number, limit = 1000): Promise<EventView[]> {
+  /**
+   * A page of the job's events after `after`: at most `limit`, and `next` (the seq to pass as
+   * `after`) while more are stored, null at the end.
+   */
+  async events(
+    caller: Caller,
+    id: string,
+    after: number,
+    limit = 1000,
+  ): Promise<{ events: EventView[]; next: number | null }> {
     await this.own(caller, id);
-    return (await this.store.batchEvents(id, after, limit)).map(eventView);
+    const rows = await this.store.batchEvents(id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      events: page.map(eventView),
+      next: rows.length > limit ? page[page.length - 1].seq : null,
+    };
   }
 
   /** Checks the job is the caller's; touches its lease. */

@@ -61,6 +61,31 @@ export class FetchError extends SiftError {
   }
 }
 
+/**
+ * A fault of sift's own, not of the page or the network: never retried in a batch, and the details
+ * go to the log only. `extraction_failed`: the extractor threw or its worker died on a page.
+ */
+export class InternalFault extends Error {
+  constructor(
+    readonly code: 'internal' | 'extraction_failed',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** What a caller is told of an internal fault: its code, and a hint; the details stay in the log. */
+export const INTERNAL_HINTS: Record<InternalFault['code'], [string, string]> = {
+  internal: [
+    'sift failed on this target; the details are in its log',
+    'report it with the job id and target idx',
+  ],
+  extraction_failed: [
+    'sift could not extract this page; the details are in its log',
+    'fetch it with format "html", or report it with the job id and target idx',
+  ],
+};
+
 /** The database refused a write because it is full (disk or its size limit). */
 export function isStorageFull(err: unknown): boolean {
   for (

@@ -1,6 +1,6 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
-import { FetchError, SiftError } from '../common/errors';
+import { FetchError, InternalFault, SiftError } from '../common/errors';
 import type { Extraction, Format } from './extract';
 
 interface Job {
@@ -37,7 +37,7 @@ parentPort.on('message', (m) => {
   try {
     parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format) });
   } catch (e) {
-    parentPort.postMessage({ id: m.id, err: String((e && e.message) || e) });
+    parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
   }
 });
 `;
@@ -51,6 +51,8 @@ export interface ExtractPoolOptions {
   heapMb?: number;
   /** Pages that may wait for a worker; past it, callers that do not wait get 503 server_busy. */
   maxQueue?: number;
+  /** The module whose extractHtml the workers run (tests give one that fails on purpose). */
+  module?: string;
 }
 
 export const serverBusy = () =>
@@ -78,8 +80,10 @@ export class ExtractPool {
   private readonly timeoutMs: number;
   private readonly heapMb: number;
   private readonly maxQueue: number;
+  private readonly module: string;
 
   constructor(opts: ExtractPoolOptions = {}) {
+    this.module = opts.module ?? require.resolve('./extract');
     this.size = opts.size ?? Math.max(1, Math.min(4, os.availableParallelism()));
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
     this.heapMb = opts.heapMb ?? 384;
@@ -90,7 +94,7 @@ export class ExtractPool {
   private spawn(): Slot {
     const worker = new Worker(WORKER_CODE, {
       eval: true,
-      workerData: { file: require.resolve('./extract') },
+      workerData: { file: this.module },
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 4 },
     });
     const slot: Slot = { worker, ready: false };
@@ -104,14 +108,20 @@ export class ExtractPool {
       if (!job || job.id !== m.id) return;
       this.finish(slot);
       if (m.ok) job.resolve(m.ok);
-      else job.reject(new Error(m.err));
+      else job.reject(new InternalFault('extraction_failed', `extraction threw on ${job.url}: ${m.err}`));
     });
-    worker.on('error', (err) =>
-      this.replace(slot, new FetchError('too_large', `the page could not be extracted: ${err.message}`)),
+    // Out of its heap the page was too large to extract; any other death of the worker is a fault.
+    worker.on('error', (err: Error & { code?: string }) =>
+      this.replace(
+        slot,
+        err.code === 'ERR_WORKER_OUT_OF_MEMORY'
+          ? new FetchError('too_large', `the page could not be extracted within ${this.heapMb} MB`)
+          : new InternalFault('extraction_failed', `the extraction worker failed: ${err.message}`),
+      ),
     );
     worker.on('exit', () => {
       if (!this.closed && slot.job)
-        this.replace(slot, new FetchError('too_large', 'the page could not be extracted'));
+        this.replace(slot, new InternalFault('extraction_failed', 'the extraction worker exited'));
     });
     worker.unref();
     return slot;
@@ -169,9 +179,14 @@ export class ExtractPool {
     }
     if (this.size === 0) {
       // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
-      return Promise.resolve().then(() =>
-        (require('./extract') as typeof import('./extract')).extractHtml(html, url, format),
-      );
+      return Promise.resolve()
+        .then(() => (require(this.module) as typeof import('./extract')).extractHtml(html, url, format))
+        .catch((err: Error) => {
+          throw new InternalFault(
+            'extraction_failed',
+            `extraction threw on ${url}: ${err.stack ?? err.message}`,
+          );
+        });
     }
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {

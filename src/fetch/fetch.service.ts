@@ -2,7 +2,7 @@ import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
-import { FetchError, SiftError, forbidden } from '../common/errors';
+import { FetchError, InternalFault, SiftError, forbidden } from '../common/errors';
 import { ContentCache, sha256Hex } from '../dcache';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
@@ -156,7 +156,9 @@ export class FetchService {
       );
       return out;
     } catch (err) {
-      this.metrics.fetches.inc({ outcome: err instanceof SiftError ? err.code : 'internal' });
+      this.metrics.fetches.inc({
+        outcome: err instanceof SiftError || err instanceof InternalFault ? err.code : 'internal',
+      });
       throw err;
     }
   }

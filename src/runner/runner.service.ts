@@ -7,7 +7,7 @@ import {
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
-import { SiftError, isStorageFull } from '../common/errors';
+import { INTERNAL_HINTS, InternalFault, SiftError, isStorageFull } from '../common/errors';
 import { BatchStore } from '../dcache';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller, type FetchOutcome, type FetchParams } from '../fetch/fetch.service';
@@ -299,10 +299,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
         out = await this.fetcher.fetchDetailed(caller, params, signal, { waitForExtraction: true });
       } catch (err) {
         if (signal.aborted) return { kind: 'dropped' };
-        const e =
-          err instanceof SiftError
-            ? err
-            : new SiftError(502, 'connect_error', (err as Error).message, 'try again later');
+        if (!(err instanceof SiftError)) return this.fault(t, err);
+        const e = err;
         if (
           e.code === 'connect_error' &&
           attempt < MAX_RETRIES &&
@@ -322,6 +320,19 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       }
       return { kind: 'done', result: JSON.stringify(out.envelope) };
     }
+  }
+
+  /**
+   * A fault of sift's own (a bug, or a crashed extraction) is not the upstream's: it is logged with
+   * its details, stored under its own code, and never retried.
+   */
+  private fault(t: PendingTarget, err: unknown): Outcome {
+    const code = err instanceof InternalFault ? err.code : 'internal';
+    this.log.error(
+      `target ${t.idx} (${t.url}) ${code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    );
+    const [message, hint] = INTERNAL_HINTS[code];
+    return { kind: 'failed', code, message, hint };
   }
 
   /** Waits before a retry; false when the wait was cut short by an abort. */

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
@@ -9,6 +9,7 @@ import { configureApp } from '../../src/app.setup';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { RESOLVER } from '../../src/fetch/fetch.module';
+import { ExtractPool } from '../../src/fetch/extract-pool';
 import type { Resolver } from '../../src/fetch/fetcher';
 
 export const FLEET_TOKEN = 'fleet-token-123';
@@ -52,6 +53,9 @@ export const defaultResolver = tableResolver({ localhost: ['127.0.0.1'], 'fixtur
 export interface TestAppOptions {
   clock?: Clock;
   resolver?: Resolver;
+  /** A module whose extractHtml the extraction worker runs instead of sift's (fault injection). */
+  extractModule?: string;
+  logger?: LoggerService;
 }
 
 export async function createTestApp(
@@ -70,8 +74,15 @@ export async function createTestApp(
     .useValue(config);
   if (clock) builder = builder.overrideProvider(Clock).useValue(clock);
   builder = builder.overrideProvider(RESOLVER).useValue(opts.resolver ?? defaultResolver);
+  if (opts.extractModule) {
+    builder = builder
+      .overrideProvider(ExtractPool)
+      .useValue(new ExtractPool({ size: 1, module: opts.extractModule }));
+  }
   const moduleRef = await builder.compile();
-  const app = configureApp(moduleRef.createNestApplication({ logger: false, bodyParser: false }));
+  const app = configureApp(
+    moduleRef.createNestApplication({ logger: opts.logger ?? false, bodyParser: false }),
+  );
   await app.init();
   return { app, config };
 }

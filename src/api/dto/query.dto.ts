@@ -41,4 +41,12 @@ export class EventsQueryDto {
   @IsInt()
   @Min(0)
   after?: number;
+
+  /** Events per page (1–1000, default 1000). */
+  @IsOptional()
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  limit?: number;
 }

@@ -22,6 +22,7 @@ export const ERROR_CODES = [
   'too_large',
   'unsupported_content_type',
   'timeout',
+  'extraction_failed',
   'internal',
 ] as const;
 
@@ -128,4 +129,12 @@ export class EventDto {
 
 export class EventsResponseDto {
   @ApiProperty({ type: [EventDto] }) events: EventDto[];
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'The seq to pass as after for the next page; null when no event is left.',
+    example: 1000,
+  })
+  next: number | null;
 }
