@@ -99,6 +99,19 @@ async function rawRun(): Promise<{ putMs: number; opsPerS: number }> {
   return { putMs, opsPerS };
 }
 
+/** Microseconds per small committed transaction, durable (synchronous = FULL) or not (NORMAL). */
+async function commitUs(durable: boolean, n = 300): Promise<number> {
+  const d = await openDcache({ path: tmp('commit.db') });
+  await d.batch.createBatchJob(job('c'));
+  const t = performance.now();
+  for (let i = 0; i < n; i++) await d.batch.transaction((s) => s.touchBatchJob('c', T0 + i), { durable });
+  const us = ((performance.now() - t) * 1000) / n;
+  await d.close();
+  return us;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
+
 export async function benchStore(): Promise<Record<string, number>> {
   // One warm-up pass each, then the measured pass, alternating so neither side gets a warmer machine.
   await siftRun();
@@ -113,5 +126,16 @@ export async function benchStore(): Promise<Record<string, number>> {
     'bulk insert 10,000 ms (raw)': +raw.putMs.toFixed(1),
     'put ratio raw/sift time': +(raw.putMs / sift.putMs).toFixed(2),
   };
+  // What "acknowledged means durable" costs a commit: NORMAL and FULL alternated, medians.
+  const normal: number[] = [];
+  const full: number[] = [];
+  for (let i = 0; i < 3; i++) {
+    normal.push(await commitUs(false));
+    full.push(await commitUs(true));
+  }
+  Object.assign(out, {
+    'commit µs, synchronous NORMAL (per-target results)': Math.round(median(normal)),
+    'commit µs, synchronous FULL (submit, cancel, final status)': Math.round(median(full)),
+  });
   return out;
 }

@@ -54,6 +54,9 @@ export interface EventView {
 
 const iso = (s: number) => new Date(s * 1000).toISOString();
 
+/** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
+const DURABLE = { durable: true };
+
 /** A results page stops at about this much JSON; `next` continues. */
 export const RESULTS_PAGE_BYTES = 8 * 1024 * 1024;
 /** JSON around one stored result: idx, status, keys and escapes. */
@@ -200,7 +203,7 @@ export class BatchService {
       );
       await s.appendEvent(job.id, 'batch.queued', now, { targets_total: targets.length });
       return { job: (await s.batchJob(job.id))!, replayed: false };
-    });
+    }, DURABLE);
     if (!result.replayed) {
       this.signals.submitted(result.job.id);
       this.signals.evented(result.job.id);
@@ -366,7 +369,7 @@ export class BatchService {
       await s.setBatchJobStatus(id, 'cancelled', '', now);
       await s.appendEvent(id, 'batch.cancelled', now, { targets_done: j.targetsDone });
       return { job: (await s.batchJob(id))!, changed: true };
-    });
+    }, DURABLE);
     if (changed) {
       this.signals.cancelled(id);
       this.signals.evented(id);

@@ -127,10 +127,24 @@ export class BatchStore {
   /**
    * Runs fn with a store bound to one transaction, so several changes (a status and its event)
    * commit together. Inside a transaction already, it joins it.
+   *
+   * `durable`: what a caller is told of (a submit before its 202, a cancel before its 200, a job's
+   * final status) commits with synchronous = FULL, so it survives a power cut, not only a killed
+   * process; in WAL mode that also makes every earlier commit durable. Other commits stay NORMAL.
+   * SQLite refuses to change the level inside a transaction, so it is set around it, on the
+   * connection held for the whole of it.
    */
-  transaction<T>(fn: (store: BatchStore) => Promise<T>): Promise<T> {
+  transaction<T>(fn: (store: BatchStore) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
     if (this.db.isTransaction) return fn(this);
-    return this.db.transaction().execute((trx) => fn(new BatchStore(trx, this.misses)));
+    if (!opts.durable) return this.db.transaction().execute((trx) => fn(new BatchStore(trx, this.misses)));
+    return this.db.connection().execute(async (conn) => {
+      await sql`PRAGMA synchronous = FULL`.execute(conn);
+      try {
+        return await conn.transaction().execute((trx) => fn(new BatchStore(trx, this.misses)));
+      } finally {
+        await sql`PRAGMA synchronous = NORMAL`.execute(conn);
+      }
+    });
   }
 
   async createBatchJob(j: BatchJob): Promise<void> {

@@ -53,7 +53,7 @@ export interface OpenedDatabase {
 }
 
 /** Opens the one connection with the pragmas every part of sift relies on. */
-export function openDatabase(file: string): OpenedDatabase {
+export function openDatabase(file: string, trace?: (sql: string) => void): OpenedDatabase {
   if (file !== ':memory:') {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
     // The database holds fleet callers' header values and pages fetched from internal addresses:
@@ -62,7 +62,7 @@ export function openDatabase(file: string): OpenedDatabase {
   }
   let sqlite: Database.Database;
   try {
-    sqlite = new Database(file);
+    sqlite = new Database(file, trace ? { verbose: (m) => trace(String(m)) } : {});
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('busy_timeout = 5000');

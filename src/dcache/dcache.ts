@@ -55,8 +55,13 @@ export class Dcache {
 }
 
 /** Opens (creating when needed) the database at path, applies migrations, and returns the stores. */
-export async function openDcache(opts: { path: string; maxBytes?: number }): Promise<Dcache> {
-  const { sqlite, db } = openDatabase(opts.path);
+export async function openDcache(opts: {
+  path: string;
+  maxBytes?: number;
+  /** Called with every SQL statement run (tests read what was committed how). */
+  trace?: (sql: string) => void;
+}): Promise<Dcache> {
+  const { sqlite, db } = openDatabase(opts.path, opts.trace);
   try {
     await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);

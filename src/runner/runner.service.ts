@@ -251,7 +251,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     }
     const outcome = await this.attempt(job.caller, t, signal);
     if (outcome.kind === 'dropped') return;
-    await this.writeDurably(job.id, t.idx, outcome);
+    // With nothing of the job left to start, this result may be its last: the commit that ends a
+    // job is durable (FULL), so the last few results of a job commit that way.
+    const mayEnd = job.exhausted && job.buffer.length === 0;
+    await this.writeDurably(job.id, t.idx, outcome, mayEnd);
   }
 
   private pauseForStorage(): void {
@@ -265,10 +268,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     jobId: string,
     idx: number,
     o: Exclude<Outcome, { kind: 'dropped' }>,
+    mayEnd: boolean,
   ): Promise<void> {
     for (;;) {
       try {
-        return await this.write(jobId, idx, o);
+        return await this.write(jobId, idx, o, mayEnd);
       } catch (err) {
         if (!isStorageFull(err) || this.stopped) throw err;
         this.pauseForStorage();
@@ -356,30 +360,38 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
    * The result and its event in one transaction, only while the job is still running (a cancelled
    * or removed job discards it); the last result also ends the job.
    */
-  private async write(jobId: string, idx: number, o: Exclude<Outcome, { kind: 'dropped' }>): Promise<void> {
+  private async write(
+    jobId: string,
+    idx: number,
+    o: Exclude<Outcome, { kind: 'dropped' }>,
+    mayEnd: boolean,
+  ): Promise<void> {
     const now = this.clock.now();
-    const written = await this.store.transaction(async (s) => {
-      const job = await s.batchJob(jobId);
-      if (!job || job.status !== 'running') return false;
-      if (o.kind === 'done') {
-        await s.updateBatchTarget(jobId, idx, now, 'done', o.result, null, null);
-        await s.appendEvent(jobId, 'target.done', now, { idx });
-      } else {
-        await s.updateBatchTarget(jobId, idx, now, 'failed', null, o.message, o.hint, o.code);
-        await s.appendEvent(jobId, 'target.failed', now, { idx, code: o.code });
-      }
-      const after = (await s.batchJob(jobId))!;
-      if (after.targetsDone >= after.targetsTotal) {
-        const failed = after.targetsFailed ?? 0;
-        const status = failed === 0 ? 'done' : failed >= after.targetsTotal ? 'failed' : 'partial';
-        await s.setBatchJobStatus(jobId, status, status === 'failed' ? 'every target failed' : '', now);
-        await s.appendEvent(jobId, `batch.${status}`, now, {
-          targets_total: after.targetsTotal,
-          targets_failed: failed,
-        });
-      }
-      return true;
-    });
+    const written = await this.store.transaction(
+      async (s) => {
+        const job = await s.batchJob(jobId);
+        if (!job || job.status !== 'running') return false;
+        if (o.kind === 'done') {
+          await s.updateBatchTarget(jobId, idx, now, 'done', o.result, null, null);
+          await s.appendEvent(jobId, 'target.done', now, { idx });
+        } else {
+          await s.updateBatchTarget(jobId, idx, now, 'failed', null, o.message, o.hint, o.code);
+          await s.appendEvent(jobId, 'target.failed', now, { idx, code: o.code });
+        }
+        const after = (await s.batchJob(jobId))!;
+        if (after.targetsDone >= after.targetsTotal) {
+          const failed = after.targetsFailed ?? 0;
+          const status = failed === 0 ? 'done' : failed >= after.targetsTotal ? 'failed' : 'partial';
+          await s.setBatchJobStatus(jobId, status, status === 'failed' ? 'every target failed' : '', now);
+          await s.appendEvent(jobId, `batch.${status}`, now, {
+            targets_total: after.targetsTotal,
+            targets_failed: failed,
+          });
+        }
+        return true;
+      },
+      { durable: mayEnd },
+    );
     if (written) {
       this.metrics.targets.inc({ status: o.kind });
       this.signals.evented(jobId);
