@@ -1,22 +1,15 @@
 import { applyDecorators } from '@nestjs/common';
 import { ApiResponse, getSchemaPath } from '@nestjs/swagger';
+import { ERROR_CODES, codesOf, type ErrorCode } from '../common/error-codes';
 import { ErrorResponseDto } from './dto/responses.dto';
 
-const DESCRIPTIONS: Record<number, string> = {
-  400: 'invalid_request, too_many_targets',
-  401: 'unauthorized (the body is never read)',
-  403: 'forbidden, blocked_address',
-  404: 'not_found',
-  409: 'idempotency_conflict, not_cancellable',
-  413: 'payload_too_large: /v1/fetch 64 KiB; /v1/batch 2 MiB restricted, 32 MiB fleet',
-  415: 'unsupported_encoding: request bodies with a Content-Encoding are refused, never inflated',
-  429: 'too_many_jobs, too_many_requests (with Retry-After)',
-  502: 'dns_error, connect_error, tls_error, too_many_redirects, too_large, unsupported_content_type',
-  503: 'server_busy, storage_full (with Retry-After)',
-  504: 'timeout',
-};
+/** "code: when" for each code a status carries, read from the one list. */
+const describe = (status: number) =>
+  codesOf(status)
+    .map((c) => `${c}: ${ERROR_CODES[c][1]}`)
+    .join('; ');
 
-type Example = [code: string, message: string, hint: string];
+type Example = [code: ErrorCode, message: string, hint: string];
 
 /** One example envelope per code, for the statuses whose codes are less obvious. */
 const EXAMPLES: Record<number, Example[]> = {
@@ -61,7 +54,7 @@ const EXAMPLES: Record<number, Example[]> = {
 };
 
 function response(status: number) {
-  const description = DESCRIPTIONS[status] ?? 'error';
+  const description = describe(status) || 'error';
   const examples = EXAMPLES[status];
   if (!examples) return ApiResponse({ status, description, type: ErrorResponseDto });
   return ApiResponse({

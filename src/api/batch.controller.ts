@@ -15,15 +15,11 @@ import {
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from './api-errors.decorator';
-import { EventsResponseDto, JobListResponseDto, JobViewDto, ResultsPageDto } from './dto/responses.dto';
+import { EventsResponseDto, JobListResponseDto, ResultsPageDto } from './dto/responses.dto';
 import { invalidRequest } from '../common/errors';
-import {
-  BatchService,
-  TERMINAL_EVENTS,
-  eventView,
-  type EventView,
-  type JobView,
-} from '../batch/batch.service';
+import { BatchService } from '../batch/batch.service';
+import { isTerminalEvent } from '../batch/job-status';
+import { EventView, JobView, eventView } from '../batch/views';
 import { JobSignals } from '../batch/job-signals';
 import type { Caller } from '../fetch/fetch.service';
 import { Admission } from './admission';
@@ -63,10 +59,10 @@ export class BatchController {
     required: false,
     description: 'Replays within the idempotency TTL return the same job.',
   })
-  @ApiResponse({ status: 202, type: JobViewDto, description: 'Stored; Location: /v1/batch/{id}.' })
+  @ApiResponse({ status: 202, type: JobView, description: 'Stored; Location: /v1/batch/{id}.' })
   @ApiResponse({
     status: 200,
-    type: JobViewDto,
+    type: JobView,
     description: 'Idempotent replay (Idempotent-Replayed: true).',
   })
   @ApiErrors(400, 401, 403, 409, 413, 415, 429, 503)
@@ -104,7 +100,7 @@ export class BatchController {
 
   /** One job's state; reading it keeps the job alive. */
   @Get(':id')
-  @ApiOkResponse({ type: JobViewDto })
+  @ApiOkResponse({ type: JobView })
   @ApiErrors(401, 404)
   getBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
     return this.batch.get(caller, id);
@@ -202,7 +198,7 @@ export class BatchController {
         const v = eventView(e);
         await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
         after = e.seq;
-        if (TERMINAL_EVENTS.has(e.type)) last = true;
+        if (isTerminalEvent(e.type)) last = true;
       }
       // A job that had ended when the stream opened has no event left past those just sent.
       if (last || (ended && events.length === 0)) break;
@@ -222,7 +218,7 @@ export class BatchController {
   /** Cancels a live job atomically; pending targets never run. */
   @Delete(':id')
   @HttpCode(200)
-  @ApiOkResponse({ type: JobViewDto, description: 'Cancelled (again 200 for a cancelled job).' })
+  @ApiOkResponse({ type: JobView, description: 'Cancelled (again 200 for a cancelled job).' })
   @ApiErrors(401, 404, 409)
   cancelBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
     return this.batch.cancel(caller, id);

@@ -1,16 +1,17 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
+import type { ErrorCode } from '../common/error-codes';
 import { SiftError, isStorageFull, storageFull } from '../common/errors';
 
 interface Envelope {
   status: number;
-  code: string;
+  code: ErrorCode;
   message: string;
   hint: string;
   headers?: Record<string, string>;
 }
 
-const BY_STATUS: Record<number, [string, string]> = {
+const BY_STATUS: Record<number, [ErrorCode, string]> = {
   400: ['invalid_request', 'fix the request and send it again'],
   401: ['unauthorized', 'send "Authorization: Bearer <token>"'],
   403: ['forbidden', 'this caller may not do that'],
@@ -37,7 +38,8 @@ function fromBodyParser(err: { type?: string; status?: number; message?: string 
     return { status: 413, code, message: 'the body is larger than sift accepts', hint };
   }
   if (typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.type) {
-    const [code, hint] = BY_STATUS[err.status] ?? ['invalid_request', 'fix the request and send it again'];
+    const [code, hint] =
+      BY_STATUS[err.status] ?? (['invalid_request', 'fix the request and send it again'] as const);
     return { status: err.status, code, message: err.message ?? 'bad request', hint };
   }
   return undefined;
@@ -70,7 +72,9 @@ export class ErrorFilter implements ExceptionFilter {
       const status = e.getStatus();
       const [code, hint] =
         BY_STATUS[status] ??
-        (status < 500 ? ['invalid_request', 'fix the request'] : ['internal', 'try again later']);
+        (status < 500
+          ? (['invalid_request', 'fix the request'] as const)
+          : (['internal', 'try again later'] as const));
       const body = e.getResponse();
       const message =
         status === 404

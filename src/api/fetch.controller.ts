@@ -2,7 +2,7 @@ import { Body, Controller, Header, HttpCode, Post, Res, UseGuards } from '@nestj
 import type { Response } from 'express';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from './api-errors.decorator';
-import { FetchResponseDto } from './dto/responses.dto';
+import { FetchEnvelope } from '../fetch/envelope';
 import { FetchService, type Caller } from '../fetch/fetch.service';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
@@ -24,7 +24,7 @@ export class FetchController {
   @HttpCode(200)
   @Header('Content-Type', 'application/json') // Express adds "; charset=utf-8"
   @ApiOkResponse({
-    type: FetchResponseDto,
+    type: FetchEnvelope,
     description: 'The page, extracted; an upstream 4xx/5xx is still an envelope.',
   })
   @ApiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)

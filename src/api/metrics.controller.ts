@@ -2,10 +2,9 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
+import { JOB_STATUSES } from '../batch/job-status';
 import { Dcache } from '../dcache';
 import { RunnerService } from '../runner/runner.service';
-
-const JOB_STATUSES = ['queued', 'running', 'done', 'partial', 'failed', 'cancelled'];
 
 /** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */
 @ApiTags('operations')

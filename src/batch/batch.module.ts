@@ -1,11 +1,12 @@
 import { Module } from '@nestjs/common';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchService } from './batch.service';
+import { JobLifecycle } from './job-lifecycle';
 import { JobSignals } from './job-signals';
 
 @Module({
   imports: [DcacheModule],
-  providers: [BatchService, JobSignals],
-  exports: [BatchService, JobSignals],
+  providers: [BatchService, JobLifecycle, JobSignals],
+  exports: [BatchService, JobLifecycle, JobSignals],
 })
 export class BatchModule {}

@@ -1,16 +1,21 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors';
-import { BatchStore, type BatchEvent, type BatchJob, type BatchTarget } from '../dcache';
-import type { Caller, FetchEnvelope } from '../fetch/fetch.service';
+import { BatchStore, type BatchEvent, type BatchJob } from '../dcache';
+import type { Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
-import { JobSignals } from './job-signals';
-
-export type RestartPolicy = 'fail' | 'retry' | 'resume';
-export const TERMINAL_STATUSES = new Set(['done', 'partial', 'failed', 'cancelled']);
-export const TERMINAL_EVENTS = new Set(['batch.done', 'batch.partial', 'batch.failed', 'batch.cancelled']);
+import { JobLifecycle } from './job-lifecycle';
+import { DEFAULT_RESTART_POLICY, isTerminalJob, type RestartPolicy } from './job-status';
+import {
+  decodeJobCursor,
+  encodeJobCursor,
+  eventView,
+  jobView,
+  resultJson,
+  type EventView,
+  type JobView,
+} from './views';
 
 export interface SubmitTarget {
   url: string;
@@ -23,39 +28,6 @@ export interface SubmitRequest {
   on_restart?: RestartPolicy;
   idempotency_key?: string;
 }
-
-export interface JobView {
-  id: string;
-  status: string;
-  error: string;
-  targets_total: number;
-  targets_done: number;
-  targets_failed: number;
-  created_at: string;
-  lease_expires_at: string;
-  nbytes: number;
-  on_restart: string;
-}
-
-export interface TargetResult {
-  idx: number;
-  url: string;
-  status: string;
-  result: FetchEnvelope | null;
-  error: { code: string; message: string; hint: string } | null;
-}
-
-export interface EventView {
-  seq: number;
-  type: string;
-  at: string;
-  data: unknown;
-}
-
-const iso = (s: number) => new Date(s * 1000).toISOString();
-
-/** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
-const DURABLE = { durable: true };
 
 /** A results page stops at about this much JSON; `next` continues. */
 export const RESULTS_PAGE_BYTES = 8 * 1024 * 1024;
@@ -74,35 +46,24 @@ export function checkTargetCount(maxTargets: number, n: number, caller: Caller):
   }
 }
 
-/** The batch domain: submission rules, idempotency, limits, views, events and cancel. */
+/**
+ * The batch API's domain: submission rules, reads of jobs, results and events for their own caller.
+ * Every change of state goes through the JobLifecycle.
+ */
 @Injectable()
 export class BatchService {
   constructor(
     private readonly store: BatchStore,
+    private readonly lifecycle: JobLifecycle,
     private readonly config: AppConfig,
     private readonly clock: Clock,
-    private readonly signals: JobSignals,
   ) {}
 
-  view(j: BatchJob): JobView {
-    return {
-      id: j.id,
-      status: j.status,
-      error: j.error,
-      targets_total: j.targetsTotal,
-      targets_done: j.targetsDone,
-      targets_failed: j.targetsFailed ?? 0,
-      created_at: iso(j.createdAt),
-      lease_expires_at: iso(j.lease + this.config.batchTtlS),
-      nbytes: j.nbytes,
-      on_restart: j.onRestart ?? 'fail',
-    };
+  private view(j: BatchJob): JobView {
+    return jobView(j, this.config.batchTtlS);
   }
 
-  /**
-   * Checks, then commits the job, all its targets and `batch.queued` in one transaction; only then
-   * is the job announced (and acknowledged by the caller's 202).
-   */
+  /** Checks the request, then hands it to the lifecycle; the 202 follows a durable commit. */
   async submit(
     caller: Caller,
     req: SubmitRequest,
@@ -116,8 +77,7 @@ export class BatchService {
         'send the key once, or the same in both',
       );
     }
-    const idemKey = headerKey ?? req.idempotency_key ?? '';
-    const onRestart = req.on_restart ?? 'fail';
+    const onRestart = req.on_restart ?? DEFAULT_RESTART_POLICY;
     const defaults = req.options ?? {};
     const targets = req.targets.map((t) => ({ url: t.url, options: { ...defaults, ...(t.options ?? {}) } }));
     if (
@@ -129,86 +89,25 @@ export class BatchService {
         'remove "headers" from the options',
       );
     }
-    const fingerprint = fingerprintOf({
-      targets: req.targets,
-      options: req.options ?? null,
-      on_restart: onRestart,
-    });
-    const now = this.clock.now();
-
-    const result = await this.store.transaction(async (s) => {
-      if (idemKey) {
-        const existing = await s.batchJobByIdem(caller.name, idemKey, now, this.config.idemTtlS);
-        if (existing) {
-          const job = (await s.batchJob(existing))!;
-          if (job.fingerprint !== fingerprint) {
-            throw new SiftError(
-              409,
-              'idempotency_conflict',
-              `Idempotency-Key "${idemKey}" was used for a different request`,
-              'use a new key for a different request, or resend the original body',
-            );
-          }
-          return { job, replayed: true };
-        }
-      }
-      if ((await s.liveBatchJobs(caller.name)) >= limits.maxLiveJobs) {
-        throw new SiftError(
-          429,
-          'too_many_jobs',
-          `${caller.name} already has ${limits.maxLiveJobs} live jobs`,
-          'wait for a job to finish (or cancel one) and submit again',
-          { 'Retry-After': '10' },
-        );
-      }
-      if ((await s.liveBatchJobsTotal()) >= this.config.maxLiveJobs) {
-        throw new SiftError(
-          503,
-          'server_busy',
-          'sift is running as many jobs as it may',
-          'submit again later',
-          {
-            'Retry-After': '30',
-          },
-        );
-      }
-      const job: BatchJob = {
-        id: randomUUID(),
-        caller: caller.name,
-        callerClass: caller.callerClass,
-        idemKey,
-        status: 'queued',
-        error: '',
-        targetsTotal: targets.length,
-        targetsDone: 0,
-        createdAt: now,
-        lease: now,
-        nbytes: 0,
+    const { job, replayed } = await this.lifecycle.submit(
+      {
+        caller,
+        idemKey: headerKey ?? req.idempotency_key ?? '',
+        fingerprint: fingerprintOf({
+          targets: req.targets,
+          options: req.options ?? null,
+          on_restart: onRestart,
+        }),
         onRestart,
-        fingerprint,
-      };
-      await s.createBatchJob(job);
-      await s.putBatchTargets(
-        job.id,
-        targets.map((t, idx): BatchTarget => ({
-          jobId: job.id,
-          idx,
-          url: t.url,
-          options: JSON.stringify(t.options),
-          status: 'pending',
-          result: null,
-          error: null,
-          hint: null,
-        })),
-      );
-      await s.appendEvent(job.id, 'batch.queued', now, { targets_total: targets.length });
-      return { job: (await s.batchJob(job.id))!, replayed: false };
-    }, DURABLE);
-    if (!result.replayed) {
-      this.signals.submitted(result.job.id);
-      this.signals.evented(result.job.id);
-    }
-    return { job: this.view(result.job), replayed: result.replayed };
+        targets: targets.map((t) => ({ url: t.url, options: JSON.stringify(t.options) })),
+      },
+      {
+        idemTtlS: this.config.idemTtlS,
+        callerLiveJobs: limits.maxLiveJobs,
+        totalLiveJobs: this.config.maxLiveJobs,
+      },
+    );
+    return { job: this.view(job), replayed };
   }
 
   /** The caller's own job (another caller's is not found), its lease touched by the read. */
@@ -230,42 +129,13 @@ export class BatchService {
     cursor: string | undefined,
     limit: number,
   ): Promise<{ jobs: JobView[]; next: string | null }> {
-    let before: { createdAt: number; id: string } | undefined;
-    if (cursor) {
-      try {
-        const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [
-          number,
-          string,
-        ];
-        if (!Number.isInteger(createdAt) || typeof id !== 'string') throw new Error('shape');
-        before = { createdAt, id };
-      } catch {
-        throw invalidRequest(
-          'cursor is not one sift gave out',
-          'pass the "next" value of the previous page, unchanged',
-        );
-      }
-    }
+    const before = cursor ? decodeJobCursor(cursor) : undefined;
     const jobs = await this.store.listBatchJobs(caller.name, before, limit + 1);
     const page = jobs.slice(0, limit);
     const last = page[page.length - 1];
-    const next =
-      jobs.length > limit && last
-        ? Buffer.from(JSON.stringify([last.createdAt, last.id])).toString('base64url')
-        : null;
-    return { jobs: page.map((j) => this.view(j)), next };
-  }
-
-  toResult(t: BatchTarget): TargetResult {
     return {
-      idx: t.idx,
-      url: t.url,
-      status: t.status,
-      result: t.result ? (JSON.parse(t.result) as FetchEnvelope) : null,
-      error:
-        t.status === 'failed'
-          ? { code: t.code ?? 'failed', message: t.error ?? '', hint: t.hint ?? '' }
-          : null,
+      jobs: page.map((j) => this.view(j)),
+      next: jobs.length > limit && last ? encodeJobCursor(last) : null,
     };
   }
 
@@ -288,14 +158,7 @@ export class BatchService {
     await this.store.touchBatchJob(id, this.clock.now());
     const last = page[page.length - 1];
     const next = last && last.idx < job.targetsTotal - 1 ? last.idx : null;
-    return `{"results":[${page.map((t) => this.resultJson(t)).join(',')}],"next":${next}}`;
-  }
-
-  /** One TargetResult as JSON, the stored envelope spliced in. */
-  private resultJson(t: BatchTarget): string {
-    const { error } = this.toResult({ ...t, result: null });
-    const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status });
-    return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(error)}}`;
+    return `{"results":[${page.map(resultJson).join(',')}],"next":${next}}`;
   }
 
   /** Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory. */
@@ -305,7 +168,7 @@ export class BatchService {
     let after = -1;
     for (;;) {
       const page = await this.store.batchTargetsPage(id, after, pageSize);
-      for (const t of page) yield `${this.resultJson(t)}\n`;
+      for (const t of page) yield `${resultJson(t)}\n`;
       if (page.length < pageSize) return;
       after = page[page.length - 1].idx;
     }
@@ -330,12 +193,11 @@ export class BatchService {
     };
   }
 
-  /** Checks the job is the caller's; touches its lease. */
   /** Opens a stream of the caller's job; true when the job has already ended (no event will follow). */
   async open(caller: Caller, id: string): Promise<boolean> {
     const job = await this.own(caller, id);
     await this.store.touchBatchJob(id, this.clock.now());
-    return TERMINAL_STATUSES.has(job.status);
+    return isTerminalJob(job.status);
   }
 
   async exists(id: string): Promise<boolean> {
@@ -346,38 +208,11 @@ export class BatchService {
     return this.store.batchEvents(id, after, limit);
   }
 
-  /**
-   * One atomic transition to cancelled, with its event; targets in flight go back to pending (their
-   * fetches are aborted and any late result is discarded). Cancelling a cancelled job answers the
-   * same; a finished one is 409.
-   */
+  /** Cancels the caller's job (see JobLifecycle.cancel). */
   async cancel(caller: Caller, id: string): Promise<JobView> {
     await this.own(caller, id);
-    const now = this.clock.now();
-    const { job, changed } = await this.store.transaction(async (s) => {
-      const j = (await s.batchJob(id))!;
-      if (j.status === 'cancelled') return { job: j, changed: false };
-      if (TERMINAL_STATUSES.has(j.status)) {
-        throw new SiftError(
-          409,
-          'not_cancellable',
-          `the job is already ${j.status}`,
-          'nothing to cancel: read its results',
-        );
-      }
-      await s.resetTargets(id, ['running'], now);
-      await s.setBatchJobStatus(id, 'cancelled', '', now);
-      await s.appendEvent(id, 'batch.cancelled', now, { targets_done: j.targetsDone });
-      return { job: (await s.batchJob(id))!, changed: true };
-    }, DURABLE);
-    if (changed) {
-      this.signals.cancelled(id);
-      this.signals.evented(id);
-    }
-    return this.view(job);
+    const out = await this.lifecycle.cancel(id);
+    if (!out) throw notFound('job');
+    return this.view(out.job);
   }
-}
-
-export function eventView(e: BatchEvent): EventView {
-  return { seq: e.seq, type: e.type, at: iso(e.at), data: JSON.parse(e.data) as unknown };
 }

@@ -1,3 +1,5 @@
+import { ERROR_CODES, type ErrorCode } from './error-codes';
+
 /**
  * Typed errors: domain code throws these, and the one exception filter turns each into
  * {"error": {code, message, hint}} with its HTTP status.
@@ -5,7 +7,7 @@
 export class SiftError extends Error {
   constructor(
     readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly hint: string,
     readonly headers: Record<string, string> = {},
@@ -33,31 +35,24 @@ export const notFound = (what = 'resource') =>
 
 export const forbidden = (message: string, hint: string) => new SiftError(403, 'forbidden', message, hint);
 
-/** Fetch failures, with the status the spec gives each and a hint that says what to do. */
-export const FETCH_ERRORS = {
-  blocked_address: [
-    403,
-    'the address is not one this caller may reach (private, loopback, link-local or reserved)',
-  ],
-  dns_error: [502, 'check the host name; it did not resolve'],
-  connect_error: [502, 'the server refused or dropped the connection; check the URL and try again later'],
-  tls_error: [502, "the server's TLS certificate or handshake failed; use a host with a valid certificate"],
-  too_many_redirects: [
-    502,
-    'the URL redirects more than 5 times or in a loop; request the final URL directly',
-  ],
-  too_large: [502, 'the page is larger than the download cap; fetch a smaller resource'],
-  unsupported_content_type: [502, 'sift extracts html, plain text and json; this URL serves something else'],
-  timeout: [504, 'the server did not answer in time; raise timeout_ms (at most 120000) or try again later'],
-  invalid_url: [400, 'send an absolute http or https URL'],
-} as const satisfies Record<string, readonly [number, string]>;
+/** Fetch failures, each with a hint that says what to do; the status is the code's. */
+const FETCH_HINTS = {
+  blocked_address: 'the address is not one this caller may reach (private, loopback, link-local or reserved)',
+  dns_error: 'check the host name; it did not resolve',
+  connect_error: 'the server refused or dropped the connection; check the URL and try again later',
+  tls_error: "the server's TLS certificate or handshake failed; use a host with a valid certificate",
+  too_many_redirects: 'the URL redirects more than 5 times or in a loop; request the final URL directly',
+  too_large: 'the page is larger than the download cap; fetch a smaller resource',
+  unsupported_content_type: 'sift extracts html, plain text and json; this URL serves something else',
+  timeout: 'the server did not answer in time; raise timeout_ms (at most 120000) or try again later',
+  invalid_request: 'send an absolute http or https URL',
+} as const satisfies Partial<Record<ErrorCode, string>>;
 
-export type FetchErrorCode = keyof typeof FETCH_ERRORS;
+export type FetchErrorCode = keyof typeof FETCH_HINTS;
 
 export class FetchError extends SiftError {
   constructor(code: FetchErrorCode, message: string) {
-    const [status, hint] = FETCH_ERRORS[code];
-    super(status, code === 'invalid_url' ? 'invalid_request' : code, message, hint);
+    super(ERROR_CODES[code][0], code, message, FETCH_HINTS[code]);
   }
 }
 
@@ -67,7 +62,7 @@ export class FetchError extends SiftError {
  */
 export class InternalFault extends Error {
   constructor(
-    readonly code: 'internal' | 'extraction_failed',
+    readonly code: Extract<ErrorCode, 'internal' | 'extraction_failed'>,
     message: string,
   ) {
     super(message);

@@ -2,11 +2,11 @@ export {
   BatchStore,
   ClassFleet,
   ClassRestricted,
-  LIVE_STATUSES,
   type BatchEvent,
   type BatchJob,
   type BatchStoreMisses,
   type BatchTarget,
+  type TargetWrite,
 } from './batch-store';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';

@@ -1,18 +1,19 @@
 import type { Generated } from 'kysely';
+import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
 
 export interface BatchJobTable {
   id: string;
   caller: string;
   caller_class: string;
   idem_key: string;
-  status: string;
+  status: JobStatus;
   error: Generated<string>;
   targets_total: number;
   targets_done: Generated<number>;
   created_at: number;
   lease: number;
   nbytes: Generated<number>;
-  on_restart: Generated<string>;
+  on_restart: Generated<RestartPolicy>;
   fingerprint: Generated<string>;
   targets_failed: Generated<number>;
 }
@@ -22,7 +23,7 @@ export interface BatchTargetTable {
   idx: number;
   url: string;
   options: string;
-  status: string;
+  status: TargetStatus;
   result: string | null;
   error: string | null;
   hint: string | null;

@@ -1,16 +1,17 @@
 import { SizedLru } from '../common/sized-lru';
-import type { FetchEnvelope } from './fetch.service';
+import type { FetchEnvelope } from './envelope';
 
 /**
  * JSON.stringify(envelope), byte for byte, with the escaped content given: `contentJson` is
- * JSON.stringify(envelope.content), kept from an earlier answer.
+ * JSON.stringify(envelope.content), kept from an earlier answer. Every other field is written as
+ * it is, so a field added to the envelope is in cached answers too.
  */
 export function envelopeJson(envelope: FetchEnvelope, contentJson: string): string {
-  const { url, final_url, status, content_type, title, format, bytes, truncated } = envelope;
-  const head = JSON.stringify({ url, final_url, status, content_type, title, format });
-  const { cached, fetched_at, digest } = envelope;
-  const tail = JSON.stringify({ bytes, truncated, cached, fetched_at, digest });
-  return `${head.slice(0, -1)},"content":${contentJson},${tail.slice(1)}`;
+  // A number where the content goes: `"content":0` cannot occur inside a JSON string (its quotes
+  // would be escaped), and content comes before any nested object, so the first match is it.
+  const json = JSON.stringify({ ...envelope, content: 0 });
+  const at = json.indexOf('"content":0');
+  return `${json.slice(0, at + 10)}${contentJson}${json.slice(at + 11)}`;
 }
 
 /**

@@ -6,6 +6,7 @@ import { FetchError, InternalFault, SiftError, forbidden } from '../common/error
 import { ContentCache, sha256Hex } from '../dcache';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
+import type { FetchEnvelope } from './envelope';
 import { ContentJsonMemo, envelopeJson } from './envelope-json';
 import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl } from './fetcher';
@@ -28,21 +29,6 @@ export interface FetchParams {
   max_bytes?: number;
   max_age_s?: number;
   headers?: Record<string, string>;
-}
-
-export interface FetchEnvelope {
-  url: string;
-  final_url: string;
-  status: number;
-  content_type: string;
-  title: string;
-  format: Format;
-  content: string;
-  bytes: number;
-  truncated: boolean;
-  cached: boolean;
-  fetched_at: string;
-  digest: string;
 }
 
 /** What the cache keeps beside the content. */

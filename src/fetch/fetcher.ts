@@ -269,11 +269,11 @@ export function parseHttpUrl(raw: string, base?: URL): URL {
   try {
     u = new URL(raw, base);
   } catch {
-    throw new FetchError('invalid_url', `not a valid URL: ${raw.slice(0, 200)}`);
+    throw new FetchError('invalid_request', `not a valid URL: ${raw.slice(0, 200)}`);
   }
   if (u.protocol !== 'http:' && u.protocol !== 'https:') {
     throw new FetchError(
-      base ? 'blocked_address' : 'invalid_url',
+      base ? 'blocked_address' : 'invalid_request',
       `only http and https URLs are fetched, not ${u.protocol}`,
     );
   }

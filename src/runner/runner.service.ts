@@ -5,40 +5,26 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
-import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
-import { INTERNAL_HINTS, InternalFault, SiftError, isStorageFull } from '../common/errors';
+import { isStorageFull } from '../common/errors';
 import { BatchStore } from '../dcache';
+import { JobLifecycle, type TargetOutcome } from '../batch/job-lifecycle';
+import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
-import { FetchService, type Caller, type FetchOutcome, type FetchParams } from '../fetch/fetch.service';
-import { RestartService } from './restart.service';
+import { FetchService, type Caller } from '../fetch/fetch.service';
+import { attempt, type PendingTarget } from './attempt';
 
 const BUFFER = 64;
-const MAX_RETRIES = 2;
-const MAX_RETRY_AFTER_S = 30;
-const RETRY_STATUS = new Set([429, 502, 503]);
-
-interface PendingTarget {
-  idx: number;
-  url: string;
-  options: string;
-}
 
 interface ActiveJob {
   id: string;
   caller: Caller;
-  started: boolean;
   buffer: PendingTarget[];
   cursor: number;
   exhausted: boolean;
   refilling?: Promise<void>;
   inFlight: Map<number, AbortController>;
 }
-
-type Outcome =
-  | { kind: 'done'; result: string }
-  | { kind: 'failed'; code: string; message: string; hint: string }
-  | { kind: 'dropped' };
 
 function hostOf(url: string): string {
   try {
@@ -51,8 +37,8 @@ function hostOf(url: string): string {
 /**
  * Runs batch targets: a fixed pool of slots taken round-robin across live jobs (a small job is
  * not starved by a big one), at most SIFT_PER_HOST_CONCURRENCY per host, every fetch through the
- * FetchService (cache and single-flight in front). A result is written with its event in one
- * transaction, and the last one also writes the job's final status and event.
+ * FetchService (cache and single-flight in front), each retried as `attempt` says. What happens to
+ * a job or a target is written by the JobLifecycle.
  */
 @Injectable()
 export class RunnerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
@@ -70,11 +56,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   constructor(
     private readonly store: BatchStore,
+    private readonly lifecycle: JobLifecycle,
     private readonly fetcher: FetchService,
-    private readonly restart: RestartService,
-    private readonly signals: JobSignals,
+    signals: JobSignals,
     private readonly config: AppConfig,
-    private readonly clock: Clock,
     private readonly metrics: Metrics,
   ) {
     signals.onSubmitted((id) => void this.add(id));
@@ -83,9 +68,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Restart reconciliation first, then the live jobs are taken up. */
   async onApplicationBootstrap(): Promise<void> {
-    await this.restart.reconcile();
+    await this.lifecycle.afterRestart();
     this.stopped = false;
-    for (const id of await this.store.liveJobIds()) await this.add(id);
+    for (const job of await this.store.liveJobs()) await this.add(job.id);
   }
 
   /**
@@ -103,9 +88,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     }
     for (const job of this.jobs.values()) for (const ac of job.inFlight.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
-    const now = this.clock.now();
     for (const job of this.jobs.values()) {
-      await this.store.resetTargets(job.id, ['running'], now).catch(() => undefined);
+      await this.lifecycle
+        .returnInFlight(job.id)
+        .catch((err: Error) => this.log.warn(`at shutdown: ${err.message}`));
     }
     this.jobs.clear();
   }
@@ -124,11 +110,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private async add(id: string): Promise<void> {
     if (this.stopped || this.jobs.has(id)) return;
     const job = await this.store.batchJob(id);
-    if (!job || (job.status !== 'queued' && job.status !== 'running')) return;
+    if (!job || !isLiveJob(job.status)) return;
     this.jobs.set(id, {
       id,
       caller: { name: job.caller, callerClass: job.callerClass as CallerClass },
-      started: job.status === 'running',
       buffer: [],
       cursor: -1,
       exhausted: false,
@@ -230,10 +215,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
-    const now = this.clock.now();
     let live: boolean;
     try {
-      live = await this.markRunning(job, t, now);
+      live = await this.lifecycle.startTarget(job.id, t.idx);
     } catch (err) {
       if (!isStorageFull(err)) throw err;
       // Nothing was written: the target goes back to the front of its job, and work pauses.
@@ -245,16 +229,12 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       this.drop(job.id);
       return;
     }
-    if (!job.started) {
-      job.started = true;
-      this.signals.evented(job.id);
-    }
-    const outcome = await this.attempt(job.caller, t, signal);
-    if (outcome.kind === 'dropped') return;
+    const outcome = await attempt(this.fetcher, job.caller, t, signal, this.log);
+    if (outcome === undefined) return;
     // With nothing of the job left to start, this result may be its last: the commit that ends a
     // job is durable (FULL), so the last few results of a job commit that way.
     const mayEnd = job.exhausted && job.buffer.length === 0;
-    await this.writeDurably(job.id, t.idx, outcome, mayEnd);
+    await this.record(job.id, t.idx, outcome, mayEnd);
   }
 
   private pauseForStorage(): void {
@@ -264,137 +244,20 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   }
 
   /** A result is never dropped for a full database: its write is tried again until it fits. */
-  private async writeDurably(
-    jobId: string,
-    idx: number,
-    o: Exclude<Outcome, { kind: 'dropped' }>,
-    mayEnd: boolean,
-  ): Promise<void> {
+  private async record(jobId: string, idx: number, o: TargetOutcome, mayEnd: boolean): Promise<void> {
+    let written: boolean;
     for (;;) {
       try {
-        return await this.write(jobId, idx, o, mayEnd);
+        written = await this.lifecycle.recordResult(jobId, idx, o, { durable: mayEnd });
+        break;
       } catch (err) {
         if (!isStorageFull(err) || this.stopped) throw err;
         this.pauseForStorage();
         await new Promise((r) => setTimeout(r, 1000));
       }
     }
-  }
-
-  private markRunning(job: ActiveJob, t: PendingTarget, now: number): Promise<boolean> {
-    return this.store.transaction(async (s) => {
-      const j = await s.batchJob(job.id);
-      if (!j || (j.status !== 'queued' && j.status !== 'running')) return false;
-      if (j.status === 'queued') {
-        await s.setBatchJobStatus(job.id, 'running', '', now);
-        await s.appendEvent(job.id, 'batch.running', now, {});
-      }
-      await s.updateBatchTarget(job.id, t.idx, now, 'running', null, null, null);
-      return true;
-    });
-  }
-
-  /** Fetches with at most two retries for resets and 429/502/503 (honouring Retry-After). */
-  private async attempt(caller: Caller, t: PendingTarget, signal: AbortSignal): Promise<Outcome> {
-    const params = { ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>), url: t.url };
-    for (let attempt = 0; ; attempt++) {
-      let out: FetchOutcome;
-      try {
-        out = await this.fetcher.fetchDetailed(caller, params, signal, { waitForExtraction: true });
-      } catch (err) {
-        if (signal.aborted) return { kind: 'dropped' };
-        if (!(err instanceof SiftError)) return this.fault(t, err);
-        const e = err;
-        if (
-          e.code === 'connect_error' &&
-          attempt < MAX_RETRIES &&
-          (await this.backoff(attempt, undefined, signal))
-        ) {
-          continue;
-        }
-        if (signal.aborted) return { kind: 'dropped' };
-        return { kind: 'failed', code: e.code, message: e.message, hint: e.hint };
-      }
-      const status = out.envelope.status;
-      if (RETRY_STATUS.has(status) && attempt < MAX_RETRIES) {
-        if (out.retryAfterS === undefined || out.retryAfterS <= MAX_RETRY_AFTER_S) {
-          if (await this.backoff(attempt, out.retryAfterS, signal)) continue;
-          if (signal.aborted) return { kind: 'dropped' };
-        }
-      }
-      return { kind: 'done', result: JSON.stringify(out.envelope) };
-    }
-  }
-
-  /**
-   * A fault of sift's own (a bug, or a crashed extraction) is not the upstream's: it is logged with
-   * its details, stored under its own code, and never retried.
-   */
-  private fault(t: PendingTarget, err: unknown): Outcome {
-    const code = err instanceof InternalFault ? err.code : 'internal';
-    this.log.error(
-      `target ${t.idx} (${t.url}) ${code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
-    );
-    const [message, hint] = INTERNAL_HINTS[code];
-    return { kind: 'failed', code, message, hint };
-  }
-
-  /** Waits before a retry; false when the wait was cut short by an abort. */
-  private backoff(attempt: number, retryAfterS: number | undefined, signal: AbortSignal): Promise<boolean> {
-    const ms = retryAfterS !== undefined ? retryAfterS * 1000 : 250 * 2 ** attempt;
-    return new Promise((resolve) => {
-      if (signal.aborted) return resolve(false);
-      const timer = setTimeout(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve(true);
-      }, ms);
-      const onAbort = () => {
-        clearTimeout(timer);
-        resolve(false);
-      };
-      signal.addEventListener('abort', onAbort, { once: true });
-    });
-  }
-
-  /**
-   * The result and its event in one transaction, only while the job is still running (a cancelled
-   * or removed job discards it); the last result also ends the job.
-   */
-  private async write(
-    jobId: string,
-    idx: number,
-    o: Exclude<Outcome, { kind: 'dropped' }>,
-    mayEnd: boolean,
-  ): Promise<void> {
-    const now = this.clock.now();
-    const written = await this.store.transaction(
-      async (s) => {
-        const job = await s.batchJob(jobId);
-        if (!job || job.status !== 'running') return false;
-        if (o.kind === 'done') {
-          await s.updateBatchTarget(jobId, idx, now, 'done', o.result, null, null);
-          await s.appendEvent(jobId, 'target.done', now, { idx });
-        } else {
-          await s.updateBatchTarget(jobId, idx, now, 'failed', null, o.message, o.hint, o.code);
-          await s.appendEvent(jobId, 'target.failed', now, { idx, code: o.code });
-        }
-        const after = (await s.batchJob(jobId))!;
-        if (after.targetsDone >= after.targetsTotal) {
-          const failed = after.targetsFailed ?? 0;
-          const status = failed === 0 ? 'done' : failed >= after.targetsTotal ? 'failed' : 'partial';
-          await s.setBatchJobStatus(jobId, status, status === 'failed' ? 'every target failed' : '', now);
-          await s.appendEvent(jobId, `batch.${status}`, now, {
-            targets_total: after.targetsTotal,
-            targets_failed: failed,
-          });
-        }
-        return true;
-      },
-      { durable: mayEnd },
-    );
     if (written) {
       this.metrics.targets.inc({ status: o.kind });
-      this.signals.evented(jobId);
       await this.store.evictBatchOldest(this.config.batchMaxBytes);
     }
   }

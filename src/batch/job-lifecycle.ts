@@ -1,0 +1,302 @@
+import { randomUUID } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import { Clock } from '../common/clock';
+import { SiftError } from '../common/errors';
+import { BatchStore, type BatchJob } from '../dcache';
+import type { Caller } from '../fetch/fetch.service';
+import { JobSignals } from './job-signals';
+import {
+  FINISHED_TARGET_STATUSES,
+  finalStatus,
+  isLiveJob,
+  isTerminalJob,
+  terminalEvent,
+  type EventType,
+  type RestartPolicy,
+} from './job-status';
+
+/** The error of jobs failed by a restart under the `fail` policy. */
+export const SERVER_RESTARTED = 'server_restarted';
+
+/** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
+const DURABLE = { durable: true };
+
+export interface JobDraft {
+  caller: Caller;
+  idemKey: string;
+  fingerprint: string;
+  onRestart: RestartPolicy;
+  /** Each target's URL and its options, as stored (JSON). */
+  targets: { url: string; options: string }[];
+}
+
+export interface SubmitLimits {
+  idemTtlS: number;
+  /** Live jobs one caller may have. */
+  callerLiveJobs: number;
+  /** Live jobs of all callers together. */
+  totalLiveJobs: number;
+}
+
+/** How a fetched target ended. */
+export type TargetOutcome =
+  { kind: 'done'; result: string } | { kind: 'failed'; code: string; message: string; hint: string };
+
+export interface RestartReport {
+  failed: number;
+  requeued: number;
+  resumed: number;
+}
+
+/**
+ * Every change of a job's or a target's status, each in one transaction with its events, and the
+ * signals (runner, event streams) sent only once that transaction has committed. Nothing else
+ * writes job or target state. The transitions:
+ *
+ *   submit        → queued                                   batch.queued
+ *   startTarget   queued → running; target pending → running  batch.running (first target only)
+ *   recordResult  target running → done | failed              target.done | target.failed
+ *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
+ *   cancel        queued | running → cancelled; running targets back to pending   batch.cancelled
+ *   afterRestart  by each live job's on_restart policy:
+ *                   fail:   → failed (server_restarted), unfinished targets failed  batch.failed
+ *                   retry:  running → queued, every target pending                  batch.requeued
+ *                   resume: running stays, targets caught running → pending          batch.requeued
+ *                 (a queued job stays queued under retry and resume)
+ *   returnInFlight at shutdown: the job's running targets back to pending (no event)
+ */
+@Injectable()
+export class JobLifecycle {
+  private readonly log = new Logger('lifecycle');
+
+  constructor(
+    private readonly store: BatchStore,
+    private readonly clock: Clock,
+    private readonly signals: JobSignals,
+  ) {}
+
+  /**
+   * Commits the job, all its targets and `batch.queued` in one durable transaction, after the
+   * idempotency and live-job checks made in the same transaction. A replay returns the job the
+   * key was first used for, and writes nothing.
+   */
+  async submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
+    const { caller, idemKey } = draft;
+    const now = this.clock.now();
+    return this.store.transaction(async (s) => {
+      if (idemKey) {
+        const existing = await s.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
+        if (existing) {
+          const job = (await s.batchJob(existing))!;
+          if (job.fingerprint !== draft.fingerprint) {
+            throw new SiftError(
+              409,
+              'idempotency_conflict',
+              `Idempotency-Key "${idemKey}" was used for a different request`,
+              'use a new key for a different request, or resend the original body',
+            );
+          }
+          return { job, replayed: true };
+        }
+      }
+      if ((await s.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
+        throw new SiftError(
+          429,
+          'too_many_jobs',
+          `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
+          'wait for a job to finish (or cancel one) and submit again',
+          { 'Retry-After': '10' },
+        );
+      }
+      if ((await s.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
+        throw new SiftError(
+          503,
+          'server_busy',
+          'sift is running as many jobs as it may',
+          'submit again later',
+          {
+            'Retry-After': '30',
+          },
+        );
+      }
+      const id = randomUUID();
+      await s.createBatchJob({
+        id,
+        caller: caller.name,
+        callerClass: caller.callerClass,
+        idemKey,
+        status: 'queued',
+        error: '',
+        targetsTotal: draft.targets.length,
+        targetsDone: 0,
+        createdAt: now,
+        lease: now,
+        nbytes: 0,
+        onRestart: draft.onRestart,
+        fingerprint: draft.fingerprint,
+      });
+      await s.putBatchTargets(
+        id,
+        draft.targets.map((t, idx) => ({
+          jobId: id,
+          idx,
+          url: t.url,
+          options: t.options,
+          status: 'pending' as const,
+          result: null,
+          error: null,
+          hint: null,
+        })),
+      );
+      await this.event(s, id, 'batch.queued', now, { targets_total: draft.targets.length });
+      s.onCommit(() => this.signals.submitted(id));
+      return { job: (await s.batchJob(id))!, replayed: false };
+    }, DURABLE);
+  }
+
+  /**
+   * The target is being fetched: it becomes running, and so does its job if it was queued. False
+   * when the job is no longer live (cancelled, failed or gone): nothing is written then.
+   */
+  async startTarget(jobId: string, idx: number): Promise<boolean> {
+    const now = this.clock.now();
+    return this.store.transaction(async (s) => {
+      const job = await s.batchJob(jobId);
+      if (!job || !isLiveJob(job.status)) return false;
+      if (job.status === 'queued') {
+        await s.setBatchJobStatus({ id: jobId, status: 'running', now });
+        await this.event(s, jobId, 'batch.running', now);
+      }
+      await s.updateBatchTarget({ jobId, idx, now, status: 'running' });
+      return true;
+    });
+  }
+
+  /**
+   * The target's result (or error) with its event, only while the job is running: a cancelled or
+   * removed job discards it (false). When it is the job's last, the job ends in the same
+   * transaction. `durable` is for a result that may be the last (see BatchStore.transaction).
+   */
+  async recordResult(
+    jobId: string,
+    idx: number,
+    outcome: TargetOutcome,
+    opts: { durable?: boolean } = {},
+  ): Promise<boolean> {
+    const now = this.clock.now();
+    return this.store.transaction(async (s) => {
+      const job = await s.batchJob(jobId);
+      if (!job || job.status !== 'running') return false;
+      if (outcome.kind === 'done') {
+        await s.updateBatchTarget({ jobId, idx, now, status: 'done', result: outcome.result });
+        await this.event(s, jobId, 'target.done', now, { idx });
+      } else {
+        const { code, message, hint } = outcome;
+        await s.updateBatchTarget({ jobId, idx, now, status: 'failed', error: message, hint, code });
+        await this.event(s, jobId, 'target.failed', now, { idx, code });
+      }
+      // The schema's triggers have moved the counts: read them back.
+      const after = (await s.batchJob(jobId))!;
+      if (after.targetsDone >= after.targetsTotal) {
+        const failed = after.targetsFailed ?? 0;
+        const status = finalStatus(after.targetsTotal, failed);
+        const error = status === 'failed' ? 'every target failed' : '';
+        await s.setBatchJobStatus({ id: jobId, status, error, now });
+        await this.event(s, jobId, terminalEvent(status), now, {
+          targets_total: after.targetsTotal,
+          targets_failed: failed,
+        });
+      }
+      return true;
+    }, opts);
+  }
+
+  /**
+   * One durable transition to cancelled, with its event; targets in flight go back to pending
+   * (their fetches are aborted and a late result is discarded). Cancelling a cancelled job changes
+   * nothing; an ended one is 409. Undefined when the job does not exist.
+   */
+  async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
+    const now = this.clock.now();
+    return this.store.transaction(async (s) => {
+      const job = await s.batchJob(jobId);
+      if (!job) return undefined;
+      if (job.status === 'cancelled') return { job, changed: false };
+      if (isTerminalJob(job.status)) {
+        throw new SiftError(
+          409,
+          'not_cancellable',
+          `the job is already ${job.status}`,
+          'nothing to cancel: read its results',
+        );
+      }
+      await s.resetTargets({ jobId, from: ['running'], now });
+      await s.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
+      await this.event(s, jobId, 'batch.cancelled', now, { targets_done: job.targetsDone });
+      s.onCommit(() => this.signals.cancelled(jobId));
+      return { job: (await s.batchJob(jobId))!, changed: true };
+    }, DURABLE);
+  }
+
+  /**
+   * After a start, before any work is taken: every job left queued or running moves by its
+   * on_restart policy (see the class comment), in one transaction.
+   */
+  async afterRestart(): Promise<RestartReport> {
+    const now = this.clock.now();
+    const report = await this.store.transaction(async (s) => {
+      const report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
+      const live = await s.liveJobs();
+      report.failed = await s.markInFlightFailed({
+        reason: SERVER_RESTARTED,
+        now,
+        message: 'the server restarted before this target finished',
+        hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive a restart',
+      });
+      for (const job of live) {
+        if (job.onRestart === 'fail') {
+          await this.event(s, job.id, 'batch.failed', now, { status: 'failed', error: SERVER_RESTARTED });
+        } else if (job.onRestart === 'retry') {
+          const reset = await s.resetTargets({
+            jobId: job.id,
+            from: ['running', ...FINISHED_TARGET_STATUSES],
+            now,
+          });
+          if (job.status === 'running') {
+            await s.setBatchJobStatus({ id: job.id, status: 'queued', now });
+            await this.event(s, job.id, 'batch.requeued', now, { policy: 'retry', targets_reset: reset });
+            report.requeued++;
+          } else {
+            await s.touchBatchJob(job.id, now);
+          }
+        } else {
+          // resume: finished targets are kept; those caught mid-fetch start again.
+          const reset = await s.resetTargets({ jobId: job.id, from: ['running'], now });
+          await s.touchBatchJob(job.id, now);
+          if (job.status === 'running') {
+            await this.event(s, job.id, 'batch.requeued', now, { policy: 'resume', targets_reset: reset });
+            report.resumed++;
+          }
+        }
+      }
+      return report;
+    });
+    if (report.failed + report.requeued + report.resumed > 0) {
+      this.log.log(
+        `after restart: ${report.failed} failed, ${report.requeued} requeued, ${report.resumed} resumed`,
+      );
+    }
+    return report;
+  }
+
+  /** At shutdown: the job's targets still running go back to pending, for a restart to take up. */
+  returnInFlight(jobId: string): Promise<number> {
+    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now() });
+  }
+
+  /** Appends the event; event streams wake once it is committed. */
+  private async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
+    await s.appendEvent({ jobId, type, at, data });
+    s.onCommit(() => this.signals.evented(jobId));
+  }
+}

@@ -1,0 +1,70 @@
+/**
+ * Every status a job or a target can be in, and the sets the rules are written in. Every other list
+ * (queries, views, OpenAPI enums, metrics, tests) is derived from these. This file imports nothing,
+ * so the store reads it too.
+ */
+
+export const JOB_STATUSES = ['queued', 'running', 'done', 'partial', 'failed', 'cancelled'] as const;
+export type JobStatus = (typeof JOB_STATUSES)[number];
+
+/** Jobs with work left: never swept while their lease is kept, never byte-evicted, counted as live. */
+export const LIVE_JOB_STATUSES = ['queued', 'running'] as const satisfies readonly JobStatus[];
+export type LiveJobStatus = (typeof LIVE_JOB_STATUSES)[number];
+
+/** Jobs that have ended; no event follows their last. */
+export const TERMINAL_JOB_STATUSES = [
+  'done',
+  'partial',
+  'failed',
+  'cancelled',
+] as const satisfies readonly JobStatus[];
+export type TerminalJobStatus = (typeof TERMINAL_JOB_STATUSES)[number];
+
+/** Jobs an idempotency key may be replayed against (a failed or cancelled one is submitted anew). */
+export const REPLAYABLE_JOB_STATUSES = [
+  'queued',
+  'running',
+  'done',
+  'partial',
+] as const satisfies readonly JobStatus[];
+
+export const TARGET_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
+export type TargetStatus = (typeof TARGET_STATUSES)[number];
+
+/** Targets that hold a result or an error and count in targets_done. */
+export const FINISHED_TARGET_STATUSES = ['done', 'failed'] as const satisfies readonly TargetStatus[];
+
+export const RESTART_POLICIES = ['fail', 'retry', 'resume'] as const;
+export type RestartPolicy = (typeof RESTART_POLICIES)[number];
+export const DEFAULT_RESTART_POLICY: RestartPolicy = 'fail';
+
+export const EVENT_TYPES = [
+  'batch.queued',
+  'batch.running',
+  'target.done',
+  'target.failed',
+  'batch.done',
+  'batch.partial',
+  'batch.failed',
+  'batch.cancelled',
+  'batch.requeued',
+] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export const isLiveJob = (s: string): s is LiveJobStatus =>
+  (LIVE_JOB_STATUSES as readonly string[]).includes(s);
+
+export const isTerminalJob = (s: string): s is TerminalJobStatus =>
+  (TERMINAL_JOB_STATUSES as readonly string[]).includes(s);
+
+/** The event that announces a job's end is named after the status it ends in. */
+export const terminalEvent = (s: TerminalJobStatus): EventType => `batch.${s}`;
+
+export const isTerminalEvent = (type: string): boolean =>
+  type.startsWith('batch.') && isTerminalJob(type.slice('batch.'.length));
+
+/** How a job that ran out of targets ends: done when none failed, failed when all did. */
+export function finalStatus(targetsTotal: number, targetsFailed: number): 'done' | 'partial' | 'failed' {
+  if (targetsFailed === 0) return 'done';
+  return targetsFailed >= targetsTotal ? 'failed' : 'partial';
+}

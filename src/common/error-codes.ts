@@ -1,0 +1,63 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+
+/**
+ * Every error code sift answers with, its HTTP status, and when it is given: the one list. The
+ * error classes take only these codes, the OpenAPI enum and the per-status descriptions are read
+ * from it. `cancelled` is never sent: the caller has gone.
+ */
+export const ERROR_CODES = {
+  invalid_request: [400, 'the request is malformed or a field is out of range'],
+  too_many_targets: [400, 'a job has more targets than the caller may send'],
+  unauthorized: [401, 'no known bearer token (the body is never read)'],
+  forbidden: [403, 'the caller may not do that'],
+  blocked_address: [403, 'the URL resolves to an address the caller may not reach'],
+  not_found: [404, 'no such job or route'],
+  method_not_allowed: [405, 'the route does not take this method'],
+  idempotency_conflict: [409, 'an Idempotency-Key was used for a different request'],
+  not_cancellable: [409, 'the job has already ended'],
+  payload_too_large: [
+    413,
+    "the body is over the route's limit: /v1/fetch 64 KiB; /v1/batch 2 MiB restricted, 32 MiB fleet",
+  ],
+  unsupported_encoding: [415, 'request bodies with a Content-Encoding are refused, never inflated'],
+  unsupported_media_type: [415, 'the body is not application/json'],
+  too_many_jobs: [429, 'the caller has as many live jobs as it may (with Retry-After)'],
+  too_many_requests: [429, 'the caller has as many calls or streams open as it may (with Retry-After)'],
+  cancelled: [499, 'the caller went away'],
+  internal: [500, "a fault of sift's own; the details are in its log, under the request id"],
+  extraction_failed: [500, 'the extractor failed on the page; the details are in the log'],
+  dns_error: [502, 'the host name did not resolve'],
+  connect_error: [502, 'the server refused or dropped the connection'],
+  tls_error: [502, 'the TLS handshake or certificate failed'],
+  too_many_redirects: [502, 'more than 5 redirects, or a loop'],
+  too_large: [502, 'the page is over the download cap'],
+  unsupported_content_type: [502, 'not html, plain text or json'],
+  server_busy: [503, 'sift is at its job or extraction limit (with Retry-After)'],
+  storage_full: [503, 'the database is full; nothing was written (with Retry-After)'],
+  timeout: [504, 'the server did not answer in time'],
+} as const satisfies Record<string, readonly [number, string]>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as ErrorCode[];
+
+/** The codes answered with an HTTP status, for documenting a route. */
+export function codesOf(status: number): ErrorCode[] {
+  return ERROR_CODE_LIST.filter((c) => ERROR_CODES[c][0] === status);
+}
+
+/** The error envelope's body: what every 4xx and 5xx carries, and what a failed target holds. */
+@ApiSchema({ name: 'ErrorBodyDto' })
+export class ErrorBody {
+  @ApiProperty({ enum: ERROR_CODE_LIST.filter((c) => c !== 'cancelled'), example: 'invalid_request' })
+  code: string;
+
+  @ApiProperty({ example: 'url must be an absolute http or https URL' })
+  message: string;
+
+  @ApiProperty({
+    description: 'What to do next.',
+    example: 'fix the named fields and send the request again',
+  })
+  hint: string;
+}

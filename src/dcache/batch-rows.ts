@@ -1,0 +1,122 @@
+import type { Kysely, Selectable } from 'kysely';
+import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
+import type { BatchJobTable, BatchTargetTable, DB } from './schema';
+
+export const ClassFleet = 'fleet';
+export const ClassRestricted = 'restricted';
+
+export interface BatchJob {
+  id: string;
+  caller: string;
+  callerClass: string;
+  idemKey: string;
+  status: JobStatus;
+  error: string;
+  targetsTotal: number;
+  targetsDone: number;
+  createdAt: number; // unix seconds
+  lease: number; // unix seconds
+  nbytes: number;
+  /** Restart policy. Stored as the default (fail) when not given. */
+  onRestart?: RestartPolicy;
+  /** Fingerprint of the submitting request, for idempotent replays. */
+  fingerprint?: string;
+  /** How many of targetsDone ended failed. Maintained by the store. */
+  targetsFailed?: number;
+}
+
+export interface BatchTarget {
+  jobId: string;
+  idx: number;
+  url: string;
+  options: string;
+  status: TargetStatus;
+  result: string | null;
+  error: string | null;
+  hint: string | null;
+  /** Machine-readable error code of a failed target. */
+  code?: string | null;
+}
+
+export interface BatchEvent {
+  jobId: string;
+  seq: number;
+  type: string;
+  at: number;
+  data: string;
+}
+
+export type BatchStoreMisses = Record<
+  | 'batchJob'
+  | 'batchJobByIdem'
+  | 'batchTargets'
+  | 'batchTarget'
+  | 'updateBatchTarget'
+  | 'setBatchJobStatus'
+  | 'touchBatchJob',
+  number
+>;
+
+export const noMisses = (): BatchStoreMisses => ({
+  batchJob: 0,
+  batchJobByIdem: 0,
+  batchTargets: 0,
+  batchTarget: 0,
+  updateBatchTarget: 0,
+  setBatchJobStatus: 0,
+  touchBatchJob: 0,
+});
+
+// SQLite allows 32,766 bound values per statement; stay well below.
+export const INSERT_CHUNK = 500;
+export const ID_CHUNK = 500;
+
+export function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export function toJob(r: Selectable<BatchJobTable>): BatchJob {
+  return {
+    id: r.id,
+    caller: r.caller,
+    callerClass: r.caller_class,
+    idemKey: r.idem_key,
+    status: r.status,
+    error: r.error,
+    targetsTotal: r.targets_total,
+    targetsDone: r.targets_done,
+    createdAt: r.created_at,
+    lease: r.lease,
+    nbytes: r.nbytes,
+    onRestart: r.on_restart,
+    fingerprint: r.fingerprint,
+    targetsFailed: r.targets_failed,
+  };
+}
+
+export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
+  return {
+    jobId: r.job_id,
+    idx: r.idx,
+    url: r.url,
+    options: r.options,
+    status: r.status,
+    result: r.result,
+    error: r.error,
+    hint: r.hint,
+    code: r.code,
+  };
+}
+
+/** What every table's statements stand on: the connection (or transaction) and the miss counters. */
+export abstract class Rows {
+  constructor(
+    protected readonly db: Kysely<DB>,
+    readonly misses: BatchStoreMisses = noMisses(),
+  ) {}
+
+  /** Runs fn with this store bound to one transaction (see BatchStore). */
+  abstract transaction<T>(fn: (store: this) => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
+}

@@ -1,0 +1,160 @@
+import { sql } from 'kysely';
+import type { TargetStatus } from '../batch/job-status';
+import { INSERT_CHUNK, chunks, toTarget, type BatchTarget } from './batch-rows';
+import { JobRows } from './job-rows';
+
+/** A target's change: what is not given is cleared. */
+export interface TargetWrite {
+  jobId: string;
+  idx: number;
+  now: number;
+  status: TargetStatus;
+  result?: string | null;
+  error?: string | null;
+  hint?: string | null;
+  code?: string | null;
+}
+
+/**
+ * The batch_target table: one row per URL of a job. The schema's triggers keep the job's
+ * targets_done, targets_failed, nbytes and lease in step with every change here.
+ */
+export abstract class TargetRows extends JobRows {
+  /**
+   * Inserts the targets under jobId in one transaction. Targets given already finished count into
+   * the job's targetsDone and their results into nbytes (the schema's triggers keep both).
+   */
+  async putBatchTargets(jobId: string, targets: BatchTarget[]): Promise<void> {
+    if (targets.length === 0) return;
+    await this.transaction(async (store) => {
+      for (const part of chunks(targets, INSERT_CHUNK)) {
+        await store.db
+          .insertInto('batch_target')
+          .values(
+            part.map((t) => ({
+              job_id: jobId,
+              idx: t.idx,
+              url: t.url,
+              options: t.options,
+              status: t.status,
+              result: t.result,
+              error: t.error,
+              hint: t.hint,
+              code: t.code ?? null,
+            })),
+          )
+          .execute();
+      }
+    });
+  }
+
+  async batchTargets(jobId: string): Promise<BatchTarget[] | undefined> {
+    const rows = await this.db
+      .selectFrom('batch_target')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('idx')
+      .execute();
+    if (rows.length === 0) {
+      const job = await this.db
+        .selectFrom('batch_job')
+        .select('id')
+        .where('id', '=', jobId)
+        .executeTakeFirst();
+      if (!job) {
+        this.misses.batchTargets++;
+        return undefined;
+      }
+    }
+    return rows.map(toTarget);
+  }
+
+  /** One page of targets with idx > after, in idx order. */
+  async batchTargetsPage(jobId: string, after: number, limit: number): Promise<BatchTarget[]> {
+    const rows = await this.db
+      .selectFrom('batch_target')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+    return rows.map(toTarget);
+  }
+
+  /**
+   * The UTF-8 size of each target's stored text (url, result, error, hint) after `after`, in idx
+   * order, without reading the results (octet_length takes the size from the record header).
+   */
+  async batchResultSizes(
+    jobId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ idx: number; bytes: number }[]> {
+    return this.db
+      .selectFrom('batch_target')
+      .select([
+        'idx',
+        sql<number>`octet_length(url) + coalesce(octet_length(result), 0) + coalesce(octet_length(error), 0) + coalesce(octet_length(hint), 0)`.as(
+          'bytes',
+        ),
+      ])
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+  }
+
+  /** Pending targets with idx > after, in idx order, for the runner to take. */
+  async pendingTargets(
+    jobId: string,
+    after: number,
+    limit: number,
+  ): Promise<{ idx: number; url: string; options: string }[]> {
+    return this.db
+      .selectFrom('batch_target')
+      .select(['idx', 'url', 'options'])
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'pending')
+      .where('idx', '>', after)
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
+  }
+
+  /**
+   * One statement: the schema's trigger moves targetsDone (once per target entering done/failed),
+   * nbytes (the result's UTF-8 bytes, a rewrite replacing the old) and the lease (to now) with it.
+   */
+  async updateBatchTarget(w: TargetWrite): Promise<void> {
+    const r = await this.db
+      .updateTable('batch_target')
+      .set({
+        status: w.status,
+        result: w.result ?? null,
+        error: w.error ?? null,
+        hint: w.hint ?? null,
+        code: w.code ?? null,
+        updated_at: w.now,
+      })
+      .where('job_id', '=', w.jobId)
+      .where('idx', '=', w.idx)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) this.misses.updateBatchTarget++;
+  }
+
+  /**
+   * Moves the job's targets in one of `from` back to pending, clearing what they held (the
+   * triggers take finished ones out of the counts). Returns how many moved.
+   */
+  async resetTargets(w: { jobId: string; from: readonly TargetStatus[]; now: number }): Promise<number> {
+    const r = await this.db
+      .updateTable('batch_target')
+      .set({ status: 'pending', result: null, error: null, hint: null, code: null, updated_at: w.now })
+      .where('job_id', '=', w.jobId)
+      .where('status', 'in', w.from)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
+  }
+}

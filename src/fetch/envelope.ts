@@ -1,0 +1,22 @@
+import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import type { Format } from './extract';
+
+/**
+ * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
+ * at run time and in the OpenAPI document. Cached and fresh answers are both serialized from it.
+ */
+@ApiSchema({ name: 'FetchResponseDto' })
+export class FetchEnvelope {
+  @ApiProperty({ example: 'https://example.com/' }) url: string;
+  @ApiProperty({ example: 'https://example.com/' }) final_url: string;
+  @ApiProperty({ description: 'The upstream HTTP status.', example: 200 }) status: number;
+  @ApiProperty({ example: 'text/html; charset=utf-8' }) content_type: string;
+  @ApiProperty({ example: 'Example Domain' }) title: string;
+  @ApiProperty({ enum: ['markdown', 'text', 'html'] }) format: Format;
+  @ApiProperty({ example: '# Example Domain\n\nThis domain is for use in examples.' }) content: string;
+  @ApiProperty({ description: 'UTF-8 bytes of content.', example: 54 }) bytes: number;
+  @ApiProperty({ description: 'Whether content was cut at the output cap.' }) truncated: boolean;
+  @ApiProperty({ description: 'Whether this came from the cache.' }) cached: boolean;
+  @ApiProperty({ format: 'date-time' }) fetched_at: string;
+  @ApiProperty({ example: 'sha256:0f…' }) digest: string;
+}
