@@ -55,7 +55,7 @@ async function siftRun(): Promise<{ putMs: number; opsPerS: number }> {
   const putMs = performance.now() - t;
   t = performance.now();
   for (let i = 0; i < N; i++) {
-    await d.batch.updateBatchTarget('j', i, T0 + i, 'done', RESULT, null, null);
+    await d.batch.updateBatchTarget({ jobId: 'j', idx: i, now: T0 + i, status: 'done', result: RESULT });
     await d.batch.evictBatchOldest(2 ** 40);
   }
   const opsPerS = N / ((performance.now() - t) / 1000);

@@ -1,3 +1,4 @@
+import { JOB_STATUSES, REPLAYABLE_JOB_STATUSES, type JobStatus } from '../../src/batch/job-status';
 import { openDcache, type BatchJob, type BatchTarget, type Dcache } from '../../src/dcache';
 
 const T0 = 1_700_000_000;
@@ -50,8 +51,8 @@ describe('BatchStore', () => {
     expect(await d.batch.batchTargets('nope')).toBeUndefined();
     expect(await d.batch.batchJobByIdem('alice', 'k', T0, 10)).toBeUndefined();
     await d.batch.touchBatchJob('nope', T0);
-    await d.batch.setBatchJobStatus('nope', 'done', '', T0);
-    await d.batch.updateBatchTarget('nope', 0, T0, 'done', 'r', null, null);
+    await d.batch.setBatchJobStatus({ id: 'nope', status: 'done', now: T0 });
+    await d.batch.updateBatchTarget({ jobId: 'nope', idx: 0, now: T0, status: 'done', result: 'r' });
     const s = await d.stats();
     expect(s.storeMisses).toMatchObject({
       batchJob: 1,
@@ -95,12 +96,12 @@ describe('BatchStore', () => {
       expect(await d.batch.batchJobByIdem('alice', 'other', T0, 60)).toBeUndefined();
     });
 
-    it.each(['queued', 'running', 'done', 'partial'])('returns a %s job', async (status) => {
+    it.each(REPLAYABLE_JOB_STATUSES)('returns a %s job', async (status) => {
       await d.batch.createBatchJob(job({ idemKey: 'k', status }));
       expect(await d.batch.batchJobByIdem('alice', 'k', T0, 60)).toBe('j1');
     });
 
-    it.each(['failed', 'cancelled'])('never returns a %s job', async (status) => {
+    it.each(['failed', 'cancelled'] as const)('never returns a %s job', async (status) => {
       await d.batch.createBatchJob(job({ idemKey: 'k', status }));
       expect(await d.batch.batchJobByIdem('alice', 'k', T0, 60)).toBeUndefined();
     });
@@ -117,7 +118,7 @@ describe('BatchStore', () => {
   });
 
   it('counts live jobs per caller and in total', async () => {
-    const statuses = ['queued', 'running', 'done', 'partial', 'failed', 'cancelled'];
+    const statuses = JOB_STATUSES;
     for (const [i, status] of statuses.entries()) {
       await d.batch.createBatchJob(job({ id: `a${i}`, status }));
       await d.batch.createBatchJob(job({ id: `b${i}`, caller: 'bob', status }));
@@ -158,14 +159,28 @@ describe('BatchStore', () => {
     });
 
     it('counts a target once as it enters done or failed, and sets the lease to now', async () => {
-      await d.batch.updateBatchTarget('j1', 0, T0 + 1, 'running', null, null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 1, status: 'running' });
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 0, lease: T0 + 1 });
-      await d.batch.updateBatchTarget('j1', 0, T0 + 2, 'done', 'abc', null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 2, status: 'done', result: 'abc' });
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 1, lease: T0 + 2 });
-      await d.batch.updateBatchTarget('j1', 0, T0 + 3, 'done', 'abc', null, null);
-      await d.batch.updateBatchTarget('j1', 0, T0 + 4, 'failed', null, 'boom', 'retry');
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 3, status: 'done', result: 'abc' });
+      await d.batch.updateBatchTarget({
+        jobId: 'j1',
+        idx: 0,
+        now: T0 + 4,
+        status: 'failed',
+        error: 'boom',
+        hint: 'retry',
+      });
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 1, targetsFailed: 1, lease: T0 + 4 });
-      await d.batch.updateBatchTarget('j1', 1, T0 + 5, 'failed', null, 'boom', 'do this');
+      await d.batch.updateBatchTarget({
+        jobId: 'j1',
+        idx: 1,
+        now: T0 + 5,
+        status: 'failed',
+        error: 'boom',
+        hint: 'do this',
+      });
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 2, targetsFailed: 2, lease: T0 + 5 });
       const t = (await d.batch.batchTargets('j1'))![1];
       expect(t).toMatchObject({ status: 'failed', result: null, error: 'boom', hint: 'do this' });
@@ -174,13 +189,20 @@ describe('BatchStore', () => {
     it('keeps nbytes equal to the UTF-8 bytes of the stored results across rewrites', async () => {
       const euro = '€€€'; // 9 bytes, 3 UTF-16 units
       const emoji = 'a😀'; // 5 bytes
-      await d.batch.updateBatchTarget('j1', 0, T0, 'done', euro, null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: euro });
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(9);
-      await d.batch.updateBatchTarget('j1', 1, T0, 'done', emoji, null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 1, now: T0, status: 'done', result: emoji });
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(14);
-      await d.batch.updateBatchTarget('j1', 0, T0, 'done', 'é', null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'é' });
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(2 + 5);
-      await d.batch.updateBatchTarget('j1', 1, T0, 'failed', null, 'x', 'y');
+      await d.batch.updateBatchTarget({
+        jobId: 'j1',
+        idx: 1,
+        now: T0,
+        status: 'failed',
+        error: 'x',
+        hint: 'y',
+      });
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(2);
       const sum = (await d.batch.batchTargets('j1'))!.reduce(
         (n, t) => n + Buffer.byteLength(t.result ?? ''),
@@ -200,11 +222,16 @@ describe('BatchStore', () => {
     it('is set to now by every writer', async () => {
       await d.batch.touchBatchJob('j1', T0 + 10);
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 10);
-      await d.batch.setBatchJobStatus('j1', 'running', '', T0 + 20);
+      await d.batch.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 20 });
       expect(await d.batch.batchJob('j1')).toMatchObject({ lease: T0 + 20, status: 'running' });
-      await d.batch.updateBatchTarget('j1', 0, T0 + 30, 'done', 'x', null, null);
+      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 30, status: 'done', result: 'x' });
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 30);
-      await d.batch.markInFlightFailed('server_restarted', T0 + 40);
+      await d.batch.markInFlightFailed({
+        reason: 'server_restarted',
+        now: T0 + 40,
+        message: 'restarted',
+        hint: 'submit again',
+      });
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 40);
     });
 
@@ -226,7 +253,7 @@ describe('BatchStore', () => {
     await d.batch.createBatchJob(job({ id: 'fresh', lease: T0 + 2, status: 'done' }));
     for (const id of ['stale', 'edge', 'fresh']) {
       await d.batch.putBatchTargets(id, targets(id, 2));
-      await d.batch.appendEvent(id, 'batch.queued', T0);
+      await d.batch.appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
     }
     expect(await d.batch.sweepBatch(T0 + 101, 100)).toBe(2);
     expect(await d.batch.batchJob('stale')).toBeUndefined();
@@ -240,11 +267,17 @@ describe('BatchStore', () => {
   });
 
   describe('evictBatchOldest', () => {
-    async function finishedJob(id: string, lease: number, status: string, bytes: number) {
+    async function finishedJob(id: string, lease: number, status: JobStatus, bytes: number) {
       await d.batch.createBatchJob(job({ id, lease, status, targetsTotal: 1 }));
       await d.batch.putBatchTargets(id, targets(id, 1));
-      await d.batch.updateBatchTarget(id, 0, lease, 'done', 'x'.repeat(bytes), null, null);
-      await d.batch.setBatchJobStatus(id, status, '', lease);
+      await d.batch.updateBatchTarget({
+        jobId: id,
+        idx: 0,
+        now: lease,
+        status: 'done',
+        result: 'x'.repeat(bytes),
+      });
+      await d.batch.setBatchJobStatus({ id, status, now: lease });
     }
 
     it('evicts whole jobs oldest lease first until within budget, never a live job', async () => {
@@ -274,7 +307,7 @@ describe('BatchStore', () => {
     });
   });
 
-  it('markInFlightFailed fails queued and running jobs whose policy is fail, with an event', async () => {
+  it('markInFlightFailed fails queued and running jobs whose policy is fail, and their unfinished targets', async () => {
     for (const [id, status, onRestart] of [
       ['q', 'queued', 'fail'],
       ['r', 'running', 'fail'],
@@ -283,10 +316,17 @@ describe('BatchStore', () => {
     ] as const) {
       await d.batch.createBatchJob(job({ id, status, onRestart, targetsTotal: 2 }));
       await d.batch.putBatchTargets(id, targets(id, 2));
-      await d.batch.appendEvent(id, 'batch.queued', T0);
+      await d.batch.appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
     }
-    await d.batch.updateBatchTarget('r', 0, T0, 'done', 'ok', null, null);
-    expect(await d.batch.markInFlightFailed('server_restarted', T0 + 9)).toBe(2);
+    await d.batch.updateBatchTarget({ jobId: 'r', idx: 0, now: T0, status: 'done', result: 'ok' });
+    expect(
+      await d.batch.markInFlightFailed({
+        reason: 'server_restarted',
+        now: T0 + 9,
+        message: 'restarted',
+        hint: 'submit again',
+      }),
+    ).toBe(2);
     expect(await d.batch.batchJob('q')).toMatchObject({
       status: 'failed',
       error: 'server_restarted',
@@ -302,12 +342,7 @@ describe('BatchStore', () => {
     expect((await d.batch.batchJob('r-resume'))!.status).toBe('running');
     const rt = (await d.batch.batchTargets('r'))!;
     expect(rt.map((t) => t.status)).toEqual(['done', 'failed']);
-    expect(rt[1].code).toBe('server_restarted');
-    const ev = await d.batch.batchEvents('r', 0, 10);
-    expect(ev.map((e) => [e.seq, e.type])).toEqual([
-      [1, 'batch.queued'],
-      [2, 'batch.failed'],
-    ]);
+    expect(rt[1]).toMatchObject({ code: 'server_restarted', error: 'restarted', hint: 'submit again' });
   });
 
   it('batchNbytes sums over all jobs and is not part of the content cache size', async () => {
@@ -316,8 +351,8 @@ describe('BatchStore', () => {
     await d.batch.createBatchJob(job({ id: 'b' }));
     await d.batch.putBatchTargets('a', targets('a', 1));
     await d.batch.putBatchTargets('b', targets('b', 1));
-    await d.batch.updateBatchTarget('a', 0, T0, 'done', 'ü'.repeat(10), null, null);
-    await d.batch.updateBatchTarget('b', 0, T0, 'done', 'abc', null, null);
+    await d.batch.updateBatchTarget({ jobId: 'a', idx: 0, now: T0, status: 'done', result: 'ü'.repeat(10) });
+    await d.batch.updateBatchTarget({ jobId: 'b', idx: 0, now: T0, status: 'done', result: 'abc' });
     expect(await d.batch.batchNbytes()).toBe(23);
     expect(d.cache.size()).toBe(0);
     expect(await d.stats()).toMatchObject({ batchJobs: 2, batchBytes: 23, bytes: 0 });
@@ -326,9 +361,9 @@ describe('BatchStore', () => {
   it('appends events with gapless per-job sequence numbers', async () => {
     await d.batch.createBatchJob(job({ id: 'a' }));
     await d.batch.createBatchJob(job({ id: 'b' }));
-    expect(await d.batch.appendEvent('a', 'batch.queued', T0)).toBe(1);
-    expect(await d.batch.appendEvent('b', 'batch.queued', T0)).toBe(1);
-    expect(await d.batch.appendEvent('a', 'batch.running', T0, { n: 1 })).toBe(2);
+    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.queued', at: T0 })).toBe(1);
+    expect(await d.batch.appendEvent({ jobId: 'b', type: 'batch.queued', at: T0 })).toBe(1);
+    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.running', at: T0, data: { n: 1 } })).toBe(2);
     const ev = await d.batch.batchEvents('a', 1, 10);
     expect(ev).toEqual([{ jobId: 'a', seq: 2, type: 'batch.running', at: T0, data: '{"n":1}' }]);
   });
@@ -337,8 +372,8 @@ describe('BatchStore', () => {
     await d.batch.createBatchJob(job());
     await expect(
       d.batch.transaction(async (s) => {
-        await s.setBatchJobStatus('j1', 'running', '', T0 + 1);
-        await s.appendEvent('j1', 'batch.running', T0 + 1);
+        await s.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 1 });
+        await s.appendEvent({ jobId: 'j1', type: 'batch.running', at: T0 + 1 });
         throw new Error('crash between');
       }),
     ).rejects.toThrow('crash between');

@@ -2,6 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BatchService } from '../../src/batch/batch.service';
+import { JobLifecycle } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import { Clock } from '../../src/common/clock';
 import { loadConfig } from '../../src/config/app-config';
@@ -21,7 +22,13 @@ describe('acknowledged means durable', () => {
     sqlLog = [];
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-durable-')), 'sift.db');
     d = await openDcache({ path: file, trace: (s) => sqlLog.push(s.trim().toLowerCase()) });
-    batch = new BatchService(d.batch, loadConfig({}), new Clock(), new JobSignals());
+    const clock = new Clock();
+    batch = new BatchService(
+      d.batch,
+      new JobLifecycle(d.batch, clock, new JobSignals()),
+      loadConfig({}),
+      clock,
+    );
   });
 
   afterEach(() => d.close());
@@ -53,7 +60,7 @@ describe('acknowledged means durable', () => {
     });
     sqlLog.length = 0;
     await d.batch.transaction(async (s) => {
-      await s.updateBatchTarget(job.id, 0, 1, 'done', '{}', null, null);
+      await s.updateBatchTarget({ jobId: job.id, idx: 0, now: 1, status: 'done', result: '{}' });
     });
     expect(levelAtCommitOf(/^update "batch_target"/)).toBe('normal');
     sqlLog.length = 0;

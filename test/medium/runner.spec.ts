@@ -1,7 +1,6 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { BatchStore, type BatchJob, type BatchTarget } from '../../src/dcache';
-import { RestartService } from '../../src/runner/restart.service';
+import { BatchStore, type BatchJob } from '../../src/dcache';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import { createTestApp, waitForJob, FLEET_TOKEN, TestClock } from '../support/app';
@@ -27,25 +26,7 @@ function job(id: string, over: Partial<BatchJob> = {}): BatchJob {
   };
 }
 
-function targets(id: string, statuses: string[]): BatchTarget[] {
-  return statuses.map((status, idx) => ({
-    jobId: id,
-    idx,
-    url: `http://10.0.0.1/${idx}`,
-    options: '{}',
-    status,
-    result: status === 'done' ? `{"content":"r${idx}"}` : null,
-    error: status === 'failed' ? 'boom' : null,
-    hint: status === 'failed' ? 'h' : null,
-    code: status === 'failed' ? 'connect_error' : null,
-  }));
-}
-
-async function events(store: BatchStore, id: string) {
-  return (await store.batchEvents(id, 0, 1000)).map((e) => [e.seq, e.type]);
-}
-
-describe('runner, restart and sweeper on real SQLite with a set clock', () => {
+describe('sweeper on real SQLite with a set clock', () => {
   const clock = new TestClock(5_000_000);
   let app: INestApplication;
   let store: BatchStore;
@@ -53,88 +34,9 @@ describe('runner, restart and sweeper on real SQLite with a set clock', () => {
   beforeEach(async () => {
     ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_BATCH_TTL_S: '100' }, { clock }));
     store = app.get(BatchStore);
-    await app.get(RunnerService).stop(); // these tests drive the store and the services by hand
+    await app.get(RunnerService).stop(); // these tests drive the sweeper by hand
   });
   afterEach(() => app.close());
-
-  describe('restart policies', () => {
-    beforeEach(async () => {
-      const cases: [string, string, string, string[]][] = [
-        ['fail-queued', 'queued', 'fail', ['pending', 'pending', 'pending', 'pending']],
-        ['fail-running', 'running', 'fail', ['done', 'running', 'failed', 'pending']],
-        ['retry-queued', 'queued', 'retry', ['pending', 'pending', 'pending', 'pending']],
-        ['retry-running', 'running', 'retry', ['done', 'running', 'failed', 'pending']],
-        ['resume-queued', 'queued', 'resume', ['pending', 'pending', 'pending', 'pending']],
-        ['resume-running', 'running', 'resume', ['done', 'running', 'failed', 'pending']],
-        ['done-job', 'done', 'retry', ['done', 'done', 'done', 'done']],
-      ];
-      for (const [id, status, onRestart, ts] of cases) {
-        await store.createBatchJob(job(id, { status, onRestart }));
-        await store.putBatchTargets(id, targets(id, ts));
-        await store.appendEvent(id, 'batch.queued', 1000);
-        if (status !== 'queued') await store.appendEvent(id, 'batch.running', 1000);
-      }
-      await app.get(RestartService).reconcile();
-    });
-
-    const now = () => clock.now();
-
-    it('fail: queued and running become failed with server_restarted and batch.failed', async () => {
-      for (const id of ['fail-queued', 'fail-running']) {
-        expect(await store.batchJob(id)).toMatchObject({
-          status: 'failed',
-          error: 'server_restarted',
-          lease: now(),
-        });
-        const ev = await events(store, id);
-        expect(ev[ev.length - 1]).toEqual([ev.length, 'batch.failed']);
-      }
-      const t = (await store.batchTargets('fail-running'))!;
-      expect(t.map((x) => x.status)).toEqual(['done', 'failed', 'failed', 'failed']);
-      expect(t[0].result).toBe('{"content":"r0"}'); // a finished result is never lost
-      expect(t[3].code).toBe('server_restarted');
-      expect(await store.batchJob('fail-running')).toMatchObject({ targetsDone: 4, targetsFailed: 3 });
-    });
-
-    it('retry: queued stays queued; running is queued again with every target pending', async () => {
-      expect(await store.batchJob('retry-queued')).toMatchObject({ status: 'queued', lease: now() });
-      expect(await events(store, 'retry-queued')).toEqual([[1, 'batch.queued']]);
-      expect(await store.batchJob('retry-running')).toMatchObject({
-        status: 'queued',
-        targetsDone: 0,
-        nbytes: 0,
-        targetsFailed: 0,
-      });
-      expect(
-        (await store.batchTargets('retry-running'))!.every(
-          (t) => t.status === 'pending' && t.result === null,
-        ),
-      ).toBe(true);
-      expect(await events(store, 'retry-running')).toEqual([
-        [1, 'batch.queued'],
-        [2, 'batch.running'],
-        [3, 'batch.requeued'],
-      ]);
-    });
-
-    it('resume: queued stays queued; running stays running with finished targets kept, the rest pending', async () => {
-      expect(await store.batchJob('resume-queued')).toMatchObject({ status: 'queued' });
-      const j = await store.batchJob('resume-running');
-      expect(j).toMatchObject({ status: 'running', targetsDone: 2, targetsFailed: 1, lease: now() });
-      const t = (await store.batchTargets('resume-running'))!;
-      expect(t.map((x) => x.status)).toEqual(['done', 'pending', 'failed', 'pending']);
-      expect(t[0].result).toBe('{"content":"r0"}');
-      expect(await events(store, 'resume-running')).toEqual([
-        [1, 'batch.queued'],
-        [2, 'batch.running'],
-        [3, 'batch.requeued'],
-      ]);
-    });
-
-    it('finished jobs are not touched', async () => {
-      expect(await store.batchJob('done-job')).toMatchObject({ status: 'done', lease: 1000 });
-    });
-  });
 
   describe('sweeper', () => {
     it('keeps live jobs however old their lease, and sweeps stale finished ones', async () => {

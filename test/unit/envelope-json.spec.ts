@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { ContentJsonMemo, envelopeJson } from '../../src/fetch/envelope-json';
-import type { FetchEnvelope } from '../../src/fetch/fetch.service';
+import type { FetchEnvelope } from '../../src/fetch/envelope';
 
 describe('envelope JSON', () => {
   const envelopes: fc.Arbitrary<FetchEnvelope> = fc.record({

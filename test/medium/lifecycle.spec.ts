@@ -1,0 +1,276 @@
+import { JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
+import { JobSignals } from '../../src/batch/job-signals';
+import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/batch/job-status';
+import { openDcache, type BatchStore, type Dcache } from '../../src/dcache';
+import { TestClock } from '../support/app';
+
+/**
+ * The job state machine on a bare in-memory database: no app, no runner, no HTTP. Every transition
+ * is checked for its rows, its events, and the signals it sends (only after its commit).
+ */
+describe('JobLifecycle', () => {
+  const clock = new TestClock(5_000_000_000);
+  const now = () => clock.now();
+  const caller = { name: 'alice', callerClass: 'fleet' as const };
+  const limits = { idemTtlS: 3600, callerLiveJobs: 10, totalLiveJobs: 100 };
+  let d: Dcache;
+  let store: BatchStore;
+  let signals: JobSignals;
+  let life: JobLifecycle;
+  let heard: string[];
+
+  const draft = (n: number, over: Partial<JobDraft> = {}): JobDraft => ({
+    caller,
+    idemKey: '',
+    fingerprint: 'fp',
+    onRestart: 'fail',
+    targets: Array.from({ length: n }, (_, i) => ({ url: `http://a.test/${i}`, options: '{}' })),
+    ...over,
+  });
+  const types = async (id: string) => (await store.batchEvents(id, 0, 1000)).map((e) => e.type);
+  const statuses = async (id: string) => (await store.batchTargets(id))!.map((t) => t.status);
+  const done = (result = '{"x":1}') => ({ kind: 'done' as const, result });
+  const failed = { kind: 'failed' as const, code: 'connect_error', message: 'reset', hint: 'try later' };
+
+  beforeEach(async () => {
+    d = await openDcache({ path: ':memory:' });
+    store = d.batch;
+    signals = new JobSignals();
+    life = new JobLifecycle(store, clock, signals);
+    heard = [];
+    signals.onSubmitted((id) => heard.push(`submitted:${id}`));
+    signals.onCancelled((id) => heard.push(`cancelled:${id}`));
+  });
+  afterEach(() => d.close());
+
+  describe('submit', () => {
+    it('stores the job queued, every target pending and batch.queued, then signals', async () => {
+      const { job, replayed } = await life.submit(draft(3), limits);
+      expect(replayed).toBe(false);
+      expect(job).toMatchObject({ status: 'queued', targetsTotal: 3, targetsDone: 0, createdAt: now() });
+      expect(await statuses(job.id)).toEqual(['pending', 'pending', 'pending']);
+      expect(await types(job.id)).toEqual(['batch.queued']);
+      expect(heard).toEqual([`submitted:${job.id}`]);
+    });
+
+    it('replays the same key to the same job, writes nothing, signals nothing', async () => {
+      const first = await life.submit(draft(2, { idemKey: 'k' }), limits);
+      heard.length = 0;
+      const again = await life.submit(draft(2, { idemKey: 'k' }), limits);
+      expect(again).toMatchObject({ replayed: true, job: { id: first.job.id } });
+      expect(await store.batchJobCount()).toBe(1);
+      expect(heard).toEqual([]);
+      await expect(
+        life.submit(draft(2, { idemKey: 'k', fingerprint: 'other' }), limits),
+      ).rejects.toMatchObject({
+        status: 409,
+        code: 'idempotency_conflict',
+      });
+    });
+
+    it('refuses past the live-job limits inside the transaction; a refused submit leaves no trace', async () => {
+      await life.submit(draft(1), { ...limits, callerLiveJobs: 1 });
+      heard.length = 0;
+      await expect(life.submit(draft(1), { ...limits, callerLiveJobs: 1 })).rejects.toMatchObject({
+        code: 'too_many_jobs',
+      });
+      await expect(life.submit(draft(1), { ...limits, totalLiveJobs: 1 })).rejects.toMatchObject({
+        code: 'server_busy',
+      });
+      expect(await store.batchJobCount()).toBe(1);
+      expect(heard).toEqual([]);
+    });
+  });
+
+  describe('running a job', () => {
+    it('the first start makes the job running with batch.running; later starts add no event', async () => {
+      const { job } = await life.submit(draft(2), limits);
+      const woken = signals.nextEvent(job.id, 5000);
+      expect(await life.startTarget(job.id, 0)).toBe(true);
+      expect(await woken).toBe(true);
+      expect(await life.startTarget(job.id, 1)).toBe(true);
+      expect(await store.batchJob(job.id)).toMatchObject({ status: 'running', lease: now() });
+      expect(await statuses(job.id)).toEqual(['running', 'running']);
+      expect(await types(job.id)).toEqual(['batch.queued', 'batch.running']);
+    });
+
+    it.each<[string, ('done' | 'failed')[], JobStatus, string]>([
+      ['all done', ['done', 'done'], 'done', ''],
+      ['one failed', ['done', 'failed'], 'partial', ''],
+      ['all failed', ['failed', 'failed'], 'failed', 'every target failed'],
+    ])('%s (%j): the last result ends the job %s in the same transaction', async (_, results, end, error) => {
+      const { job } = await life.submit(draft(2), limits);
+      for (const [idx, r] of results.entries()) {
+        await life.startTarget(job.id, idx);
+        expect(await life.recordResult(job.id, idx, r === 'done' ? done() : failed)).toBe(true);
+      }
+      const after = (await store.batchJob(job.id))!;
+      expect(after).toMatchObject({ status: end, error, targetsDone: 2 });
+      expect(after.targetsFailed).toBe(results.filter((r) => r === 'failed').length);
+      const ev = await types(job.id);
+      expect(ev[ev.length - 1]).toBe(`batch.${end}`);
+      expect(ev.filter((t) => t.startsWith('target.'))).toEqual(results.map((r) => `target.${r}`));
+      const t = (await store.batchTargets(job.id))!;
+      expect(t.find((x) => x.status === 'failed') ?? null).toEqual(
+        results.includes('failed')
+          ? expect.objectContaining({
+              code: 'connect_error',
+              error: 'reset',
+              hint: 'try later',
+              result: null,
+            })
+          : null,
+      );
+    });
+
+    it('a result for a job that is not running is discarded (lost work stays lost)', async () => {
+      const { job } = await life.submit(draft(2), limits);
+      await life.startTarget(job.id, 0);
+      await life.cancel(job.id);
+      expect(await life.recordResult(job.id, 0, done())).toBe(false);
+      expect(await life.startTarget(job.id, 1)).toBe(false);
+      expect(await statuses(job.id)).toEqual(['pending', 'pending']);
+      expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'batch.cancelled']);
+      expect(await life.recordResult('no-such-job', 0, done())).toBe(false);
+    });
+  });
+
+  describe('cancel', () => {
+    it('running targets go back to pending, finished ones are kept; batch.cancelled; signals after commit', async () => {
+      const { job } = await life.submit(draft(3), limits);
+      await life.startTarget(job.id, 0);
+      await life.recordResult(job.id, 0, done());
+      await life.startTarget(job.id, 1);
+      heard.length = 0;
+      const out = await life.cancel(job.id);
+      expect(out).toMatchObject({ changed: true, job: { status: 'cancelled', targetsDone: 1 } });
+      expect(await statuses(job.id)).toEqual(['done', 'pending', 'pending']);
+      expect((await store.batchEvents(job.id, 0, 100)).pop()).toMatchObject({
+        type: 'batch.cancelled',
+        data: '{"targets_done":1}',
+      });
+      expect(heard).toEqual([`cancelled:${job.id}`]);
+    });
+
+    it('cancelling again changes nothing; an ended job is 409; a missing one is undefined', async () => {
+      const { job } = await life.submit(draft(1), limits);
+      await life.cancel(job.id);
+      heard.length = 0;
+      expect(await life.cancel(job.id)).toMatchObject({ changed: false, job: { status: 'cancelled' } });
+      expect(heard).toEqual([]);
+      const other = await life.submit(draft(1), limits);
+      await life.startTarget(other.job.id, 0);
+      await life.recordResult(other.job.id, 0, done());
+      await expect(life.cancel(other.job.id)).rejects.toMatchObject({ status: 409, code: 'not_cancellable' });
+      expect(await life.cancel('nope')).toBeUndefined();
+    });
+  });
+
+  describe('after a restart, by policy', () => {
+    /** A job as a crash left it: queued, or running with targets in every state. */
+    async function leftBehind(policy: RestartPolicy, running: boolean): Promise<string> {
+      const { job } = await life.submit(draft(4, { onRestart: policy }), limits);
+      if (!running) return job.id;
+      const ends: (TargetStatus | 'running')[] = ['done', 'running', 'failed', 'pending'];
+      for (const [idx, end] of ends.entries()) {
+        if (end === 'pending') continue;
+        await life.startTarget(job.id, idx);
+        if (end !== 'running')
+          await life.recordResult(job.id, idx, end === 'done' ? done('{"r":0}') : failed);
+      }
+      return job.id;
+    }
+
+    it('fail: queued and running jobs fail with server_restarted; finished results are kept', async () => {
+      const queued = await leftBehind('fail', false);
+      const running = await leftBehind('fail', true);
+      clock.t += 60_000;
+      expect(await life.afterRestart()).toEqual({ failed: 2, requeued: 0, resumed: 0 });
+      for (const id of [queued, running]) {
+        expect(await store.batchJob(id)).toMatchObject({
+          status: 'failed',
+          error: SERVER_RESTARTED,
+          lease: now(),
+        });
+        expect((await types(id)).pop()).toBe('batch.failed');
+      }
+      const t = (await store.batchTargets(running))!;
+      expect(t.map((x) => x.status)).toEqual(['done', 'failed', 'failed', 'failed']);
+      expect(t[0].result).toBe('{"r":0}');
+      expect(t[1]).toMatchObject({ code: SERVER_RESTARTED, error: expect.stringMatching(/restarted/) });
+      expect(t[2].code).toBe('connect_error'); // failed before the restart: its own error stays
+      expect(await store.batchJob(running)).toMatchObject({ targetsDone: 4, targetsFailed: 3 });
+    });
+
+    it('retry: a queued job stays queued; a running one is queued again with every target pending', async () => {
+      const queued = await leftBehind('retry', false);
+      const running = await leftBehind('retry', true);
+      expect(await life.afterRestart()).toEqual({ failed: 0, requeued: 1, resumed: 0 });
+      expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
+      expect(await types(queued)).toEqual(['batch.queued']);
+      expect(await store.batchJob(running)).toMatchObject({
+        status: 'queued',
+        targetsDone: 0,
+        targetsFailed: 0,
+        nbytes: 0,
+      });
+      expect(await statuses(running)).toEqual(['pending', 'pending', 'pending', 'pending']);
+      expect((await store.batchEvents(running, 0, 100)).pop()).toMatchObject({
+        type: 'batch.requeued',
+        data: '{"policy":"retry","targets_reset":3}',
+      });
+    });
+
+    it('resume: a running job keeps its finished targets; only those caught running start again', async () => {
+      const queued = await leftBehind('resume', false);
+      const running = await leftBehind('resume', true);
+      expect(await life.afterRestart()).toEqual({ failed: 0, requeued: 0, resumed: 1 });
+      expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
+      expect(await store.batchJob(running)).toMatchObject({
+        status: 'running',
+        targetsDone: 2,
+        targetsFailed: 1,
+      });
+      expect(await statuses(running)).toEqual(['done', 'pending', 'failed', 'pending']);
+      expect((await store.batchEvents(running, 0, 100)).pop()).toMatchObject({
+        type: 'batch.requeued',
+        data: '{"policy":"resume","targets_reset":1}',
+      });
+    });
+
+    it('ended jobs are left as they are', async () => {
+      const { job } = await life.submit(draft(1, { onRestart: 'retry' }), limits);
+      await life.startTarget(job.id, 0);
+      await life.recordResult(job.id, 0, done());
+      const before = await store.batchJob(job.id);
+      clock.t += 60_000;
+      await life.afterRestart();
+      expect(await store.batchJob(job.id)).toEqual(before);
+    });
+  });
+
+  it('at shutdown, the running targets of a job go back to pending, the rest stay', async () => {
+    const { job } = await life.submit(draft(3), limits);
+    await life.startTarget(job.id, 0);
+    await life.recordResult(job.id, 0, done());
+    await life.startTarget(job.id, 1);
+    expect(await life.returnInFlight(job.id)).toBe(1);
+    expect(await statuses(job.id)).toEqual(['done', 'pending', 'pending']);
+    expect(await store.batchJob(job.id)).toMatchObject({ status: 'running' });
+  });
+
+  it('onCommit runs after COMMIT and never for a rolled-back transaction', async () => {
+    const seen: string[] = [];
+    await store.transaction(async (s) => {
+      s.onCommit(() => seen.push('committed'));
+      seen.push('inside');
+    });
+    await expect(
+      store.transaction(async (s) => {
+        s.onCommit(() => seen.push('rolled back'));
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+    expect(seen).toEqual(['inside', 'committed']);
+  });
+});
