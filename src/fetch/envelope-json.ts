@@ -1,5 +1,10 @@
+import { randomUUID } from 'node:crypto';
 import { SizedLru } from '../common/sized-lru';
 import type { FetchEnvelope } from './envelope';
+
+/** Stands where the content goes; no page holds it (a NUL and a per-process random id). */
+const MARK = `\u0000${randomUUID()}`;
+const MARK_JSON = JSON.stringify(MARK);
 
 /**
  * JSON.stringify(envelope), byte for byte, with the escaped content given: `contentJson` is
@@ -7,11 +12,9 @@ import type { FetchEnvelope } from './envelope';
  * it is, so a field added to the envelope is in cached answers too.
  */
 export function envelopeJson(envelope: FetchEnvelope, contentJson: string): string {
-  // A number where the content goes: `"content":0` cannot occur inside a JSON string (its quotes
-  // would be escaped), and content comes before any nested object, so the first match is it.
-  const json = JSON.stringify({ ...envelope, content: 0 });
-  const at = json.indexOf('"content":0');
-  return `${json.slice(0, at + 10)}${contentJson}${json.slice(at + 11)}`;
+  const json = JSON.stringify({ ...envelope, content: MARK });
+  const at = json.indexOf(MARK_JSON);
+  return `${json.slice(0, at)}${contentJson}${json.slice(at + MARK_JSON.length)}`;
 }
 
 /**

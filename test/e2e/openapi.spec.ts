@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
+import { Fixture, html, send } from '../support/fixture';
 
 const committed = path.resolve(__dirname, '..', '..', 'openapi.json');
 
@@ -60,5 +61,58 @@ describe('OpenAPI', () => {
       ).status,
     ).toBe(400);
     await app.close();
+  });
+});
+
+describe('response shapes', () => {
+  // The schemas are read from the document the app serves; the bodies from the same app.
+  it('every answer carries exactly the properties of its schema, cached and fresh alike', async () => {
+    const fx = await new Fixture({ '/page': send(200, 'text/html', html('<p>hello</p>')) }).start();
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+    try {
+      const http = () => request(app.getHttpServer());
+      const auth = { Authorization: `Bearer ${FLEET_TOKEN}` };
+      const doc = (await http().get('/docs/openapi.json')).body;
+      const props = (name: string) => Object.keys(doc.components.schemas[name].properties).sort();
+      const keys = (o: object) => Object.keys(o).sort();
+
+      const fresh = (
+        await http()
+          .post('/v1/fetch')
+          .set(auth)
+          .send({ url: fx.url('/page') })
+      ).body;
+      const cached = (
+        await http()
+          .post('/v1/fetch')
+          .set(auth)
+          .send({ url: fx.url('/page') })
+      ).body;
+      expect([fresh.cached, cached.cached]).toEqual([false, true]);
+      expect(keys(fresh)).toEqual(props('FetchResponseDto'));
+      expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
+
+      const sub = await http()
+        .post('/v1/batch')
+        .set(auth)
+        .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
+      expect(keys(sub.body)).toEqual(props('JobViewDto'));
+      await waitForJob(app, sub.body.id);
+      const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(auth)).body.results;
+      for (const r of results) expect(keys(r)).toEqual(props('TargetResultDto'));
+      expect(keys(results[0].result)).toEqual(props('FetchResponseDto'));
+      expect(keys(results[1].error)).toEqual(props('ErrorBodyDto'));
+      const events = (await http().get(`/v1/batch/${sub.body.id}/events`).set(auth)).body.events;
+      for (const e of events) expect(keys(e)).toEqual(props('EventDto'));
+      const list = (await http().get('/v1/batch').set(auth)).body;
+      expect(keys(list)).toEqual(props('JobListResponseDto'));
+      for (const j of list.jobs) expect(keys(j)).toEqual(props('JobViewDto'));
+      const bad = (await http().post('/v1/fetch').set(auth).send({})).body;
+      expect(keys(bad)).toEqual(props('ErrorResponseDto'));
+      expect(keys(bad.error)).toEqual(props('ErrorBodyDto'));
+    } finally {
+      await app.close();
+      await fx.stop();
+    }
   });
 });

@@ -27,6 +27,24 @@ describe('envelope JSON', () => {
     );
   });
 
+  it('carries fields added to the envelope, wherever they sit and whatever they hold', () => {
+    // A field the envelope does not have today (a verdict, metadata with its own "content"…) is
+    // in the cached answer exactly as JSON.stringify writes it in a fresh one.
+    const extra = fc.dictionary(
+      fc.oneof(fc.constantFrom('verdict', 'metadata', 'content_json', 'links'), fc.string()),
+      fc.jsonValue(),
+      { maxKeys: 4 },
+    );
+    fc.assert(
+      fc.property(envelopes, extra, fc.boolean(), (e, more, before) => {
+        const added = Object.fromEntries(Object.entries(more).filter(([k]) => k !== 'content'));
+        const grown = (before ? { ...added, ...e } : { ...e, ...added }) as FetchEnvelope;
+        expect(envelopeJson(grown, JSON.stringify(grown.content))).toBe(JSON.stringify(grown));
+      }),
+      { numRuns: 500 },
+    );
+  });
+
   it('the memo gives each digest the escaped form of its own content, within its budget', () => {
     const memo = new ContentJsonMemo(8 * 1024);
     const pages = Array.from({ length: 50 }, (_, i) => ({
