@@ -96,8 +96,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     this.jobs.clear();
   }
 
-  get stats(): { jobs: number; inFlight: number } {
-    return { jobs: this.jobs.size, inFlight: this.inFlight };
+  /** `paused`: no target starts now because the database is full. */
+  get stats(): { jobs: number; inFlight: number; paused: boolean } {
+    return { jobs: this.jobs.size, inFlight: this.inFlight, paused: this.pausedUntil > Date.now() };
   }
 
   /** Resolves when no target is in flight and no job is left (tests and benchmarks wait on it). */

@@ -1,7 +1,6 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { RunnerService } from '../../src/runner/runner.service';
-import { createTestApp, waitForJob, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN, RESTRICTED_TOKEN, TestClock } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -10,13 +9,18 @@ const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 describe('batch jobs over HTTP', () => {
   let app: INestApplication;
   let fx: Fixture;
+  const clock = new TestClock(Date.now());
   const http = () => request(app.getHttpServer());
 
   const waitFor = (id: string, statuses?: string[], headers = fleet) =>
     waitForJob(app, id, headers, statuses);
 
+  /** Answers to /hold/* wait here until the test lets them go, so a job stays live meanwhile. */
+  const held: (() => void)[] = [];
+
   beforeAll(async () => {
     fx = await new Fixture({
+      '/hold/*': (req, res) => held.push(() => send(200, 'text/plain', 'let go')(req, res)),
       '/page/*': (req, res) =>
         send(
           200,
@@ -28,16 +32,20 @@ describe('batch jobs over HTTP', () => {
         )(req, res),
       '/png': send(200, 'image/png', Buffer.from([1, 2, 3])),
     }).start();
-    ({ app } = await createTestApp({
-      SIFT_FLEET_ALLOW: '127.0.0.0/8',
-      SIFT_RESTRICTED_MAX_TARGETS: '5',
-      SIFT_FLEET_MAX_LIVE_JOBS: '3',
-    }));
   });
-  afterAll(async () => {
+  // Each test has an app of its own: nothing one leaves behind (live jobs, a stopped runner) is
+  // seen by the next.
+  beforeEach(async () => {
+    ({ app } = await createTestApp(
+      { SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_RESTRICTED_MAX_TARGETS: '5', SIFT_FLEET_MAX_LIVE_JOBS: '3' },
+      { clock },
+    ));
+  });
+  afterEach(async () => {
+    for (const let_go of held.splice(0)) let_go();
     await app.close();
-    await fx.stop();
   });
+  afterAll(() => fx.stop());
 
   it('runs a 200-target job to done with ordered, paginated and NDJSON results', async () => {
     const targets = Array.from({ length: 200 }, (_, i) => ({ url: fx.url(`/page/${i}`) }));
@@ -173,18 +181,14 @@ describe('batch jobs over HTTP', () => {
     const r = await http().post('/v1/batch').set(restricted).send({ targets: six });
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('too_many_targets');
-    const runner = app.get(RunnerService);
-    await runner.stop(); // nothing runs, so the jobs stay live
-    const ids: string[] = [];
-    for (let i = 0; i < 3; i++)
-      ids.push(
-        (
-          await http()
-            .post('/v1/batch')
-            .set(fleet)
-            .send({ targets: [{ url: fx.url('/page/l') }] })
-        ).body.id,
-      );
+    // Three jobs whose fetches are held stay live.
+    for (let i = 0; i < 3; i++) {
+      const live = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url(`/hold/l${i}`) }] });
+      expect(live.status).toBe(202);
+    }
     const over = await http()
       .post('/v1/batch')
       .set(fleet)
@@ -192,22 +196,18 @@ describe('batch jobs over HTTP', () => {
     expect(over.status).toBe(429);
     expect(over.body.error.code).toBe('too_many_jobs');
     expect(over.headers['retry-after']).toBeDefined();
-    for (const id of ids) await http().delete(`/v1/batch/${id}`).set(fleet);
-    await runner.onApplicationBootstrap();
   });
 
   it('cancel: 200, again 200, a finished job 409 not_cancellable', async () => {
-    const runner = app.get(RunnerService);
-    await runner.stop();
     const sub = await http()
       .post('/v1/batch')
       .set(fleet)
-      .send({ targets: [{ url: fx.url('/page/c') }] });
+      .send({ targets: [{ url: fx.url('/hold/c') }] });
     const c1 = await http().delete(`/v1/batch/${sub.body.id}`).set(fleet);
     expect(c1.status).toBe(200);
     expect(c1.body.status).toBe('cancelled');
-    expect((await http().delete(`/v1/batch/${sub.body.id}`).set(fleet)).status).toBe(200);
-    await runner.onApplicationBootstrap();
+    const c2 = await http().delete(`/v1/batch/${sub.body.id}`).set(fleet);
+    expect([c2.status, c2.body]).toEqual([200, c1.body]);
     const done = await http()
       .post('/v1/batch')
       .set(fleet)
@@ -218,19 +218,40 @@ describe('batch jobs over HTTP', () => {
     expect(c3.body.error.code).toBe('not_cancellable');
   });
 
-  it("lists the caller's jobs newest first with a cursor", async () => {
-    const all: string[] = [];
+  it("lists the caller's jobs newest first with a cursor, and only theirs", async () => {
+    const submitted: string[] = [];
+    for (let i = 0; i < 5; i++) {
+      clock.t += 1000; // one job a second: created_at orders them
+      const r = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url(`/page/list-${i}`) }] });
+      submitted.push(r.body.id);
+      await waitFor(r.body.id); // a fleet caller may have 3 live jobs here
+    }
+    // A job of the same second as the last one still comes in a definite place, once.
+    const twin = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({ targets: [{ url: fx.url('/page/list-twin') }] });
+    await http()
+      .post('/v1/batch')
+      .set(restricted)
+      .send({ targets: [{ url: 'http://example.test/' }] });
+    const pages: string[][] = [];
     let cursor: string | null = null;
     do {
       const r: request.Response = await http()
         .get(`/v1/batch?limit=2${cursor ? `&cursor=${cursor}` : ''}`)
         .set(fleet);
       expect(r.status).toBe(200);
-      all.push(...r.body.jobs.map((j: { id: string }) => j.id));
+      pages.push(r.body.jobs.map((j: { id: string }) => j.id));
       cursor = r.body.next;
     } while (cursor);
-    expect(new Set(all).size).toBe(all.length);
-    expect(all.length).toBeGreaterThan(5);
+    const listed = pages.flat();
+    expect(pages.map((p) => p.length)).toEqual([2, 2, 2]);
+    const lastTwo = [submitted[4], twin.body.id].sort().reverse(); // same second: id descending
+    expect(listed).toEqual([...lastTwo, ...submitted.slice(0, 4).reverse()]);
   });
 
   it('streams events as SSE, honouring Last-Event-ID, and ends after the terminal event', async () => {

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, html, send } from '../support/fixture';
-import { kill, startSiftProcess } from '../support/process';
+import { kill, startSiftProcess, waitForJobIn } from '../support/process';
 
 const TOKEN = 'random-crash-token';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -105,11 +105,7 @@ describe('SIGKILL at random moments during a 2,000-target job', () => {
         prev = now;
         p = await startSiftProcess(env);
       }
-      let view: { status: string; targets_done: number } = { status: '', targets_done: 0 };
-      for (let i = 0; i < 3000 && view.status !== 'done'; i++) {
-        view = (await (await fetch(`${p.url}/v1/batch/${sub.id}`, { headers: H })).json()) as typeof view;
-        await new Promise((r) => setTimeout(r, 20));
-      }
+      const view = await waitForJobIn<{ status: string; targets_done: number }>(p, sub.id, H);
       await kill(p, 'SIGTERM');
       expect([seed, view.status, view.targets_done]).toEqual([seed, 'done', N]);
       const last = read();

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, html, send } from '../support/fixture';
-import { kill, startSiftProcess, type SiftProcess } from '../support/process';
+import { isTerminalJob } from '../../src/batch/job-status';
+import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
 
 const TOKEN = 'crash-test-token';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -54,14 +55,8 @@ describe('crash and restart (SIGKILL)', () => {
     return { status: r.status, body: (await r.json()) as any };
   }
 
-  async function waitUntil(p: SiftProcess, id: string, pred: (j: any) => boolean) {
-    for (let i = 0; i < 2000; i++) {
-      const { body } = await api(p, 'GET', `/v1/batch/${id}`);
-      if (pred(body)) return body;
-      await new Promise((r) => setTimeout(r, 10));
-    }
-    throw new Error('timed out');
-  }
+  const waitFor = (p: SiftProcess, id: string, pred: (j: any) => boolean) =>
+    waitForJobIn<any>(p, id, H, pred, 30_000);
 
   function snapshot(db: string, id: string): { targets: TargetRow[]; seqs: number[] } {
     const d = new Database(db, { readonly: true });
@@ -111,7 +106,7 @@ describe('crash and restart (SIGKILL)', () => {
       });
       expect(sub.status).toBe(202);
       const id = sub.body.id as string;
-      await waitUntil(p, id, (j) => j.targets_done >= 150);
+      await waitFor(p, id, (j) => j.targets_done >= 150);
       await kill(p, 'SIGKILL');
 
       const before = snapshot(db, id);
@@ -122,14 +117,12 @@ describe('crash and restart (SIGKILL)', () => {
 
       p = await startSiftProcess(envFor(db));
       try {
-        const end = await waitUntil(
+        const end = await waitFor(
           p,
           id,
-          (j) =>
-            ['done', 'partial', 'failed', 'cancelled'].includes(j.status) ||
-            (policy !== 'fail' && j.targets_done === N),
+          (j) => isTerminalJob(j.status) || (policy !== 'fail' && j.targets_done === N),
         );
-        const final = policy === 'fail' ? end : await waitUntil(p, id, (j) => j.status === 'done');
+        const final = policy === 'fail' ? end : await waitFor(p, id, (j) => j.status === 'done');
         const job = checkConsistent(db, id);
         const after = snapshot(db, id);
         if (policy === 'fail') {

@@ -1,7 +1,7 @@
 import * as zlib from 'node:zlib';
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
 import { Fixture, html, redirect, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -107,11 +107,7 @@ describe('upstream faults', () => {
         targets: plan.map(([p]) => ({ url: fx.url(p), options: { timeout_ms: 1500, max_age_s: 0 } })),
       });
     expect(sub.status).toBe(202);
-    let job = sub.body;
-    for (let i = 0; i < 1500 && !['done', 'partial', 'failed'].includes(job.status); i++) {
-      await new Promise((r) => setTimeout(r, 20));
-      job = (await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
-    }
+    const job = await waitForJob(app, sub.body.id, fleet);
     expect(job.status).toBe('partial');
     const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(fleet)).body.results;
     const outcome = results.map((r: { status: string; error: { code: string } | null }) =>

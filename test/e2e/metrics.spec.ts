@@ -1,6 +1,6 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
 import { Fixture, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -37,10 +37,7 @@ describe('GET /metrics', () => {
       .post('/v1/batch')
       .set(fleet)
       .send({ targets: [{ url: fx.url('/plain') }, { url: 'http://10.0.0.2/' }] });
-    for (let i = 0; i < 200; i++) {
-      if ((await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).body.status === 'partial') break;
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    expect(await waitForJob(app, sub.body.id)).toMatchObject({ status: 'partial' });
     const r = await http().get('/metrics');
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/text\/plain/);

@@ -3,7 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, html, send } from '../support/fixture';
-import { kill, startSiftProcess } from '../support/process';
+import { kill, startSiftProcess, waitForJobIn } from '../support/process';
+import { waitUntil } from '../support/wait';
 
 const TOKEN = 'process-test-token';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -50,7 +51,7 @@ describe('sift as a process', () => {
     expect(r.headers.get('x-request-id')).toBe('trace-123');
     const r2 = await fetch(`${p.url}/healthz`);
     expect(r2.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
-    await new Promise((res) => setTimeout(res, 100));
+    await waitUntil(() => (p.output().includes('trace-123') ? true : undefined), 'the request log line');
     await kill(p, 'SIGTERM');
     const lines = p
       .output()
@@ -78,9 +79,8 @@ describe('sift as a process', () => {
         body: JSON.stringify({ targets, on_restart: 'resume' }),
       })
     ).json();
-    for (let i = 0; i < 100 && [...fx.hits.keys()].filter((k) => k.startsWith('/slow/')).length < 4; i++) {
-      await new Promise((r) => setTimeout(r, 10));
-    }
+    const slowHits = () => [...fx.hits.keys()].filter((k) => k.startsWith('/slow/')).length;
+    await waitUntil(() => (slowHits() >= 4 ? true : undefined), '4 targets in flight');
     const code = await kill(p, 'SIGTERM');
     expect(code === 0 || code === null).toBe(true);
     const d = new Database(db, { readonly: true });
@@ -95,11 +95,7 @@ describe('sift as a process', () => {
     const p2 = await startSiftProcess(
       env(db, { SIFT_RUNNER_CONCURRENCY: '16', SIFT_PER_HOST_CONCURRENCY: '16' }),
     );
-    let view: { status: string; targets_done: number } = { status: '', targets_done: 0 };
-    for (let i = 0; i < 300 && view.status !== 'done'; i++) {
-      view = await (await fetch(`${p2.url}/v1/batch/${sub.id}`, { headers: H })).json();
-      await new Promise((r) => setTimeout(r, 20));
-    }
+    const view = await waitForJobIn(p2, sub.id, H);
     expect(view).toMatchObject({ status: 'done', targets_done: 40 });
     await kill(p2, 'SIGTERM');
   });

@@ -1,7 +1,8 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { Dcache } from '../../src/dcache';
-import { createTestApp, waitForJob, FLEET_TOKEN, tmpDbPath } from '../support/app';
+import { RunnerService } from '../../src/runner/runner.service';
+import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, tmpDbPath } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -79,7 +80,11 @@ describe('a full database', () => {
     const sub = await http().post('/v1/batch').set(fleet).send({ targets });
     expect(sub.status).toBe(202);
     fill();
-    await new Promise((r) => setTimeout(r, 1500));
+    const runner = app.get(RunnerService);
+    await waitUntil(
+      () => (runner.stats.paused ? true : undefined),
+      'the runner to pause for the full database',
+    );
     const during = (await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
     expect(during.targets_done).toBeLessThan(40);
     makeRoom();

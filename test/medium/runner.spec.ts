@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { BatchStore, type BatchJob } from '../../src/dcache';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
-import { createTestApp, waitForJob, FLEET_TOKEN, TestClock } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, TestClock } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -68,6 +68,7 @@ describe('runner over HTTP fixtures', () => {
   let app: INestApplication;
   let fx: Fixture;
   let flaky = 0;
+  const slowAnswered = new Set<string>();
   const http = () => request(app.getHttpServer());
 
   const finished = (id: string) => waitForJob(app, id);
@@ -81,7 +82,11 @@ describe('runner over HTTP fixtures', () => {
       },
       '/always-503': send(503, 'text/plain', 'down', { 'retry-after': '0' }),
       '/big/*': (req, res) => send(200, 'text/plain', `${req.url} `.repeat(500))(req, res),
-      '/slow/*': (req, res) => setTimeout(() => send(200, 'text/html', html('<p>slow</p>'))(req, res), 400),
+      '/slow/*': (req, res) =>
+        setTimeout(() => {
+          send(200, 'text/html', html('<p>slow</p>'))(req, res);
+          slowAnswered.add(req.url!);
+        }, 400),
     }).start();
     ({ app } = await createTestApp({
       SIFT_FLEET_ALLOW: '127.0.0.0/8',
@@ -133,13 +138,15 @@ describe('runner over HTTP fixtures', () => {
     const runner = app.get(RunnerService);
     const slowHits = () => [...fx.hits.keys()].filter((p) => p.startsWith('/slow/')).length;
     // All 16 requests have reached the fixture: they are in flight at both ends.
-    for (let i = 0; i < 400 && slowHits() < 16; i++) await new Promise((r) => setTimeout(r, 5));
+    await waitUntil(() => (slowHits() >= 16 ? true : undefined), '16 fetches in flight');
     expect(runner.stats.inFlight).toBe(16);
     expect(slowHits()).toBe(16);
     const cancel = await http().delete(`/v1/batch/${sub.body.id}`).set(fleet);
     expect(cancel.body.status).toBe('cancelled');
     const hitsAtCancel = slowHits();
-    await new Promise((r) => setTimeout(r, 900)); // longer than a slow answer takes
+    // Every request that reached the fixture has had its answer sent: a late result would be in.
+    const reached = [...fx.hits.keys()].filter((p) => p.startsWith('/slow/'));
+    await waitUntil(() => (reached.every((p) => slowAnswered.has(p)) ? true : undefined), 'the answers sent');
     await runner.idle();
     const job = (await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
     expect(job.status).toBe('cancelled');

@@ -6,11 +6,15 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
+import { TERMINAL_JOB_STATUSES } from '../../src/batch/job-status';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { RESOLVER } from '../../src/fetch/fetch.module';
 import { ExtractPool } from '../../src/fetch/extract-pool';
 import type { Resolver } from '../../src/fetch/fetcher';
+import { waitUntil } from './wait';
+
+export { waitUntil };
 
 export const FLEET_TOKEN = 'fleet-token-123';
 export const RESTRICTED_TOKEN = 'restricted-token-123';
@@ -87,33 +91,12 @@ export async function createTestApp(
   return { app, config };
 }
 
-/**
- * Polls `probe` until it returns something other than undefined, and returns that; fails with
- * `what` when the deadline passes. Every wait in the tests goes through here.
- */
-export async function waitUntil<T>(
-  probe: () => T | undefined | Promise<T | undefined>,
-  what: string,
-  timeoutMs = 20_000,
-  everyMs = 20,
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-}
-
-const FINISHED = ['done', 'partial', 'failed', 'cancelled'];
-
 /** Polls a job's view until it reaches one of `statuses` (a finished status by default). */
 export async function waitForJob(
   app: INestApplication,
   id: string,
   headers: Record<string, string> = { Authorization: `Bearer ${FLEET_TOKEN}` },
-  statuses = FINISHED,
+  statuses: readonly string[] = TERMINAL_JOB_STATUSES,
 ): Promise<Record<string, unknown> & { status: string }> {
   return waitUntil(
     async () => {

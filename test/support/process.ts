@@ -2,6 +2,8 @@ import { execFile, execSync, spawn, type ChildProcess } from 'node:child_process
 import * as fs from 'node:fs';
 import * as net from 'node:net';
 import * as path from 'node:path';
+import { TERMINAL_JOB_STATUSES } from '../../src/batch/job-status';
+import { waitUntil } from './wait';
 
 /** The project root: the nearest folder above with a package.json (from sources or compiled benches). */
 export const ROOT = (() => {
@@ -56,18 +58,39 @@ export async function startSiftProcess(env: Record<string, string>): Promise<Sif
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`sift exited with ${child.exitCode}: ${out}`);
-    try {
-      const r = await fetch(`${url}/healthz`);
-      if (r.ok) return { child, url, output: () => out };
-    } catch {
-      // not listening yet
-    }
-    await new Promise((r) => setTimeout(r, 50));
+  try {
+    await waitUntil(
+      async () => {
+        if (child.exitCode !== null) throw new Error(`sift exited with ${child.exitCode}: ${out}`);
+        return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok || undefined;
+      },
+      'sift to answer /healthz',
+      15_000,
+      50,
+    );
+  } catch (err) {
+    child.kill('SIGKILL');
+    throw new Error(`sift did not start: ${(err as Error).message}\n${out}`);
   }
-  child.kill('SIGKILL');
-  throw new Error(`sift did not start: ${out}`);
+  return { child, url, output: () => out };
+}
+
+/** Polls a sift process's view of a job until `done` holds for it (by default: the job has ended). */
+export async function waitForJobIn<V extends { status: string }>(
+  p: SiftProcess,
+  id: string,
+  headers: Record<string, string>,
+  done: (view: V) => boolean = (v) => (TERMINAL_JOB_STATUSES as readonly string[]).includes(v.status),
+  timeoutMs = 60_000,
+): Promise<V> {
+  return waitUntil(
+    async () => {
+      const view = (await (await fetch(`${p.url}/v1/batch/${id}`, { headers })).json()) as V;
+      return done(view) ? view : undefined;
+    },
+    `job ${id} on ${p.url}`,
+    timeoutMs,
+  );
 }
 
 export async function kill(p: SiftProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {

@@ -1,0 +1,19 @@
+/**
+ * Polls `probe` until it returns something other than undefined, and returns that; fails with
+ * `what` when the deadline passes. Every wait in the tests goes through here: none sleeps a fixed
+ * time and then looks.
+ */
+export async function waitUntil<T>(
+  probe: () => T | undefined | Promise<T | undefined>,
+  what: string,
+  timeoutMs = 20_000,
+  everyMs = 20,
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
