@@ -10,6 +10,7 @@ import type { FetchEnvelope } from './envelope';
 import { ContentJsonMemo, envelopeJson } from './envelope-json';
 import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl } from './fetcher';
+import { SingleFlight, type Waiter } from './single-flight';
 import { truncateUtf8 } from './truncate';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -52,20 +53,6 @@ export interface FetchOutcome {
   retryAfterS?: number;
 }
 
-/** One upstream fetch shared by every caller waiting for the same key. */
-interface Flight {
-  page: Promise<Page>;
-  waiters: number;
-  abort: AbortController;
-}
-
-/** What one waiter brings to a shared fetch: its own deadline and its own way to give up. */
-interface Waiter {
-  host: string;
-  timeoutMs: number;
-  signal?: AbortSignal;
-}
-
 export interface FetchCallOptions {
   /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
   waitForExtraction?: boolean;
@@ -97,7 +84,7 @@ const RESERVED_HEADERS = new Set([
  */
 @Injectable()
 export class FetchService {
-  private readonly inflight = new Map<string, Flight>();
+  private readonly flights = new SingleFlight<Page>();
   private readonly log = new Logger('fetch');
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
@@ -207,11 +194,7 @@ export class FetchService {
     return out;
   }
 
-  /**
-   * Fresh cache entry, or the in-flight fetch of the same key, or a new fetch. Every waiter keeps
-   * its own timeout and cancel: one giving up never fails another, and the shared fetch is aborted
-   * only when no waiter is left.
-   */
+  /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch (see SingleFlight). */
   private async page(
     key: string,
     maxAgeS: number,
@@ -231,27 +214,7 @@ export class FetchService {
         };
       }
     }
-    let flight = this.inflight.get(key);
-    if (!flight) {
-      const f: Flight = { waiters: 0, abort: new AbortController(), page: undefined as never };
-      f.page = load(f.abort.signal).finally(() => this.forget(key, f));
-      f.page.catch(() => undefined); // a fetch every waiter left is nobody's error
-      this.inflight.set(key, f);
-      flight = f;
-    }
-    flight.waiters++;
-    try {
-      return await waitFor(flight.page, waiter);
-    } finally {
-      if (--flight.waiters === 0) {
-        this.forget(key, flight);
-        flight.abort.abort();
-      }
-    }
-  }
-
-  private forget(key: string, flight: Flight): void {
-    if (this.inflight.get(key) === flight) this.inflight.delete(key);
+    return this.flights.run(key, waiter, load);
   }
 
   private async fetchAndExtract(
@@ -313,24 +276,6 @@ export class FetchService {
     }
     return { meta, content: stored.text, digest, fetchedAt, cached: false, retryAfterS: raw.retryAfterS };
   }
-}
-
-/** The shared page, or this waiter's own timeout or cancel, whichever comes first. */
-function waitFor(page: Promise<Page>, w: Waiter): Promise<Page> {
-  return new Promise<Page>((resolve, reject) => {
-    const cancelled = () =>
-      reject(new SiftError(499, 'cancelled', 'the request was cancelled', 'nothing to do'));
-    if (w.signal?.aborted) return cancelled();
-    const timer = setTimeout(
-      () => reject(new FetchError('timeout', `${w.host} did not answer in time`)),
-      w.timeoutMs,
-    );
-    w.signal?.addEventListener('abort', cancelled, { once: true });
-    page.then(resolve, reject).finally(() => {
-      clearTimeout(timer);
-      w.signal?.removeEventListener('abort', cancelled);
-    });
-  });
 }
 
 /** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */

@@ -11,11 +11,9 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
+import { RESTART_POLICIES, type RestartPolicy } from '../../batch/job-status';
 import { FetchOptionsDto } from './fetch.dto';
 import { IsHttpUrl } from './validators';
-
-export const RESTART_POLICIES = ['fail', 'retry', 'resume'] as const;
-export type RestartPolicy = (typeof RESTART_POLICIES)[number];
 
 /** No class may raise its target limit above this; the class limit is checked after validation. */
 export const HARD_MAX_TARGETS = 100_000;
