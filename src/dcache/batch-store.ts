@@ -5,16 +5,6 @@ import { ID_CHUNK, chunks, noMisses, type BatchStoreMisses } from './batch-rows'
 import { EventRows } from './event-rows';
 import type { DB } from './schema';
 
-export {
-  ClassFleet,
-  ClassRestricted,
-  type BatchEvent,
-  type BatchJob,
-  type BatchStoreMisses,
-  type BatchTarget,
-} from './batch-rows';
-export type { TargetWrite } from './target-rows';
-
 /**
  * The batch job store: jobs, their targets and their events, in the one SQLite connection. Each
  * table's statements live in their own file (job-rows, target-rows, event-rows), stacked into this

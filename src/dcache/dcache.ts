@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { BatchStore, type BatchStoreMisses } from './batch-store';
+import type { BatchStoreMisses } from './batch-rows';
+import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
 import { migrate, openDatabase } from './database';

@@ -1,13 +1,13 @@
+export { BatchStore } from './batch-store';
 export {
-  BatchStore,
   ClassFleet,
   ClassRestricted,
   type BatchEvent,
   type BatchJob,
   type BatchStoreMisses,
   type BatchTarget,
-  type TargetWrite,
-} from './batch-store';
+} from './batch-rows';
+export type { TargetWrite } from './target-rows';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';

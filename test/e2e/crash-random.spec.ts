@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { Fixture, html, send } from '../support/fixture';
+import { Fixture, slowArticle } from '../support/fixture';
 import { kill, startSiftProcess, waitForJobIn } from '../support/process';
 
 const TOKEN = 'random-crash-token';
@@ -32,12 +32,7 @@ describe('SIGKILL at random moments during a 2,000-target job', () => {
   let fx: Fixture;
   beforeAll(async () => {
     fx = await new Fixture({
-      '/r/*': (req, res) =>
-        setTimeout(
-          () =>
-            send(200, 'text/html', html(`<article><p>Result of ${req.url}, words.</p></article>`))(req, res),
-          4,
-        ),
+      '/r/*': slowArticle(4),
     }).start();
   });
   afterAll(() => fx.stop());

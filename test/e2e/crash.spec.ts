@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
-import { Fixture, html, send } from '../support/fixture';
+import { Fixture, slowArticle } from '../support/fixture';
 import { isTerminalJob } from '../../src/batch/job-status';
 import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
 
@@ -32,16 +32,7 @@ describe('crash and restart (SIGKILL)', () => {
 
   beforeAll(async () => {
     fx = await new Fixture({
-      '/p/*': (req, res) =>
-        setTimeout(
-          () =>
-            send(
-              200,
-              'text/html',
-              html(`<article><p>Body of ${req.url} with several words in it.</p></article>`),
-            )(req, res),
-          15,
-        ),
+      '/p/*': slowArticle(15),
     }).start();
   });
   afterAll(() => fx.stop());

@@ -3,7 +3,7 @@ import type { INestApplication } from '@nestjs/common';
 import { Dcache } from '../../src/dcache';
 import { RunnerService } from '../../src/runner/runner.service';
 import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, tmpDbPath } from '../support/app';
-import { Fixture, html, send } from '../support/fixture';
+import { Fixture, slowArticle } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
@@ -23,16 +23,7 @@ describe('a full database', () => {
 
   beforeAll(async () => {
     fx = await new Fixture({
-      '/p/*': (req, res) =>
-        setTimeout(
-          () =>
-            send(
-              200,
-              'text/html',
-              html(`<article><p>${'Stored words of a page. '.repeat(200)}${req.url}</p></article>`),
-            )(req, res),
-          30,
-        ),
+      '/p/*': slowArticle(30, 'Stored words of a page. '.repeat(200)),
     }).start();
     ({ app } = await createTestApp({ SIFT_DB: tmpDbPath(), SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
     dcache = app.get(Dcache);

@@ -84,3 +84,12 @@ export const redirect =
     res.writeHead(status, { location });
     res.end();
   };
+
+/** An article page naming its own path, answered after `ms` (a page that takes time to serve). */
+export const slowArticle =
+  (ms: number, words = 'with several words in it.'): Handler =>
+  (req, res) =>
+    setTimeout(
+      () => send(200, 'text/html', html(`<article><p>Body of ${req.url} ${words}</p></article>`))(req, res),
+      ms,
+    );
