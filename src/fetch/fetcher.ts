@@ -4,9 +4,10 @@ import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import { Agent, request, type Dispatcher } from 'undici';
 import type { CallerClass } from '../config/app-config';
-import { FetchError, SiftError } from '../common/errors';
+import { FetchError } from '../common/errors';
 import { AddressPolicy, parseIp } from './address-policy';
 import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
+import { toFetchError } from './upstream-errors';
 
 export type { Resolver } from './dns-guard';
 
@@ -56,7 +57,6 @@ export interface FetcherOptions {
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
 
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
-const TLS_CODES = /^(CERT_|ERR_TLS|ERR_SSL|UNABLE_TO|DEPTH_ZERO|SELF_SIGNED|HOSTNAME_MISMATCH|ERR_OSSL)/;
 
 /**
  * The HTTP fetcher. Every connection resolves its host once, checks every A/AAAA record against the
@@ -280,38 +280,4 @@ export function parseHttpUrl(raw: string, base?: URL): URL {
   if (u.username || u.password) u.username = u.password = '';
   u.hash = '';
   return u;
-}
-
-function codeOf(err: unknown): string {
-  let e = err as { code?: string; cause?: unknown } | undefined;
-  for (let i = 0; e && i < 5; i++) {
-    if (e.code && e.code !== 'UND_ERR_ABORTED' && e.code !== 'ABORT_ERR') return e.code;
-    e = e.cause as typeof e;
-  }
-  return '';
-}
-
-function toFetchError(err: unknown, url: URL, timedOut: boolean, caller?: AbortSignal): SiftError {
-  if (err instanceof SiftError) return err;
-  const cause = (err as { cause?: unknown })?.cause;
-  if (cause instanceof SiftError) return cause;
-  if (caller?.aborted) return new SiftError(499, 'cancelled', 'the fetch was cancelled', 'nothing to do');
-  const code = codeOf(err);
-  const host = url.host;
-  if (timedOut || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'ETIMEDOUT') {
-    return new FetchError('timeout', `${host} did not answer in time`);
-  }
-  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN' || code === 'EAI_NONAME' || code === 'EAI_FAIL') {
-    return new FetchError('dns_error', `${url.hostname} did not resolve (${code})`);
-  }
-  if (TLS_CODES.test(code)) return new FetchError('tls_error', `TLS with ${host} failed (${code})`);
-  if (
-    code === 'Z_DATA_ERROR' ||
-    code === 'ERR__ERROR_FORMAT_PADDING_1' ||
-    code.startsWith('Z_') ||
-    code.startsWith('ERR_BROTLI')
-  ) {
-    return new FetchError('connect_error', `${host} sent a body that does not decode (${code})`);
-  }
-  return new FetchError('connect_error', `connecting to ${host} failed${code ? ` (${code})` : ''}`);
 }
