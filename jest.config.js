@@ -26,5 +26,8 @@ module.exports = {
     ],
   },
   moduleFileExtensions: ['ts', 'js', 'json'],
+  // The PostgreSQL suites' server: the local one, or a throwaway one started for the run.
+  globalSetup: '<rootDir>/test/support/pg-server.ts',
+  globalTeardown: '<rootDir>/test/support/pg-server-stop.ts',
   testTimeout: 30000,
 };

@@ -5,14 +5,14 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { callerClassClash, fingerprint } from './api/authenticator';
-import { ConfigError, loadConfig } from './config/app-config';
+import { ConfigError, databaseName, databaseOf, loadConfig } from './config/app-config';
 import { openDcache } from './dcache';
 
 const USAGE = `usage: sift <command>
 
 server:
   serve                                  start sift (configuration from the environment)
-  migrate                                create or update the database at SIFT_DB
+  migrate                                create or update the database (SIFT_DATABASE_URL, else SIFT_DB)
   token create CALLER --class fleet|restricted
                                          create a token; it is printed once, only its fingerprint is kept
 
@@ -41,9 +41,9 @@ function config() {
 
 async function migrate(): Promise<void> {
   const cfg = config();
-  const d = await openDcache({ path: cfg.dbPath, maxBytes: cfg.cacheMaxBytes });
+  const d = await openDcache({ ...databaseOf(cfg), maxBytes: cfg.cacheMaxBytes });
   await d.close();
-  console.log(`database ${cfg.dbPath} is up to date`);
+  console.log(`database ${databaseName(cfg)} is up to date`);
 }
 
 async function tokenCreate(args: string[]): Promise<void> {
@@ -59,7 +59,7 @@ async function tokenCreate(args: string[]): Promise<void> {
   if (cls !== 'fleet' && cls !== 'restricted') fail('token create needs --class fleet or --class restricted');
   const cfg = config();
   const token = `sift_${randomBytes(24).toString('base64url')}`;
-  const d = await openDcache({ path: cfg.dbPath, maxBytes: cfg.cacheMaxBytes });
+  const d = await openDcache({ ...databaseOf(cfg), maxBytes: cfg.cacheMaxBytes });
   try {
     const clash = callerClassClash(cfg.tokens, [
       ...(await d.clients.clients()),

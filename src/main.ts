@@ -5,7 +5,14 @@ import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppModule } from './app.module';
-import { AppConfig, ConfigError, DEV_TOKEN, exposureProblem, loadConfig } from './config/app-config';
+import {
+  AppConfig,
+  ConfigError,
+  DEV_TOKEN,
+  databaseName,
+  exposureProblem,
+  loadConfig,
+} from './config/app-config';
 import { configureApp } from './app.setup';
 
 /** Starts the server with the configuration from the environment. */
@@ -44,7 +51,7 @@ export async function serve(): Promise<void> {
   app.enableShutdownHooks();
   await app.listen(config.port, config.host);
   const log = new Logger('sift');
-  log.log(`listening on ${config.host}:${config.port}, database ${config.dbPath}`);
+  log.log(`listening on ${config.host}:${config.port}, database ${databaseName(config)}`);
   if (config.tokens.some((t) => t.token === DEV_TOKEN)) {
     log.warn(
       `the development token "${DEV_TOKEN}" is accepted: set SIFT_TOKENS in .env before exposing sift`,

@@ -26,6 +26,8 @@ export class AppConfig {
   port: number;
   host: string;
   dbPath: string;
+  /** PostgreSQL instead of the SQLite file, when set. */
+  databaseUrl?: string;
   tokens: TokenEntry[];
   cacheMaxBytes: number;
   batchMaxBytes: number;
@@ -144,6 +146,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   cfg.port = parsed.PORT;
   cfg.host = parsed.SIFT_HOST;
   cfg.dbPath = parsed.SIFT_DB;
+  cfg.databaseUrl = parsed.SIFT_DATABASE_URL || undefined;
   cfg.tokens = parseTokens(parsed.SIFT_TOKENS);
   cfg.cacheMaxBytes = parsed.SIFT_CACHE_MAX_BYTES;
   cfg.batchMaxBytes = parsed.SIFT_BATCH_MAX_BYTES;
@@ -179,4 +182,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   cfg.headersTimeoutMs = parsed.SIFT_HEADERS_TIMEOUT_MS;
   cfg.requestTimeoutMs = Math.max(parsed.SIFT_REQUEST_TIMEOUT_MS, parsed.SIFT_HEADERS_TIMEOUT_MS);
   return cfg;
+}
+
+/** Where the state lives: the PostgreSQL database when one is configured, else the SQLite file. */
+export function databaseOf(cfg: AppConfig): { url: string } | { path: string } {
+  return cfg.databaseUrl ? { url: cfg.databaseUrl } : { path: cfg.dbPath };
+}
+
+/** The database for logs and messages, without a password. */
+export function databaseName(cfg: AppConfig): string {
+  if (!cfg.databaseUrl) return cfg.dbPath;
+  const u = new URL(cfg.databaseUrl);
+  u.password = '';
+  return u.toString();
 }

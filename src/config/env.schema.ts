@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 
 /**
  * Every environment variable sift reads, with its default. The same defaults are listed in
@@ -21,6 +21,11 @@ export class EnvSchema {
   @IsString()
   @MinLength(1)
   SIFT_DB = './data/sift.db';
+
+  /** postgres://… : state in this PostgreSQL database (shared by every instance) instead of SIFT_DB. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'SIFT_DATABASE_URL must be a postgres:// URL' })
+  SIFT_DATABASE_URL?: string;
 
   /** token:caller:class, comma separated. */
   @IsString()

@@ -1,5 +1,5 @@
 import { Logger } from '@nestjs/common';
-import { sql, type Kysely } from 'kysely';
+import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import { LIVE_JOB_STATUSES } from '../batch/job-status';
 import { ID_CHUNK, chunks, noMisses, type BatchStoreMisses } from './batch-rows';
 import { EventRows } from './event-rows';
@@ -44,22 +44,25 @@ export class BatchStore extends EventRows {
    * final status) commits with synchronous = FULL, so it survives a power cut, not only a killed
    * process; in WAL mode that also makes every earlier commit durable. Other commits stay NORMAL.
    * SQLite refuses to change the level inside a transaction, so it is set around it, on the
-   * connection held for the whole of it.
+   * connection held for the whole of it. On PostgreSQL every commit is durable.
    */
   async transaction<T>(fn: (store: this) => Promise<T>, opts: { durable?: boolean } = {}): Promise<T> {
     if (this.db.isTransaction) return fn(this);
     const committed: (() => void)[] = [];
     const run = (trx: Kysely<DB>) => fn(new BatchStore(trx, this.misses, committed) as this);
-    const result = !opts.durable
-      ? await this.db.transaction().execute(run)
-      : await this.db.connection().execute(async (conn) => {
-          await sql`PRAGMA synchronous = FULL`.execute(conn);
-          try {
-            return await conn.transaction().execute(run);
-          } finally {
-            await sql`PRAGMA synchronous = NORMAL`.execute(conn);
-          }
-        });
+    // PostgreSQL commits durably already (synchronous_commit on).
+    const sqlite = this.db.getExecutor().adapter instanceof SqliteAdapter;
+    const result =
+      !opts.durable || !sqlite
+        ? await this.db.transaction().execute(run)
+        : await this.db.connection().execute(async (conn) => {
+            await sql`PRAGMA synchronous = FULL`.execute(conn);
+            try {
+              return await conn.transaction().execute(run);
+            } finally {
+              await sql`PRAGMA synchronous = NORMAL`.execute(conn);
+            }
+          });
     for (const f of committed) {
       try {
         f();
@@ -94,7 +97,7 @@ export class BatchStore extends EventRows {
     return this.transaction(async (store) => {
       total = await store.batchNbytes();
       const victims: string[] = [];
-      let lastLease = -Infinity;
+      let lastLease = Number.MIN_SAFE_INTEGER;
       let lastRowid = -1;
       while (total > maxBytes) {
         const page = await store.db

@@ -2,13 +2,19 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import {
+  CompiledQuery,
   Kysely,
   Migrator,
+  PostgresDialect,
   SqliteAdapter,
   SqliteDialect,
+  SqliteDriver,
+  type DatabaseConnection,
+  type Driver,
   type Migration,
   type MigrationProvider,
 } from 'kysely';
+import { Pool, types as pgTypes } from 'pg';
 import { migrations as allMigrations } from '../../migrations';
 import type { DB } from './schema';
 
@@ -19,9 +25,28 @@ class TransactionalSqliteAdapter extends SqliteAdapter {
   }
 }
 
+/**
+ * Every transaction sift runs writes, so it takes the write lock when it begins (BEGIN IMMEDIATE)
+ * and waits for it under the busy timeout. A deferred BEGIN that upgrades later fails at once with
+ * "database is locked" when another process (a second sift starting, the CLI) holds it.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'));
+  }
+}
+
 class SiftSqliteDialect extends SqliteDialect {
+  constructor(private readonly config: ConstructorParameters<typeof SqliteDialect>[0]) {
+    super(config);
+  }
+
   override createAdapter(): SqliteAdapter {
     return new TransactionalSqliteAdapter();
+  }
+
+  override createDriver(): Driver {
+    return new ImmediateSqliteDriver(this.config);
   }
 }
 
@@ -47,9 +72,13 @@ function withStatementCache(sqlite: Database.Database, max = 512) {
   };
 }
 
+export type Backend = 'sqlite' | 'postgres';
+
 export interface OpenedDatabase {
-  sqlite: Database.Database;
+  backend: Backend;
   db: Kysely<DB>;
+  /** The SQLite handle (undefined on PostgreSQL). */
+  sqlite?: Database.Database;
 }
 
 /** Opens the one connection with the pragmas every part of sift relies on. */
@@ -63,9 +92,10 @@ export function openDatabase(file: string, trace?: (sql: string) => void): Opene
   let sqlite: Database.Database;
   try {
     sqlite = new Database(file, trace ? { verbose: (m) => trace(String(m)) } : {});
+    // First, so that the pragmas below wait for a process starting beside this one.
+    sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
-    sqlite.pragma('busy_timeout = 5000');
     sqlite.pragma('foreign_keys = ON');
     // Reading the schema proves the file is a database before anything is written to it.
     sqlite.prepare('SELECT count(*) FROM sqlite_master').get();
@@ -73,7 +103,37 @@ export function openDatabase(file: string, trace?: (sql: string) => void): Opene
     throw new Error(`cannot open database ${file}: ${(err as Error).message}`);
   }
   const db = new Kysely<DB>({ dialect: new SiftSqliteDialect({ database: withStatementCache(sqlite) }) });
-  return { sqlite, db };
+  return { backend: 'sqlite', sqlite, db };
+}
+
+/** 64-bit integers and sums come back as numbers: sift's are unix seconds, byte and row counts. */
+const asNumber = (v: string) => Number(v);
+const INT8 = 20;
+const NUMERIC = 1700;
+
+/** A small pool on one PostgreSQL database (`postgres://…`). */
+export function openPostgres(url: string, trace?: (sql: string) => void, max = 8): OpenedDatabase {
+  const pool = new Pool({
+    connectionString: url,
+    max,
+    types: {
+      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
+        oid === INT8 || oid === NUMERIC
+          ? asNumber
+          : pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
+    },
+  });
+  // An idle client that loses its server must not take the process down with it.
+  pool.on('error', () => undefined);
+  const db = new Kysely<DB>({
+    dialect: new PostgresDialect({ pool }),
+    log: trace
+      ? (e) => {
+          if (e.level === 'query') trace(e.query.sql);
+        }
+      : undefined,
+  });
+  return { backend: 'postgres', db };
 }
 
 class StaticMigrationProvider implements MigrationProvider {

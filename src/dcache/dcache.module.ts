@@ -1,5 +1,5 @@
 import { Module } from '@nestjs/common';
-import { AppConfig } from '../config/app-config';
+import { AppConfig, databaseOf } from '../config/app-config';
 import { BatchStore } from './batch-store';
 import { ClientStore } from './client-store';
 import { ContentCache } from './content-cache';
@@ -10,7 +10,8 @@ import { Dcache, openDcache } from './dcache';
   providers: [
     {
       provide: Dcache,
-      useFactory: (config: AppConfig) => openDcache({ path: config.dbPath, maxBytes: config.cacheMaxBytes }),
+      useFactory: (config: AppConfig) =>
+        openDcache({ ...databaseOf(config), maxBytes: config.cacheMaxBytes }),
       inject: [AppConfig],
     },
     { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },

@@ -4,7 +4,7 @@ import type { BatchStoreMisses } from './batch-rows';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
-import { migrate, openDatabase } from './database';
+import { migrate, openDatabase, openPostgres, type Backend } from './database';
 import type { DB } from './schema';
 
 export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
@@ -16,12 +16,14 @@ export interface DcacheStats extends ContentCacheStats {
   storeMisses: BatchStoreMisses;
 }
 
-/** The one SQLite connection and everything stored in it. */
+/** The database (one SQLite connection, or a pool on PostgreSQL) and everything stored in it. */
 export class Dcache {
   private closed = false;
 
   constructor(
-    readonly sqlite: Database.Database,
+    readonly backend: Backend,
+    /** The SQLite handle; undefined on PostgreSQL. */
+    readonly sqlite: Database.Database | undefined,
     readonly db: Kysely<DB>,
     readonly batch: BatchStore,
     readonly cache: ContentCache,
@@ -55,19 +57,28 @@ export class Dcache {
   }
 }
 
-/** Opens (creating when needed) the database at path, applies migrations, and returns the stores. */
-export async function openDcache(opts: {
-  path: string;
-  maxBytes?: number;
-  /** Called with every SQL statement run (tests read what was committed how). */
-  trace?: (sql: string) => void;
-}): Promise<Dcache> {
-  const { sqlite, db } = openDatabase(opts.path, opts.trace);
+/**
+ * Opens the database, applies migrations, and returns the stores: SQLite at `path` (created when
+ * needed; ':memory:' works), or PostgreSQL at `url` (postgres://…).
+ */
+export async function openDcache(
+  opts: ({ path: string; url?: undefined } | { url: string; path?: undefined }) & {
+    maxBytes?: number;
+    /** Called with every SQL statement run (tests read what was committed how). */
+    trace?: (sql: string) => void;
+    /** PostgreSQL: connections in the pool. */
+    poolSize?: number;
+  },
+): Promise<Dcache> {
+  const { backend, sqlite, db } =
+    opts.url !== undefined
+      ? openPostgres(opts.url, opts.trace, opts.poolSize)
+      : openDatabase(opts.path, opts.trace);
   try {
     await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
-    return new Dcache(sqlite, db, new BatchStore(db), cache, new ClientStore(db));
+    return new Dcache(backend, sqlite, db, new BatchStore(db), cache, new ClientStore(db));
   } catch (err) {
     await db.destroy();
     throw err;

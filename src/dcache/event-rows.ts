@@ -7,21 +7,21 @@ import { TargetRows } from './target-rows';
 export abstract class EventRows extends TargetRows {
   /** Appends an event with the job's next sequence number; returns the seq. */
   async appendEvent(e: { jobId: string; type: EventType; at: number; data?: object }): Promise<number> {
+    // The next seq is read in the insert itself. On PostgreSQL two writers of one job's events are
+    // serialized by the job row, which every writer of an event updates first in its transaction.
     const row = await this.db
       .insertInto('batch_event')
-      .columns(['job_id', 'seq', 'type', 'at', 'data'])
-      .expression(
-        this.db
-          .selectFrom('batch_event')
-          .select([
-            sql.val(e.jobId).as('job_id'),
-            sql<number>`coalesce(max(seq), 0) + 1`.as('seq'),
-            sql.val(e.type).as('type'),
-            sql.val(e.at).as('at'),
-            sql.val(JSON.stringify(e.data ?? {})).as('data'),
-          ])
-          .where('job_id', '=', e.jobId),
-      )
+      .values({
+        job_id: e.jobId,
+        seq: (eb) =>
+          eb
+            .selectFrom('batch_event')
+            .select(sql<number>`coalesce(max(seq), 0) + 1`.as('next'))
+            .where('job_id', '=', e.jobId),
+        type: e.type,
+        at: e.at,
+        data: JSON.stringify(e.data ?? {}),
+      })
       .returning('seq')
       .executeTakeFirstOrThrow();
     return row.seq;

@@ -11,6 +11,6 @@ export type { TargetWrite } from './target-rows';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
-export { migrate, openDatabase } from './database';
+export { migrate, openDatabase, openPostgres, type Backend } from './database';
 export { DcacheModule } from './dcache.module';
 export type { DB } from './schema';

@@ -15,9 +15,9 @@ describe('app', () => {
     const { app } = await createTestApp({ SIFT_DB: file });
     const dcache = app.get(Dcache);
     expect(dcache.isOpen).toBe(true);
-    expect(dcache.sqlite.name).toBe(file);
+    expect(dcache.sqlite!.name).toBe(file);
     await app.close();
     expect(dcache.isOpen).toBe(false);
-    expect(dcache.sqlite.open).toBe(false);
+    expect(dcache.sqlite!.open).toBe(false);
   });
 });

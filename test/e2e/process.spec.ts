@@ -45,6 +45,19 @@ describe('sift as a process', () => {
     expect(fs.readFileSync(db)).toEqual(bytes);
   });
 
+  it('three processes started at once on one new database file all come up', async () => {
+    // Before: one died with "migration 0001-batch-store failed: database is locked".
+    const db = tmpDb();
+    const started = await Promise.allSettled([0, 1, 2].map(() => startSiftProcess(env(db))));
+    const up = started.flatMap((r) => (r.status === 'fulfilled' ? [r.value] : []));
+    for (const p of up) await kill(p, 'SIGTERM');
+    expect(started.map((r) => (r.status === 'rejected' ? String(r.reason).slice(0, 300) : 'up'))).toEqual([
+      'up',
+      'up',
+      'up',
+    ]);
+  });
+
   it('logs one JSON line per request with its request id', async () => {
     const p = await startSiftProcess(env(tmpDb()));
     const r = await fetch(`${p.url}/healthz`, { headers: { 'x-request-id': 'trace-123' } });

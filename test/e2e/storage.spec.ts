@@ -14,10 +14,10 @@ describe('a full database', () => {
   let dcache: Dcache;
   const http = () => request(app.getHttpServer());
   const fill = () => {
-    const pages = dcache.sqlite.pragma('page_count', { simple: true }) as number;
-    dcache.sqlite.pragma(`max_page_count = ${pages}`);
+    const pages = dcache.sqlite!.pragma('page_count', { simple: true }) as number;
+    dcache.sqlite!.pragma(`max_page_count = ${pages}`);
   };
-  const makeRoom = () => dcache.sqlite.pragma('max_page_count = 1073741823');
+  const makeRoom = () => dcache.sqlite!.pragma('max_page_count = 1073741823');
 
   const finished = (id: string) => waitForJob(app, id);
 
@@ -58,7 +58,7 @@ describe('a full database', () => {
     expect(page.body.cached).toBe(false);
     // What was stored before is intact.
     expect((await http().get(`/v1/batch/${before.body.id}/results`).set(fleet)).body).toEqual(kept);
-    expect(dcache.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(dcache.sqlite!.pragma('integrity_check', { simple: true })).toBe('ok');
 
     makeRoom();
     const accepted = await http().post('/v1/batch').set(fleet).send({ targets });
@@ -88,6 +88,6 @@ describe('a full database', () => {
           r.status === 'done' && r.result.content.includes(`/p/pause-${i}`),
       ),
     ).toBe(true);
-    expect(dcache.sqlite.pragma('integrity_check', { simple: true })).toBe('ok');
+    expect(dcache.sqlite!.pragma('integrity_check', { simple: true })).toBe('ok');
   });
 });

@@ -1,14 +1,12 @@
-import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
-import { openDcache, sha256Hex, type Dcache } from '../../src/dcache';
+import { sha256Hex, type Dcache } from '../../src/dcache';
+import { describeEachBackend } from '../support/backends';
 
-describe('ContentCache', () => {
+describeEachBackend('ContentCache', (db) => {
   let d: Dcache;
   afterEach(() => d.close());
 
   it('stores equal bodies once and counts them once in size()', async () => {
-    d = await openDcache({ path: ':memory:', maxBytes: 1000 });
+    d = await db.open({ maxBytes: 1000 });
     const body = 'héllo wörld';
     const a = await d.cache.put('k1', body, { title: 'a' }, 100);
     const b = await d.cache.put('k2', body, { title: 'b' }, 101);
@@ -21,7 +19,7 @@ describe('ContentCache', () => {
   });
 
   it('evicts least recently used keys until size() <= maxBytes after every put', async () => {
-    d = await openDcache({ path: ':memory:', maxBytes: 30 });
+    d = await db.open({ maxBytes: 30 });
     await d.cache.put('a', 'a'.repeat(10), {}, 1);
     await d.cache.put('b', 'b'.repeat(10), {}, 1);
     await d.cache.put('c', 'c'.repeat(10), {}, 1);
@@ -45,7 +43,7 @@ describe('ContentCache', () => {
   });
 
   it('keeps a shared body until its last key goes', async () => {
-    d = await openDcache({ path: ':memory:', maxBytes: 25 });
+    d = await db.open({ maxBytes: 25 });
     await d.cache.put('a', 'x'.repeat(10), {}, 1);
     await d.cache.put('b', 'x'.repeat(10), {}, 1);
     await d.cache.put('c', 'y'.repeat(10), {}, 1);
@@ -57,7 +55,7 @@ describe('ContentCache', () => {
   });
 
   it('replacing a key releases its old body', async () => {
-    d = await openDcache({ path: ':memory:', maxBytes: 100 });
+    d = await db.open({ maxBytes: 100 });
     await d.cache.put('a', 'old body', {}, 1);
     await d.cache.put('a', 'new', {}, 2);
     expect(d.cache.size()).toBe(3);
@@ -66,7 +64,7 @@ describe('ContentCache', () => {
   });
 
   it('honours a freshness bound and counts hits and misses', async () => {
-    d = await openDcache({ path: ':memory:', maxBytes: 100 });
+    d = await db.open({ maxBytes: 100 });
     await d.cache.put('a', 'body', {}, 50);
     expect(await d.cache.get('a', 50)).toBeDefined();
     expect(await d.cache.get('a', 51)).toBeUndefined();
@@ -81,15 +79,13 @@ describe('ContentCache', () => {
     });
   });
 
-  it('reads its totals and LRU order back from a reopened file', async () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-'));
-    const file = path.join(dir, 'c.db');
-    d = await openDcache({ path: file, maxBytes: 100 });
+  it('reads its totals and LRU order back from a reopened database', async () => {
+    d = await db.open({ file: true, maxBytes: 100 });
     await d.cache.put('a', 'abcd', {}, 1);
     await d.cache.put('b', 'efghij', {}, 1);
     await d.cache.get('a');
     await d.close();
-    d = await openDcache({ path: file, maxBytes: 10 });
+    d = await db.open({ file: true, keep: true, maxBytes: 10 });
     expect(d.cache.stats()).toMatchObject({ entries: 2, bytes: 10 });
     await d.cache.put('c', 'k', {}, 1);
     expect(await d.cache.get('b')).toBeUndefined();

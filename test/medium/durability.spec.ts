@@ -50,7 +50,7 @@ describe('acknowledged means durable', () => {
     const { job } = await batch.submit(caller, { targets: [{ url: 'http://a.test/' }] });
     expect(levelAtCommitOf(/^insert into "batch_job"/)).toBe('full');
     expect(sqlLog[sqlLog.length - 1]).toBe('pragma synchronous = normal');
-    expect(d.sqlite.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
+    expect(d.sqlite!.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     expect(job.status).toBe('queued');
   });
 

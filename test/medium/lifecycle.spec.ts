@@ -1,14 +1,15 @@
 import { JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/batch/job-status';
-import { openDcache, type BatchStore, type Dcache } from '../../src/dcache';
+import type { BatchStore, Dcache } from '../../src/dcache';
+import { describeEachBackend } from '../support/backends';
 import { TestClock } from '../support/app';
 
 /**
  * The job state machine on a bare in-memory database: no app, no runner, no HTTP. Every transition
  * is checked for its rows, its events, and the signals it sends (only after its commit).
  */
-describe('JobLifecycle', () => {
+describeEachBackend('JobLifecycle', (db) => {
   const clock = new TestClock(5_000_000_000);
   const now = () => clock.now();
   const caller = { name: 'alice', callerClass: 'fleet' as const };
@@ -33,7 +34,7 @@ describe('JobLifecycle', () => {
   const failed = { kind: 'failed' as const, code: 'connect_error', message: 'reset', hint: 'try later' };
 
   beforeEach(async () => {
-    d = await openDcache({ path: ':memory:' });
+    d = await db.open(); // SQLite: a bare openDcache({ path: ':memory:' })
     store = d.batch;
     signals = new JobSignals();
     life = new JobLifecycle(store, clock, signals);
