@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import { BatchStore, type BatchJob } from '../dcache';
+import { BatchStore, RECOVERY_LOCK, type BatchJob } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
 import { JobSignals } from './job-signals';
 import {
+  DEFAULT_RESTART_POLICY,
   FINISHED_TARGET_STATUSES,
   finalStatus,
   isLiveJob,
@@ -17,6 +18,8 @@ import {
 
 /** The error of jobs failed by a restart under the `fail` policy. */
 export const SERVER_RESTARTED = 'server_restarted';
+/** The error of jobs failed, under the `fail` policy, by the loss of an instance running them. */
+export const INSTANCE_LOST = 'instance_lost';
 
 /** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
 const DURABLE = { durable: true };
@@ -54,7 +57,7 @@ export interface RestartReport {
  * writes job or target state. The transitions:
  *
  *   submit        → queued                                   batch.queued
- *   startTarget   queued → running; target pending → running  batch.running (first target only)
+ *   claim         targets pending → running, held by an instance; queued → running  batch.running
  *   recordResult  target running → done | failed              target.done | target.failed
  *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
  *   cancel        queued | running → cancelled; running targets back to pending   batch.cancelled
@@ -63,7 +66,8 @@ export interface RestartReport {
  *                   retry:  running → queued, every target pending                  batch.requeued
  *                   resume: running stays, targets caught running → pending          batch.requeued
  *                 (a queued job stays queued under retry and resume)
- *   returnInFlight at shutdown: the job's running targets back to pending (no event)
+ *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
+ *   recoverLost   a lost instance's jobs, by policy (see the method)
  */
 @Injectable()
 export class JobLifecycle {
@@ -84,6 +88,7 @@ export class JobLifecycle {
     const { caller, idemKey } = draft;
     const now = this.clock.now();
     return this.store.transaction(async (s) => {
+      await s.lockSubmits();
       if (idemKey) {
         const existing = await s.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
         if (existing) {
@@ -155,20 +160,25 @@ export class JobLifecycle {
   }
 
   /**
-   * The target is being fetched: it becomes running, and so does its job if it was queued. False
-   * when the job is no longer live (cancelled, failed or gone): nothing is written then.
+   * Claims up to `limit` of the job's pending targets for the instance `holder` (they become
+   * running, held by it), and makes the job running if it was queued. Undefined when the job is no
+   * longer live (cancelled, failed or gone): nothing is written then.
    */
-  async startTarget(jobId: string, idx: number): Promise<boolean> {
+  async claim(
+    jobId: string,
+    holder: string,
+    limit: number,
+  ): Promise<{ idx: number; url: string; options: string }[] | undefined> {
     const now = this.clock.now();
     return this.store.transaction(async (s) => {
       const job = await s.batchJob(jobId);
-      if (!job || !isLiveJob(job.status)) return false;
-      if (job.status === 'queued') {
+      if (!job || !isLiveJob(job.status)) return undefined;
+      const claimed = await s.claimTargets({ jobId, holder, now, limit });
+      if (claimed.length > 0 && job.status === 'queued') {
         await s.setBatchJobStatus({ id: jobId, status: 'running', now });
         await this.event(s, jobId, 'batch.running', now);
       }
-      await s.updateBatchTarget({ jobId, idx, now, status: 'running' });
-      return true;
+      return claimed;
     });
   }
 
@@ -180,6 +190,7 @@ export class JobLifecycle {
   async recordResult(
     jobId: string,
     idx: number,
+    holder: string,
     outcome: TargetOutcome,
     opts: { durable?: boolean } = {},
   ): Promise<boolean> {
@@ -187,14 +198,24 @@ export class JobLifecycle {
     return this.store.transaction(async (s) => {
       const job = await s.batchJob(jobId);
       if (!job || job.status !== 'running') return false;
-      if (outcome.kind === 'done') {
-        await s.updateBatchTarget({ jobId, idx, now, status: 'done', result: outcome.result });
-        await this.event(s, jobId, 'target.done', now, { idx });
-      } else {
-        const { code, message, hint } = outcome;
-        await s.updateBatchTarget({ jobId, idx, now, status: 'failed', error: message, hint, code });
-        await this.event(s, jobId, 'target.failed', now, { idx, code });
-      }
+      // Written only while `holder` still holds the target: one taken back (cancel, restart,
+      // recovery of a lost instance) is another's now, or pending again.
+      const written =
+        outcome.kind === 'done'
+          ? await s.finishHeldTarget({ jobId, idx, holder, now, status: 'done', result: outcome.result })
+          : await s.finishHeldTarget({
+              jobId,
+              idx,
+              holder,
+              now,
+              status: 'failed',
+              error: outcome.message,
+              hint: outcome.hint,
+              code: outcome.code,
+            });
+      if (!written) return false;
+      if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx });
+      else await this.event(s, jobId, 'target.failed', now, { idx, code: outcome.code });
       // The schema's triggers have moved the counts: read them back.
       const after = (await s.batchJob(jobId))!;
       if (after.targetsDone >= after.targetsTotal) {
@@ -289,9 +310,64 @@ export class JobLifecycle {
     return report;
   }
 
-  /** At shutdown: the job's targets still running go back to pending, for a restart to take up. */
-  returnInFlight(jobId: string): Promise<number> {
-    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now() });
+  /**
+   * At shutdown: the targets `holder` still holds go back to pending, for another instance or a
+   * restart to take up.
+   */
+  returnInFlight(jobId: string, holder: string): Promise<number> {
+    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now(), holder });
+  }
+
+  /**
+   * A lost instance's work, by each job's on_restart policy, in one transaction that also removes
+   * the instance (so it is recovered once):
+   *   fail:   the job fails (instance_lost), its unfinished targets with it    batch.failed
+   *   retry:  the job is queued again, every target pending                    batch.requeued
+   *   resume: only the targets the lost instance held go back to pending       batch.requeued
+   */
+  async recoverLost(lost: string): Promise<RestartReport | undefined> {
+    const now = this.clock.now();
+    const report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
+    const done = await this.store.transaction(async (s) => {
+      // One recovery at a time across instances; the next one finds nothing left to do.
+      if (!(await s.tryHousekeepingLock(RECOVERY_LOCK))) return false;
+      for (const { jobId, held } of await s.jobsHeldBy(lost)) {
+        const job = await s.batchJob(jobId);
+        if (!job || !isLiveJob(job.status)) continue;
+        const policy = job.onRestart ?? DEFAULT_RESTART_POLICY;
+        if (policy === 'fail') {
+          await s.failJob({
+            id: jobId,
+            reason: INSTANCE_LOST,
+            now,
+            message: 'the instance running this target was lost',
+            hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive the loss of an instance',
+          });
+          await this.event(s, jobId, 'batch.failed', now, { status: 'failed', error: INSTANCE_LOST });
+          report.failed++;
+        } else if (policy === 'retry') {
+          const reset = await s.resetTargets({ jobId, from: ['running', ...FINISHED_TARGET_STATUSES], now });
+          await s.setBatchJobStatus({ id: jobId, status: 'queued', now });
+          await this.event(s, jobId, 'batch.requeued', now, { policy, targets_reset: reset, instance: lost });
+          report.requeued++;
+        } else {
+          await s.resetTargets({ jobId, from: ['running'], now, holder: lost });
+          await s.touchBatchJob(jobId, now);
+          await this.event(s, jobId, 'batch.requeued', now, { policy, targets_reset: held, instance: lost });
+          report.resumed++;
+        }
+        s.onCommit(() => this.signals.submitted(jobId));
+      }
+      await s.removeInstance(lost);
+      return true;
+    });
+    if (!done) return undefined;
+    if (report.failed + report.requeued + report.resumed > 0) {
+      this.log.warn(
+        `instance ${lost} lost: ${report.failed} jobs failed, ${report.requeued} requeued, ${report.resumed} resumed`,
+      );
+    }
+    return report;
   }
 
   /** Appends the event; event streams wake once it is committed. */

@@ -41,6 +41,8 @@ export class AppConfig {
   logLevel: string;
   userAgent: string;
   shutdownGraceMs: number;
+  heartbeatS: number;
+  instanceTtlS: number;
   /** Extraction worker threads; undefined picks one per core. */
   extractWorkers: number | undefined;
   extractQueue: number;
@@ -175,6 +177,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   cfg.logLevel = parsed.SIFT_LOG_LEVEL;
   cfg.userAgent = parsed.SIFT_USER_AGENT;
   cfg.shutdownGraceMs = parsed.SIFT_SHUTDOWN_GRACE_MS;
+  cfg.heartbeatS = parsed.SIFT_HEARTBEAT_S;
+  cfg.instanceTtlS = parsed.SIFT_INSTANCE_TTL_S;
+  if (cfg.instanceTtlS <= cfg.heartbeatS) {
+    throw new ConfigError('invalid configuration: SIFT_INSTANCE_TTL_S must be longer than SIFT_HEARTBEAT_S');
+  }
   cfg.extractWorkers = parsed.SIFT_EXTRACT_WORKERS === -1 ? undefined : parsed.SIFT_EXTRACT_WORKERS;
   cfg.extractQueue = parsed.SIFT_EXTRACT_QUEUE;
   cfg.dnsTimeoutMs = parsed.SIFT_DNS_TIMEOUT_MS;

@@ -118,6 +118,20 @@ export class EnvSchema {
   @Max(600_000)
   SIFT_SHUTDOWN_GRACE_MS = 10_000;
 
+  /** PostgreSQL: seconds between an instance's heartbeats. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(60)
+  SIFT_HEARTBEAT_S = 2;
+
+  /** PostgreSQL: an instance silent this long is lost, and its targets are recovered. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(2)
+  @Max(3600)
+  SIFT_INSTANCE_TTL_S = 10;
+
   /** /v1/fetch calls one caller may have in flight. */
   @Type(() => Number)
   @IsInt()

@@ -1,4 +1,4 @@
-import type { Kysely, Selectable } from 'kysely';
+import { PostgresAdapter, type Kysely, type Selectable } from 'kysely';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
 import type { BatchJobTable, BatchTargetTable, DB } from './schema';
 
@@ -116,6 +116,11 @@ export abstract class Rows {
     protected readonly db: Kysely<DB>,
     readonly misses: BatchStoreMisses = noMisses(),
   ) {}
+
+  /** On PostgreSQL (several instances may share the database), else SQLite (one process). */
+  protected get pg(): boolean {
+    return this.db.getExecutor().adapter instanceof PostgresAdapter;
+  }
 
   /** Runs fn with this store bound to one transaction (see BatchStore). */
   abstract transaction<T>(fn: (store: this) => Promise<T>, opts?: { durable?: boolean }): Promise<T>;

@@ -2,19 +2,19 @@ import { Logger } from '@nestjs/common';
 import { SqliteAdapter, sql, type Kysely } from 'kysely';
 import { LIVE_JOB_STATUSES } from '../batch/job-status';
 import { ID_CHUNK, chunks, noMisses, type BatchStoreMisses } from './batch-rows';
-import { EventRows } from './event-rows';
+import { InstanceRows } from './instance-rows';
 import type { DB } from './schema';
 
 /**
- * The batch job store: jobs, their targets and their events, in the one SQLite connection. Each
- * table's statements live in their own file (job-rows, target-rows, event-rows), stacked into this
+ * The batch job store: jobs, their targets, their events and the instances working on them. Each
+ * table's statements live in their own file (job-rows, target-rows, event-rows, instance-rows), stacked into this
  * one class; what spans tables (transactions, sweep, eviction, the restart hook) is here.
  *
  * Accessors are keyed by job id only (the caller filter is the API's). Reads never write; every
  * writer sets the job lease to its `now`. A miss resolves to undefined (or is a no-op for a writer)
  * and is counted; a failure rejects.
  */
-export class BatchStore extends EventRows {
+export class BatchStore extends InstanceRows {
   private readonly log = new Logger('store');
 
   constructor(
@@ -147,12 +147,7 @@ export class BatchStore extends EventRows {
    * and the message and hint given, in one transaction. Returns the count. (Its events are the
    * lifecycle's, written in the same transaction.)
    */
-  async markInFlightFailed(w: {
-    reason: string;
-    now: number;
-    message: string;
-    hint: string;
-  }): Promise<number> {
+  async markInFlightFailed(w: FailWrite): Promise<number> {
     return this.transaction(async (store) => {
       const rows = await store.db
         .selectFrom('batch_job')
@@ -161,20 +156,66 @@ export class BatchStore extends EventRows {
         .where('on_restart', '=', 'fail')
         .execute();
       const ids = rows.map((r) => r.id);
-      for (const part of chunks(ids, ID_CHUNK)) {
-        await store.db
-          .updateTable('batch_target')
-          .set({ status: 'failed', code: w.reason, error: w.message, hint: w.hint, updated_at: w.now })
-          .where('job_id', 'in', part)
-          .where('status', 'in', ['pending', 'running'])
-          .execute();
-        await store.db
-          .updateTable('batch_job')
-          .set({ status: 'failed', error: w.reason, lease: w.now })
-          .where('id', 'in', part)
-          .execute();
-      }
+      for (const part of chunks(ids, ID_CHUNK)) await store.failJobs(part, w);
       return ids.length;
     });
   }
+
+  /** One job failed as markInFlightFailed fails them (the lost-instance hook). */
+  failJob(w: FailWrite & { id: string }): Promise<void> {
+    return this.transaction((store) => store.failJobs([w.id], w));
+  }
+
+  private async failJobs(ids: string[], w: FailWrite): Promise<void> {
+    await this.db
+      .updateTable('batch_target')
+      .set({
+        status: 'failed',
+        code: w.reason,
+        error: w.message,
+        hint: w.hint,
+        holder: null,
+        updated_at: w.now,
+      })
+      .where('job_id', 'in', ids)
+      .where('status', 'in', ['pending', 'running'])
+      .execute();
+    await this.db
+      .updateTable('batch_job')
+      .set({ status: 'failed', error: w.reason, lease: w.now })
+      .where('id', 'in', ids)
+      .execute();
+  }
+
+  /**
+   * Inside a transaction: waits until no other submit is between its checks and its commit, so the
+   * idempotency key and the live-job limits hold exactly when instances submit at once. SQLite has
+   * one writer already.
+   */
+  async lockSubmits(): Promise<void> {
+    if (this.pg) await sql`SELECT pg_advisory_xact_lock(${SUBMIT_LOCK})`.execute(this.db);
+  }
+
+  /**
+   * Inside a transaction: true when this instance may do the housekeeping named by `key` (sweep,
+   * eviction, recovery) now, false while another instance does it. Released at commit.
+   */
+  async tryHousekeepingLock(key: number): Promise<boolean> {
+    if (!this.pg) return true;
+    const r = await sql<{ ok: boolean }>`SELECT pg_try_advisory_xact_lock(${key}) AS ok`.execute(this.db);
+    return r.rows[0].ok;
+  }
 }
+
+/** What a job failed by sift itself (restart, lost instance) stores, job and targets. */
+interface FailWrite {
+  reason: string;
+  now: number;
+  message: string;
+  hint: string;
+}
+
+/** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */
+const SUBMIT_LOCK = 0x51f7_0001;
+export const RECOVERY_LOCK = 0x51f7_0002;
+export const SWEEP_LOCK = 0x51f7_0003;

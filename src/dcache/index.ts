@@ -1,4 +1,4 @@
-export { BatchStore } from './batch-store';
+export { BatchStore, RECOVERY_LOCK, SWEEP_LOCK } from './batch-store';
 export {
   ClassFleet,
   ClassRestricted,

@@ -29,6 +29,15 @@ export interface BatchTargetTable {
   hint: string | null;
   code: string | null;
   updated_at: number | null;
+  /** The instance a running target is held by. */
+  holder: Generated<string | null>;
+}
+
+export interface SiftInstanceTable {
+  id: string;
+  host: string;
+  started_at: number;
+  heartbeat_at: number;
 }
 
 export interface BatchEventTable {
@@ -67,4 +76,5 @@ export interface DB {
   clients: ClientsTable;
   cache_body: CacheBodyTable;
   cache_entry: CacheEntryTable;
+  sift_instance: SiftInstanceTable;
 }

@@ -106,21 +106,70 @@ export abstract class TargetRows extends JobRows {
       .execute();
   }
 
-  /** Pending targets with idx > after, in idx order, for the runner to take. */
-  async pendingTargets(
-    jobId: string,
-    after: number,
-    limit: number,
-  ): Promise<{ idx: number; url: string; options: string }[]> {
-    return this.db
+  /**
+   * Claims up to `limit` of the job's pending targets for `holder`, lowest idx first: they become
+   * running, held by it. On PostgreSQL, rows another instance is claiming are skipped, not waited
+   * for (FOR UPDATE SKIP LOCKED), so no two instances ever hold one target.
+   */
+  async claimTargets(c: {
+    jobId: string;
+    holder: string;
+    now: number;
+    limit: number;
+  }): Promise<{ idx: number; url: string; options: string }[]> {
+    if (this.pg) {
+      // The picked rows are read once (MATERIALIZED): as a plain IN (subquery), PostgreSQL may run
+      // the locking subquery again after each row it updates, and so claim past the limit.
+      const r = await sql<{ idx: number; url: string; options: string }>`
+        WITH picked AS MATERIALIZED (
+          SELECT idx FROM batch_target
+          WHERE job_id = ${c.jobId} AND status = 'pending'
+          ORDER BY idx LIMIT ${c.limit}
+          FOR UPDATE SKIP LOCKED)
+        UPDATE batch_target AS t SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
+        FROM picked WHERE t.job_id = ${c.jobId} AND t.idx = picked.idx
+        RETURNING t.idx, t.url, t.options`.execute(this.db);
+      return r.rows.sort((a, b) => a.idx - b.idx);
+    }
+    const pick = this.db
       .selectFrom('batch_target')
-      .select(['idx', 'url', 'options'])
-      .where('job_id', '=', jobId)
+      .select('idx')
+      .where('job_id', '=', c.jobId)
       .where('status', '=', 'pending')
-      .where('idx', '>', after)
       .orderBy('idx')
-      .limit(limit)
+      .limit(c.limit);
+    const rows = await this.db
+      .updateTable('batch_target')
+      .set({ status: 'running', holder: c.holder, updated_at: c.now })
+      .where('job_id', '=', c.jobId)
+      .where('idx', 'in', pick)
+      .returning(['idx', 'url', 'options'])
       .execute();
+    return rows.sort((a, b) => a.idx - b.idx);
+  }
+
+  /**
+   * The result of a target `holder` holds: written only while it still holds it running (a
+   * target taken back by a cancel, a restart or a recovery is not written). False when it was not.
+   */
+  async finishHeldTarget(w: TargetWrite & { holder: string }): Promise<boolean> {
+    const r = await this.db
+      .updateTable('batch_target')
+      .set({
+        status: w.status,
+        result: w.result ?? null,
+        error: w.error ?? null,
+        hint: w.hint ?? null,
+        code: w.code ?? null,
+        holder: null,
+        updated_at: w.now,
+      })
+      .where('job_id', '=', w.jobId)
+      .where('idx', '=', w.idx)
+      .where('status', '=', 'running')
+      .where('holder', '=', w.holder)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /**
@@ -148,13 +197,41 @@ export abstract class TargetRows extends JobRows {
    * Moves the job's targets in one of `from` back to pending, clearing what they held (the
    * triggers take finished ones out of the counts). Returns how many moved.
    */
-  async resetTargets(w: { jobId: string; from: readonly TargetStatus[]; now: number }): Promise<number> {
-    const r = await this.db
+  async resetTargets(w: {
+    jobId: string;
+    from: readonly TargetStatus[];
+    now: number;
+    /** Only the targets this instance holds. */
+    holder?: string;
+  }): Promise<number> {
+    let q = this.db
       .updateTable('batch_target')
-      .set({ status: 'pending', result: null, error: null, hint: null, code: null, updated_at: w.now })
+      .set({
+        status: 'pending',
+        result: null,
+        error: null,
+        hint: null,
+        code: null,
+        holder: null,
+        updated_at: w.now,
+      })
       .where('job_id', '=', w.jobId)
-      .where('status', 'in', w.from)
-      .executeTakeFirst();
+      .where('status', 'in', w.from);
+    if (w.holder !== undefined) q = q.where('holder', '=', w.holder);
+    const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows);
+  }
+
+  /** Live jobs in which `holder` holds running targets, with their policy and how many it holds. */
+  async jobsHeldBy(holder: string): Promise<{ jobId: string; held: number }[]> {
+    const rows = await this.db
+      .selectFrom('batch_target')
+      .select(['job_id', (eb) => eb.fn.countAll<number>().as('held')])
+      .where('holder', '=', holder)
+      .where('status', '=', 'running')
+      .groupBy('job_id')
+      .orderBy('job_id')
+      .execute();
+    return rows.map((r) => ({ jobId: r.job_id, held: Number(r.held) }));
   }
 }

@@ -2,12 +2,13 @@ import { Module } from '@nestjs/common';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { FetchModule } from '../fetch/fetch.module';
+import { InstanceService } from './instance.service';
 import { RunnerService } from './runner.service';
 import { SweeperService } from './sweeper.service';
 
 @Module({
   imports: [DcacheModule, BatchModule, FetchModule],
-  providers: [RunnerService, SweeperService],
-  exports: [RunnerService, SweeperService],
+  providers: [RunnerService, InstanceService, SweeperService],
+  exports: [RunnerService, InstanceService, SweeperService],
 })
 export class RunnerModule {}

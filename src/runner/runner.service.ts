@@ -13,14 +13,17 @@ import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller } from '../fetch/fetch.service';
 import { attempt, type PendingTarget } from './attempt';
+import { InstanceService } from './instance.service';
 
-const BUFFER = 64;
+/** Targets claimed for a job at a time: enough to keep the pool busy, few enough to share a job. */
+const CLAIM = 16;
+/** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
+const POLL_MS = 2000;
 
 interface ActiveJob {
   id: string;
   caller: Caller;
   buffer: PendingTarget[];
-  cursor: number;
   exhausted: boolean;
   refilling?: Promise<void>;
   inFlight: Map<number, AbortController>;
@@ -53,10 +56,12 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private stopped = true;
   /** While the database is full, no new target starts before this time (ms). */
   private pausedUntil = 0;
+  private poller?: NodeJS.Timeout;
 
   constructor(
     private readonly store: BatchStore,
     private readonly lifecycle: JobLifecycle,
+    private readonly instance: InstanceService,
     private readonly fetcher: FetchService,
     signals: JobSignals,
     private readonly config: AppConfig,
@@ -66,11 +71,30 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     signals.onCancelled((id) => this.drop(id));
   }
 
-  /** Restart reconciliation first, then the live jobs are taken up. */
+  /**
+   * This instance registers; on SQLite, restart reconciliation runs first (on PostgreSQL, the
+   * recovery of lost instances stands for it). Then the live jobs are taken up, and read again
+   * every POLL_MS: another instance may have submitted, requeued or cancelled one.
+   */
   async onApplicationBootstrap(): Promise<void> {
-    await this.lifecycle.afterRestart();
+    if (!this.instance.shared) await this.lifecycle.afterRestart();
+    await this.instance.start();
     this.stopped = false;
-    for (const job of await this.store.liveJobs()) await this.add(job.id);
+    await this.poll();
+    this.poller = setInterval(() => void this.poll().catch(() => undefined), POLL_MS);
+    this.poller.unref();
+  }
+
+  /** Takes up live jobs this instance does not know, and drops those that ended elsewhere. */
+  private async poll(): Promise<void> {
+    const live = new Set((await this.store.liveJobs()).map((j) => j.id));
+    for (const id of [...this.jobs.keys()]) {
+      if (live.has(id)) continue;
+      // Read again: a job submitted since the list was read is live and must not be dropped.
+      const job = await this.store.batchJob(id);
+      if (!job || !isLiveJob(job.status)) this.drop(id);
+    }
+    for (const id of live) await this.add(id);
   }
 
   /**
@@ -83,6 +107,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   async stop(graceMs = 0): Promise<void> {
     this.stopped = true;
+    clearInterval(this.poller);
     if (graceMs > 0) {
       await Promise.race([Promise.allSettled([...this.tasks]), new Promise((r) => setTimeout(r, graceMs))]);
     }
@@ -90,10 +115,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     await Promise.allSettled([...this.tasks]);
     for (const job of this.jobs.values()) {
       await this.lifecycle
-        .returnInFlight(job.id)
+        .returnInFlight(job.id, this.instance.id)
         .catch((err: Error) => this.log.warn(`at shutdown: ${err.message}`));
     }
     this.jobs.clear();
+    await this.instance.stop();
   }
 
   /** `paused`: no target starts now because the database is full. */
@@ -116,7 +142,6 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       id,
       caller: { name: job.caller, callerClass: job.callerClass as CallerClass },
       buffer: [],
-      cursor: -1,
       exhausted: false,
       inFlight: new Map(),
     });
@@ -130,14 +155,21 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     for (const ac of job.inFlight.values()) ac.abort();
   }
 
+  /** Claims the job's next pending targets for this instance. */
   private refill(job: ActiveJob): Promise<void> {
-    job.refilling ??= this.store
-      .pendingTargets(job.id, job.cursor, BUFFER)
-      .then((rows) => {
-        job.buffer.push(...rows);
-        if (rows.length > 0) job.cursor = rows[rows.length - 1].idx;
-        if (rows.length < BUFFER) job.exhausted = true;
-      })
+    job.refilling ??= this.lifecycle
+      .claim(job.id, this.instance.id, CLAIM)
+      .then(
+        (rows) => {
+          if (rows === undefined) return this.drop(job.id);
+          job.buffer.push(...rows);
+          if (rows.length < CLAIM) job.exhausted = true;
+        },
+        (err: unknown) => {
+          if (!isStorageFull(err)) throw err;
+          this.pauseForStorage(); // nothing was claimed
+        },
+      )
       .finally(() => {
         job.refilling = undefined;
       });
@@ -215,21 +247,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     this.tasks.add(task);
   }
 
+  /** Fetches a target this instance has claimed, and records how it ended. */
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
-    let live: boolean;
-    try {
-      live = await this.lifecycle.startTarget(job.id, t.idx);
-    } catch (err) {
-      if (!isStorageFull(err)) throw err;
-      // Nothing was written: the target goes back to the front of its job, and work pauses.
-      job.buffer.unshift(t);
-      this.pauseForStorage();
-      return;
-    }
-    if (!live) {
-      this.drop(job.id);
-      return;
-    }
     const outcome = await attempt(this.fetcher, job.caller, t, signal, this.log);
     if (outcome === undefined) return;
     // With nothing of the job left to start, this result may be its last: the commit that ends a
@@ -249,7 +268,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     let written: boolean;
     for (;;) {
       try {
-        written = await this.lifecycle.recordResult(jobId, idx, o, { durable: mayEnd });
+        written = await this.lifecycle.recordResult(jobId, idx, this.instance.id, o, { durable: mayEnd });
         break;
       } catch (err) {
         if (!isStorageFull(err) || this.stopped) throw err;

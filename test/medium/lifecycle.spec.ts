@@ -1,4 +1,4 @@
-import { JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
+import { INSTANCE_LOST, JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/batch/job-status';
 import type { BatchStore, Dcache } from '../../src/dcache';
@@ -30,6 +30,10 @@ describeEachBackend('JobLifecycle', (db) => {
   });
   const types = async (id: string) => (await store.batchEvents(id, 0, 1000)).map((e) => e.type);
   const statuses = async (id: string) => (await store.batchTargets(id))!.map((t) => t.status);
+  const ME = 'instance-a';
+  const OTHER = 'instance-b';
+  /** This instance claims the job's next pending target. */
+  const start = (id: string) => life.claim(id, ME, 1);
   const done = (result = '{"x":1}') => ({ kind: 'done' as const, result });
   const failed = { kind: 'failed' as const, code: 'connect_error', message: 'reset', hint: 'try later' };
 
@@ -87,9 +91,9 @@ describeEachBackend('JobLifecycle', (db) => {
     it('the first start makes the job running with batch.running; later starts add no event', async () => {
       const { job } = await life.submit(draft(2), limits);
       const woken = signals.nextEvent(job.id, 5000);
-      expect(await life.startTarget(job.id, 0)).toBe(true);
+      expect(await start(job.id)).toHaveLength(1);
       expect(await woken).toBe(true);
-      expect(await life.startTarget(job.id, 1)).toBe(true);
+      expect(await start(job.id)).toHaveLength(1);
       expect(await store.batchJob(job.id)).toMatchObject({ status: 'running', lease: now() });
       expect(await statuses(job.id)).toEqual(['running', 'running']);
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running']);
@@ -102,8 +106,8 @@ describeEachBackend('JobLifecycle', (db) => {
     ])('%s (%j): the last result ends the job %s in the same transaction', async (_, results, end, error) => {
       const { job } = await life.submit(draft(2), limits);
       for (const [idx, r] of results.entries()) {
-        await life.startTarget(job.id, idx);
-        expect(await life.recordResult(job.id, idx, r === 'done' ? done() : failed)).toBe(true);
+        await start(job.id);
+        expect(await life.recordResult(job.id, idx, ME, r === 'done' ? done() : failed)).toBe(true);
       }
       const after = (await store.batchJob(job.id))!;
       expect(after).toMatchObject({ status: end, error, targetsDone: 2 });
@@ -126,22 +130,22 @@ describeEachBackend('JobLifecycle', (db) => {
 
     it('a result for a job that is not running is discarded (lost work stays lost)', async () => {
       const { job } = await life.submit(draft(2), limits);
-      await life.startTarget(job.id, 0);
+      await start(job.id);
       await life.cancel(job.id);
-      expect(await life.recordResult(job.id, 0, done())).toBe(false);
-      expect(await life.startTarget(job.id, 1)).toBe(false);
+      expect(await life.recordResult(job.id, 0, ME, done())).toBe(false);
+      expect(await start(job.id)).toBeUndefined();
       expect(await statuses(job.id)).toEqual(['pending', 'pending']);
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'batch.cancelled']);
-      expect(await life.recordResult('no-such-job', 0, done())).toBe(false);
+      expect(await life.recordResult('no-such-job', 0, ME, done())).toBe(false);
     });
   });
 
   describe('cancel', () => {
     it('running targets go back to pending, finished ones are kept; batch.cancelled; signals after commit', async () => {
       const { job } = await life.submit(draft(3), limits);
-      await life.startTarget(job.id, 0);
-      await life.recordResult(job.id, 0, done());
-      await life.startTarget(job.id, 1);
+      await start(job.id);
+      await life.recordResult(job.id, 0, ME, done());
+      await start(job.id);
       heard.length = 0;
       const out = await life.cancel(job.id);
       expect(out).toMatchObject({ changed: true, job: { status: 'cancelled', targetsDone: 1 } });
@@ -160,8 +164,8 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(await life.cancel(job.id)).toMatchObject({ changed: false, job: { status: 'cancelled' } });
       expect(heard).toEqual([]);
       const other = await life.submit(draft(1), limits);
-      await life.startTarget(other.job.id, 0);
-      await life.recordResult(other.job.id, 0, done());
+      await start(other.job.id);
+      await life.recordResult(other.job.id, 0, ME, done());
       await expect(life.cancel(other.job.id)).rejects.toMatchObject({ status: 409, code: 'not_cancellable' });
       expect(await life.cancel('nope')).toBeUndefined();
     });
@@ -175,9 +179,9 @@ describeEachBackend('JobLifecycle', (db) => {
       const ends: (TargetStatus | 'running')[] = ['done', 'running', 'failed', 'pending'];
       for (const [idx, end] of ends.entries()) {
         if (end === 'pending') continue;
-        await life.startTarget(job.id, idx);
+        await start(job.id);
         if (end !== 'running')
-          await life.recordResult(job.id, idx, end === 'done' ? done('{"r":0}') : failed);
+          await life.recordResult(job.id, idx, ME, end === 'done' ? done('{"r":0}') : failed);
       }
       return job.id;
     }
@@ -241,8 +245,8 @@ describeEachBackend('JobLifecycle', (db) => {
 
     it('ended jobs are left as they are', async () => {
       const { job } = await life.submit(draft(1, { onRestart: 'retry' }), limits);
-      await life.startTarget(job.id, 0);
-      await life.recordResult(job.id, 0, done());
+      await start(job.id);
+      await life.recordResult(job.id, 0, ME, done());
       const before = await store.batchJob(job.id);
       clock.t += 60_000;
       await life.afterRestart();
@@ -250,14 +254,78 @@ describeEachBackend('JobLifecycle', (db) => {
     });
   });
 
-  it('at shutdown, the running targets of a job go back to pending, the rest stay', async () => {
-    const { job } = await life.submit(draft(3), limits);
-    await life.startTarget(job.id, 0);
-    await life.recordResult(job.id, 0, done());
-    await life.startTarget(job.id, 1);
-    expect(await life.returnInFlight(job.id)).toBe(1);
-    expect(await statuses(job.id)).toEqual(['done', 'pending', 'pending']);
+  it('at shutdown, the targets this instance holds go back to pending; another instance keeps its own', async () => {
+    const { job } = await life.submit(draft(4), limits);
+    await start(job.id);
+    await life.recordResult(job.id, 0, ME, done());
+    await start(job.id);
+    expect(await life.claim(job.id, OTHER, 1)).toEqual([expect.objectContaining({ idx: 2 })]);
+    expect(await life.returnInFlight(job.id, ME)).toBe(1);
+    expect(await statuses(job.id)).toEqual(['done', 'pending', 'running', 'pending']);
     expect(await store.batchJob(job.id)).toMatchObject({ status: 'running' });
+  });
+
+  describe('claims', () => {
+    it('a target is held by one instance at a time; only its holder records its result', async () => {
+      const { job } = await life.submit(draft(5), limits);
+      const a = (await life.claim(job.id, ME, 2))!.map((t) => t.idx);
+      const b = (await life.claim(job.id, OTHER, 10))!.map((t) => t.idx);
+      expect([a, b]).toEqual([
+        [0, 1],
+        [2, 3, 4],
+      ]);
+      expect(await life.claim(job.id, 'third', 10)).toEqual([]);
+      expect(await life.recordResult(job.id, 2, ME, done())).toBe(false); // OTHER holds it
+      expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(true);
+      expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(false); // once
+      expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'target.done']);
+    });
+  });
+
+  describe('after the loss of an instance, by policy', () => {
+    /** A running job whose targets 0 (done) and 1 are ME's, 2 the lost instance's, 3 pending. */
+    async function shared(policy: RestartPolicy): Promise<string> {
+      const { job } = await life.submit(draft(4, { onRestart: policy }), limits);
+      await start(job.id);
+      await life.recordResult(job.id, 0, ME, done('{"r":0}'));
+      await start(job.id);
+      await life.claim(job.id, LOST, 1);
+      await store.registerInstance({ id: LOST, host: 'h', now: now() });
+      return job.id;
+    }
+    const LOST = 'instance-lost';
+
+    it('fail: the job fails with instance_lost, finished results kept, and is recovered once', async () => {
+      const id = await shared('fail');
+      expect(await life.recoverLost(LOST)).toEqual({ failed: 1, requeued: 0, resumed: 0 });
+      expect(await store.batchJob(id)).toMatchObject({ status: 'failed', error: INSTANCE_LOST });
+      expect(await statuses(id)).toEqual(['done', 'failed', 'failed', 'failed']);
+      expect((await store.batchTargets(id))![2].code).toBe(INSTANCE_LOST);
+      expect((await types(id)).pop()).toBe('batch.failed');
+      expect(await store.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain(LOST);
+      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 0 });
+      expect((await types(id)).filter((t) => t === 'batch.failed')).toHaveLength(1);
+    });
+
+    it('retry: the job is queued again with every target pending', async () => {
+      const id = await shared('retry');
+      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 1, resumed: 0 });
+      expect(await store.batchJob(id)).toMatchObject({ status: 'queued', targetsDone: 0 });
+      expect(await statuses(id)).toEqual(['pending', 'pending', 'pending', 'pending']);
+      expect(await life.recordResult(id, 1, ME, done())).toBe(false); // ME's fetch lost its claim
+    });
+
+    it("resume: only the lost instance's targets go back to pending; the job keeps running", async () => {
+      const id = await shared('resume');
+      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 1 });
+      expect(await store.batchJob(id)).toMatchObject({ status: 'running', targetsDone: 1 });
+      expect(await statuses(id)).toEqual(['done', 'running', 'pending', 'pending']);
+      expect((await store.batchEvents(id, 0, 100)).pop()).toMatchObject({
+        type: 'batch.requeued',
+        data: JSON.stringify({ policy: 'resume', targets_reset: 1, instance: LOST }),
+      });
+      expect(await life.recordResult(id, 1, ME, done())).toBe(true); // ME still holds its own
+    });
   });
 
   it('onCommit runs after COMMIT and never for a rolled-back transaction', async () => {

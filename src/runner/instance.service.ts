@@ -1,0 +1,94 @@
+import { randomUUID } from 'node:crypto';
+import * as os from 'node:os';
+import { Injectable, Logger } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { JobLifecycle } from '../batch/job-lifecycle';
+import { BatchStore, Dcache } from '../dcache';
+
+/**
+ * This process as one of the instances working on the database: a new id at every start, a row
+ * with a heartbeat, and, on PostgreSQL, the recovery of instances that stopped beating.
+ */
+@Injectable()
+export class InstanceService {
+  readonly id = randomUUID();
+  private readonly log = new Logger('instance');
+  private timer?: NodeJS.Timeout;
+  private ticking = false;
+
+  constructor(
+    private readonly store: BatchStore,
+    private readonly lifecycle: JobLifecycle,
+    private readonly dcache: Dcache,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+  ) {}
+
+  get backend(): 'sqlite' | 'postgres' {
+    return this.dcache.backend;
+  }
+
+  /** Several instances may share the database (PostgreSQL); SQLite has one process. */
+  get shared(): boolean {
+    return this.backend === 'postgres';
+  }
+
+  /**
+   * Registers this instance. On SQLite, earlier processes' rows are forgotten: start-up
+   * reconciliation takes up their work. On PostgreSQL, the heartbeat starts and lost instances are
+   * recovered now and at every beat.
+   */
+  async start(): Promise<void> {
+    const now = this.clock.now();
+    if (!this.shared) {
+      for (const id of await this.store.lostInstances(Number.MAX_SAFE_INTEGER))
+        await this.store.removeInstance(id);
+    }
+    await this.store.registerInstance({ id: this.id, host: os.hostname(), now });
+    if (!this.shared) return;
+    await this.recoverLost();
+    this.timer = setInterval(() => void this.beat(), this.config.heartbeatS * 1000);
+    this.timer.unref();
+  }
+
+  /** One heartbeat, then the recovery of any instance lost meanwhile. */
+  async beat(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      if (!(await this.store.heartbeat(this.id, this.clock.now()))) {
+        // Declared lost (a pause longer than the TTL): its work was recovered by another instance,
+        // and results it still brings are refused target by target. It comes back as a new row.
+        this.log.error(`instance ${this.id} was declared lost by another instance; registering again`);
+        await this.store.registerInstance({ id: this.id, host: os.hostname(), now: this.clock.now() });
+      }
+      await this.recoverLost();
+    } catch (err) {
+      this.log.warn(`heartbeat failed: ${(err as Error).message}`);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  /** Every instance silent for longer than the TTL, recovered by whichever live instance gets there first. */
+  async recoverLost(): Promise<number> {
+    const cutoff = this.clock.now() - this.config.instanceTtlS;
+    let n = 0;
+    for (const lost of await this.store.lostInstances(cutoff)) {
+      if (lost === this.id) continue;
+      if (await this.lifecycle.recoverLost(lost)) n++;
+    }
+    return n;
+  }
+
+  /** Live instances (heartbeat within the TTL) and the targets each holds. */
+  live(): Promise<{ id: string; host: string; claims: number }[]> {
+    return this.store.liveInstances(this.clock.now() - this.config.instanceTtlS);
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.store.removeInstance(this.id).catch(() => undefined);
+  }
+}
