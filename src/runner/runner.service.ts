@@ -15,7 +15,10 @@ import { FetchService, type Caller } from '../fetch/fetch.service';
 import { attempt, type PendingTarget } from './attempt';
 import { InstanceService } from './instance.service';
 
-/** Targets claimed for a job at a time: enough to keep the pool busy, few enough to share a job. */
+/**
+ * Targets claimed for a job at a time, at most: no more than this instance has free slots for, so
+ * it never holds back work another instance could start.
+ */
 const CLAIM = 16;
 /** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
 const POLL_MS = 2000;
@@ -157,13 +160,14 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Claims the job's next pending targets for this instance. */
   private refill(job: ActiveJob): Promise<void> {
+    const want = Math.max(1, Math.min(CLAIM, this.config.runnerConcurrency - this.inFlight));
     job.refilling ??= this.lifecycle
-      .claim(job.id, this.instance.id, CLAIM)
+      .claim(job.id, this.instance.id, want)
       .then(
         (rows) => {
           if (rows === undefined) return this.drop(job.id);
           job.buffer.push(...rows);
-          if (rows.length < CLAIM) job.exhausted = true;
+          if (rows.length < want) job.exhausted = true;
         },
         (err: unknown) => {
           if (!isStorageFull(err)) throw err;

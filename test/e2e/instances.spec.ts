@@ -1,0 +1,164 @@
+import request from 'supertest';
+import type { INestApplication } from '@nestjs/common';
+import { JobLifecycle } from '../../src/batch/job-lifecycle';
+import { JobSignals } from '../../src/batch/job-signals';
+import { Clock } from '../../src/common/clock';
+import { Metrics } from '../../src/common/metrics';
+import { BatchStore } from '../../src/dcache';
+import { InstanceService } from '../../src/runner/instance.service';
+import { RunnerService } from '../../src/runner/runner.service';
+import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { createPgDatabase } from '../support/backends';
+import { Fixture, html, send, slowArticle } from '../support/fixture';
+
+const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
+
+/** Three apps (instances) on one PostgreSQL database, fetching from one fixture server. */
+describe('several instances on one PostgreSQL database', () => {
+  let pg: { url: string; drop: () => Promise<void> };
+  let fx: Fixture;
+  let apps: INestApplication[];
+  const held: (() => void)[] = [];
+  const http = (i: number) => request(apps[i].getHttpServer());
+
+  beforeAll(async () => {
+    pg = await createPgDatabase();
+    fx = await new Fixture({
+      '/p/*': slowArticle(10),
+      '/hold/*': (req, res) => held.push(() => send(200, 'text/html', html('<p>let go</p>'))(req, res)),
+    }).start();
+    apps = [];
+    for (let i = 0; i < 3; i++) {
+      const { app } = await createTestApp({
+        SIFT_DATABASE_URL: pg.url,
+        SIFT_FLEET_ALLOW: '127.0.0.0/8',
+        SIFT_FLEET_MAX_LIVE_JOBS: '3',
+        SIFT_RUNNER_CONCURRENCY: '4',
+        SIFT_PER_HOST_CONCURRENCY: '4',
+        SIFT_HEARTBEAT_S: '1',
+        SIFT_INSTANCE_TTL_S: '3',
+      });
+      apps.push(app);
+    }
+  });
+  afterEach(() => {
+    for (const let_go of held.splice(0)) let_go();
+  });
+  afterAll(async () => {
+    for (const app of apps) await app.close();
+    await fx.stop();
+    await pg.drop();
+  });
+
+  const targetsRecorded = async (app: INestApplication) =>
+    (await app.get(Metrics).targets.get()).values.reduce((n, v) => n + v.value, 0);
+
+  it('a job submitted on one instance is run by all three, each target fetched once', async () => {
+    const before = await Promise.all(apps.map(targetsRecorded));
+    const targets = Array.from({ length: 90 }, (_, i) => ({ url: fx.url(`/p/spread-${i}`) }));
+    const sub = await http(0).post('/v1/batch').set(fleet).send({ targets });
+    expect(sub.status).toBe(202);
+    expect(await waitForJob(apps[2], sub.body.id)).toMatchObject({ status: 'done', targets_done: 90 });
+    for (let i = 0; i < 90; i++) expect(fx.hitCount(`/p/spread-${i}`)).toBe(1);
+    const byInstance = (await Promise.all(apps.map(targetsRecorded))).map((n, i) => n - before[i]);
+    expect(byInstance.reduce((a, b) => a + b)).toBe(90);
+    expect(byInstance.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
+    const events = (await http(1).get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events;
+    expect(events.map((e: { seq: number }) => e.seq)).toEqual(events.map((_: unknown, i: number) => i + 1));
+  });
+
+  it('20 submits of one Idempotency-Key at once over 3 instances make exactly one job', async () => {
+    const body = { targets: [{ url: fx.url('/p/idem') }] };
+    const answers = await Promise.all(
+      Array.from({ length: 20 }, (_, i) =>
+        http(i % 3)
+          .post('/v1/batch')
+          .set(fleet)
+          .set('Idempotency-Key', 'one-key')
+          .send(body)
+          .then((r) => r),
+      ),
+    );
+    expect(answers.map((r) => r.status).sort()).toEqual([...Array(19).fill(200), 202]);
+    expect(new Set(answers.map((r) => r.body.id)).size).toBe(1);
+    await waitForJob(apps[0], answers[0].body.id);
+  });
+
+  it('a caller at its live-job limit, submitting on 3 instances at once, never exceeds it', async () => {
+    const store = apps[0].get(BatchStore);
+    await waitUntil(
+      async () => ((await store.liveBatchJobs('fleet-caller')) === 0 ? true : undefined),
+      'no live job',
+    );
+    const answers = await Promise.all(
+      Array.from({ length: 9 }, (_, i) =>
+        http(i % 3)
+          .post('/v1/batch')
+          .set(fleet)
+          .send({ targets: [{ url: fx.url(`/hold/limit-${i}`) }] })
+          .then((r) => r),
+      ),
+    );
+    expect(answers.filter((r) => r.status === 202)).toHaveLength(3);
+    expect(answers.filter((r) => r.status === 429)).toHaveLength(6);
+    expect(await store.liveBatchJobs('fleet-caller')).toBe(3);
+    for (const r of answers.filter((a) => a.status === 202))
+      await http(1).delete(`/v1/batch/${r.body.id}`).set(fleet);
+  });
+
+  it('cancel on one instance stops the fetches the others started', async () => {
+    const targets = Array.from({ length: 30 }, (_, i) => ({ url: fx.url(`/hold/cancel-${i}`) }));
+    const sub = await http(0).post('/v1/batch').set(fleet).send({ targets });
+    // Every instance has claimed and started some: 4 slots each.
+    await waitUntil(() => (held.length >= 12 ? true : undefined), 'every instance fetching');
+    const hitsAtCancel = [...fx.hits.keys()].filter((p) => p.startsWith('/hold/cancel-')).length;
+    expect((await http(2).delete(`/v1/batch/${sub.body.id}`).set(fleet)).body.status).toBe('cancelled');
+    const stopped = await Promise.all(
+      apps.map((app) =>
+        waitUntil(
+          () => (app.get(RunnerService).stats.inFlight === 0 ? true : undefined),
+          'fetches aborted',
+          5000,
+        ),
+      ),
+    );
+    expect(stopped).toHaveLength(3);
+    for (const let_go of held.splice(0)) let_go();
+    const after = [...fx.hits.keys()].filter((p) => p.startsWith('/hold/cancel-')).length;
+    expect(after).toBe(hitsAtCancel);
+    const view = (await http(1).get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
+    expect(view).toMatchObject({ status: 'cancelled', targets_done: 0 });
+  });
+
+  it("a lost instance's targets are recovered by one live instance, by the job's policy", async () => {
+    const store = apps[0].get(BatchStore);
+    // Submitted without telling this process's runner, so the ghost claims first; the instances
+    // find the job at their next poll.
+    const life = new JobLifecycle(store, new Clock(), new JobSignals());
+    const { job: submitted } = await life.submit(
+      {
+        caller: { name: 'fleet-caller', callerClass: 'fleet' },
+        idemKey: '',
+        fingerprint: 'lost',
+        onRestart: 'resume',
+        targets: Array.from({ length: 12 }, (_, i) => ({ url: fx.url(`/p/lost-${i}`), options: '{}' })),
+      },
+      { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
+    );
+    const sub = { body: { id: submitted.id } };
+    // An instance that claimed two targets of this resume job, then stopped beating.
+    await store.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
+    const claimed = await life.claim(sub.body.id, 'ghost', 2);
+    expect(claimed!.map((t) => t.idx)).toEqual([0, 1]);
+    const job = await waitForJob(apps[1], sub.body.id);
+    expect(job).toMatchObject({ status: 'done', targets_done: 12, targets_failed: 0 });
+    const events = (await http(0).get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events;
+    const requeued = events.filter((e: { type: string }) => e.type === 'batch.requeued');
+    expect(requeued).toHaveLength(1);
+    expect(requeued[0].data).toEqual({ policy: 'resume', targets_reset: 2, instance: 'ghost' });
+    for (let i = 0; i < 12; i++) expect(fx.hitCount(`/p/lost-${i}`)).toBe(1);
+    expect(await store.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain('ghost');
+    const live = await apps[2].get(InstanceService).live();
+    expect(live.map((i) => i.id).sort()).toEqual(apps.map((a) => a.get(InstanceService).id).sort());
+  });
+});
