@@ -28,6 +28,11 @@ import { CurrentCaller } from './caller.decorator';
 import { BatchSubmitDto } from './dto/batch.dto';
 import { EventsQueryDto, JobListQueryDto, ResultsQueryDto } from './dto/query.dto';
 
+/** An event stream looks for new events at least this often, whatever it was told. */
+const STREAM_POLL_MS = 2000;
+/** A quiet event stream sends a comment this often, so proxies keep it open. */
+const KEEP_ALIVE_MS = 15_000;
+
 function wants(req: Request, type: string): boolean {
   return (req.headers.accept ?? '').split(',').some((t) => t.trim().toLowerCase().startsWith(type));
 }
@@ -191,6 +196,7 @@ export class BatchController {
     res.flushHeaders();
     const gone = new AbortController();
     res.on('close', () => gone.abort());
+    let quietSince = Date.now();
     while (!gone.signal.aborted) {
       const events = await this.batch.eventsAfter(id, after);
       let last = false;
@@ -202,14 +208,18 @@ export class BatchController {
       }
       // A job that had ended when the stream opened has no event left past those just sent.
       if (last || (ended && events.length === 0)) break;
-      if (
-        events.length === 0 &&
-        !(await this.signals.nextEvent(id, 15_000, gone.signal)) &&
-        !gone.signal.aborted
-      ) {
+      if (events.length > 0) {
+        quietSince = Date.now();
+        continue;
+      }
+      // Woken by the next event, or after POLL_MS look again anyway: an event another instance
+      // wrote is announced by a NOTIFY that could have been missed.
+      if ((await this.signals.nextEvent(id, STREAM_POLL_MS, gone.signal)) || gone.signal.aborted) continue;
+      if (Date.now() - quietSince >= KEEP_ALIVE_MS) {
         // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
         if (!(await this.batch.exists(id))) break;
         await write(res, ': keep-alive\n\n');
+        quietSince = Date.now();
       }
     }
     res.end();

@@ -21,6 +21,9 @@ export const SERVER_RESTARTED = 'server_restarted';
 /** The error of jobs failed, under the `fail` policy, by the loss of an instance running them. */
 export const INSTANCE_LOST = 'instance_lost';
 
+/** The NOTIFY channel of job events, payload `type:jobId`. */
+export const JOBS_CHANNEL = 'sift_jobs';
+
 /** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
 const DURABLE = { durable: true };
 
@@ -174,8 +177,8 @@ export class JobLifecycle {
       const job = await s.batchJob(jobId);
       if (!job || !isLiveJob(job.status)) return undefined;
       const claimed = await s.claimTargets({ jobId, holder, now, limit });
-      if (claimed.length > 0 && job.status === 'queued') {
-        await s.setBatchJobStatus({ id: jobId, status: 'running', now });
+      // Instances claiming at once all read "queued": only the one whose update moves it says so.
+      if (claimed.length > 0 && job.status === 'queued' && (await s.startBatchJob(jobId, now))) {
         await this.event(s, jobId, 'batch.running', now);
       }
       return claimed;
@@ -370,9 +373,13 @@ export class JobLifecycle {
     return report;
   }
 
-  /** Appends the event; event streams wake once it is committed. */
+  /**
+   * Appends the event; once it is committed, this instance's event streams and runner hear of it,
+   * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
+   */
   private async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
     await s.appendEvent({ jobId, type, at, data });
+    await s.notify(JOBS_CHANNEL, `${type}:${jobId}`);
     s.onCommit(() => this.signals.evented(jobId));
   }
 }

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
+import { Client } from 'pg';
 import type { BatchStoreMisses } from './batch-rows';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
@@ -28,6 +29,8 @@ export class Dcache {
     readonly batch: BatchStore,
     readonly cache: ContentCache,
     readonly clients: ClientStore,
+    /** The PostgreSQL URL (undefined on SQLite). */
+    private readonly url?: string,
   ) {}
 
   async stats(): Promise<DcacheStats> {
@@ -36,6 +39,34 @@ export class Dcache {
       batchJobs: await this.batch.batchJobCount(),
       batchBytes: await this.batch.batchNbytes(),
       storeMisses: { ...this.batch.misses },
+    };
+  }
+
+  /**
+   * PostgreSQL: calls fn with the payload of every NOTIFY on `channel`, from any instance, on a
+   * connection of its own (reconnected after a loss; what is missed meanwhile, callers poll for).
+   * Returns how to stop. SQLite has one process: nothing to listen to.
+   */
+  async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
+    if (!this.url) return async () => undefined;
+    let client: Client | undefined;
+    let stopped = false;
+    const connect = async (): Promise<void> => {
+      const c = new Client({ connectionString: this.url });
+      c.on('notification', (m) => m.channel === channel && m.payload !== undefined && fn(m.payload));
+      c.on('error', () => {
+        if (stopped) return;
+        void c.end().catch(() => undefined);
+        setTimeout(() => void connect().catch(() => undefined), 1000).unref();
+      });
+      await c.connect();
+      await c.query(`LISTEN ${channel}`);
+      client = c;
+    };
+    await connect();
+    return async () => {
+      stopped = true;
+      await client?.end().catch(() => undefined);
     };
   }
 
@@ -78,7 +109,7 @@ export async function openDcache(
     await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
-    return new Dcache(backend, sqlite, db, new BatchStore(db), cache, new ClientStore(db));
+    return new Dcache(backend, sqlite, db, new BatchStore(db), cache, new ClientStore(db), opts.url);
   } catch (err) {
     await db.destroy();
     throw err;

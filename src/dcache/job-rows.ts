@@ -94,6 +94,17 @@ export abstract class JobRows extends Rows {
     if (Number(r.numUpdatedRows) === 0) this.misses.setBatchJobStatus++;
   }
 
+  /** queued → running, only if it is queued still: true for the one writer that moved it. */
+  async startBatchJob(id: string, now: number): Promise<boolean> {
+    const r = await this.db
+      .updateTable('batch_job')
+      .set({ status: 'running', lease: now })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
   async touchBatchJob(id: string, now: number): Promise<void> {
     const r = await this.db
       .updateTable('batch_job')

@@ -141,6 +141,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     if (this.stopped || this.jobs.has(id)) return;
     const job = await this.store.batchJob(id);
     if (!job || !isLiveJob(job.status)) return;
+    // Asked twice at once (a local signal and a notification): the first one stands. Replacing it
+    // would lose the targets it has claimed.
+    if (this.stopped || this.jobs.has(id)) return;
     this.jobs.set(id, {
       id,
       caller: { name: job.caller, callerClass: job.callerClass as CallerClass },

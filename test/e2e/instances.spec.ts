@@ -65,6 +65,11 @@ describe('several instances on one PostgreSQL database', () => {
     expect(byInstance.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
     const events = (await http(1).get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events;
     expect(events.map((e: { seq: number }) => e.seq)).toEqual(events.map((_: unknown, i: number) => i + 1));
+    // Three instances started it at once; one said so.
+    const jobEvents = events
+      .map((e: { type: string }) => e.type)
+      .filter((t: string) => t.startsWith('batch.'));
+    expect(jobEvents).toEqual(['batch.queued', 'batch.running', 'batch.done']);
   });
 
   it('20 submits of one Idempotency-Key at once over 3 instances make exactly one job', async () => {
@@ -130,25 +135,62 @@ describe('several instances on one PostgreSQL database', () => {
     expect(view).toMatchObject({ status: 'cancelled', targets_done: 0 });
   });
 
-  it("a lost instance's targets are recovered by one live instance, by the job's policy", async () => {
-    const store = apps[0].get(BatchStore);
-    // Submitted without telling this process's runner, so the ghost claims first; the instances
-    // find the job at their next poll.
-    const life = new JobLifecycle(store, new Clock(), new JobSignals());
-    const { job: submitted } = await life.submit(
+  it('an event committed on one instance wakes the others at once (NOTIFY)', async () => {
+    // Committed without this process's own signals: only the database can tell the others.
+    const life = new JobLifecycle(apps[0].get(BatchStore), new Clock(), new JobSignals());
+    const heard = new Promise<string>((resolve) => apps[1].get(JobSignals).onSubmitted(resolve));
+    const { job } = await life.submit(
       {
         caller: { name: 'fleet-caller', callerClass: 'fleet' },
         idemKey: '',
-        fingerprint: 'lost',
-        onRestart: 'resume',
-        targets: Array.from({ length: 12 }, (_, i) => ({ url: fx.url(`/p/lost-${i}`), options: '{}' })),
+        fingerprint: 'notify',
+        onRestart: 'fail',
+        targets: [{ url: fx.url('/hold/notify'), options: '{}' }],
       },
       { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
     );
-    const sub = { body: { id: submitted.id } };
-    // An instance that claimed two targets of this resume job, then stopped beating.
-    await store.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
-    const claimed = await life.claim(sub.body.id, 'ghost', 2);
+    expect(await heard).toBe(job.id);
+    const cancelled = new Promise<string>((resolve) => apps[2].get(JobSignals).onCancelled(resolve));
+    // Shorter than the poll: only the notification can wake it in time.
+    const woken = apps[2].get(JobSignals).nextEvent(job.id, 1500);
+    await life.cancel(job.id);
+    expect(await woken).toBe(true);
+    expect(await cancelled).toBe(job.id);
+  });
+
+  it('an event stream on one instance sees the events the others write, to the end', async () => {
+    const targets = Array.from({ length: 24 }, (_, i) => ({ url: fx.url(`/p/sse-${i}`) }));
+    const sub = await http(1).post('/v1/batch').set(fleet).send({ targets });
+    const r = await http(0)
+      .get(`/v1/batch/${sub.body.id}/events`)
+      .set(fleet)
+      .set('Accept', 'text/event-stream');
+    const ids = [...r.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
+    expect(ids).toEqual(ids.map((_, i) => i + 1));
+    expect((r.text.match(/event: target\.done\n/g) ?? []).length).toBe(24);
+    expect(r.text).toMatch(/event: batch\.done\n/);
+  });
+
+  it("a lost instance's targets are recovered by one live instance, by the job's policy", async () => {
+    const store = apps[0].get(BatchStore);
+    // Submitted, and two targets claimed by an instance that then stopped beating, in one
+    // transaction: the live instances hear of the job only once the ghost holds them.
+    const { id, claimed } = await store.transaction(async (s) => {
+      const life = new JobLifecycle(s, new Clock(), new JobSignals());
+      const { job: submitted } = await life.submit(
+        {
+          caller: { name: 'fleet-caller', callerClass: 'fleet' },
+          idemKey: '',
+          fingerprint: 'lost',
+          onRestart: 'resume',
+          targets: Array.from({ length: 12 }, (_, i) => ({ url: fx.url(`/p/lost-${i}`), options: '{}' })),
+        },
+        { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
+      );
+      await s.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
+      return { id: submitted.id, claimed: await life.claim(submitted.id, 'ghost', 2) };
+    });
+    const sub = { body: { id } };
     expect(claimed!.map((t) => t.idx)).toEqual([0, 1]);
     const job = await waitForJob(apps[1], sub.body.id);
     expect(job).toMatchObject({ status: 'done', targets_done: 12, targets_failed: 0 });
