@@ -4,6 +4,7 @@ import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
 import { JOB_STATUSES } from '../batch/job-status';
 import { Dcache } from '../dcache';
+import { InstanceService } from '../runner/instance.service';
 import { RunnerService } from '../runner/runner.service';
 
 /** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */
@@ -14,6 +15,7 @@ export class MetricsController {
     private readonly metrics: Metrics,
     dcache: Dcache,
     runner: RunnerService,
+    instance: InstanceService,
   ) {
     const r = metrics.registry;
     const gauge = (
@@ -54,6 +56,16 @@ export class MetricsController {
       async (g) => g.set((await dcache.batch.jobCounts()).liveTargetsLeft),
     );
     gauge('sift_runner_in_flight', 'Targets being fetched now.', [], (g) => g.set(runner.stats.inFlight));
+    gauge(
+      'sift_instances',
+      'Live instances on the database (heartbeat within SIFT_INSTANCE_TTL_S).',
+      [],
+      async (g) => g.set((await instance.live()).length),
+    );
+    gauge('sift_claims', 'Targets each live instance holds (claimed, running).', ['instance'], async (g) => {
+      g.reset();
+      for (const i of await instance.live()) g.set({ instance: i.id }, i.claims);
+    });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
       for (const [k, v] of Object.entries(dcache.batch.misses)) g.set({ accessor: k }, v);
     });

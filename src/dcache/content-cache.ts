@@ -1,5 +1,5 @@
 import { hash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { SizedLru } from '../common/sized-lru';
 import type { DB } from './schema';
 
@@ -97,7 +97,7 @@ export class ContentCache {
         return undefined;
       }
       this.hits++;
-      this.touched.set(key, ++this.useTick);
+      this.touched.set(key, this.nextTick());
       return { key, digest: warm.digest, body: warm.body, meta: warm.meta, fetchedAt: warm.fetchedAt };
     }
     const row = await this.db
@@ -111,7 +111,7 @@ export class ContentCache {
       return undefined;
     }
     this.hits++;
-    this.touched.set(key, ++this.useTick);
+    this.touched.set(key, this.nextTick());
     const page: CachedPage = {
       key: row.key,
       digest: row.digest,
@@ -148,7 +148,7 @@ export class ContentCache {
             digest,
             meta: JSON.stringify(meta),
             fetched_at: fetchedAt,
-            last_used: ++this.useTick,
+            last_used: this.nextTick(),
           })
           .onConflict((oc) =>
             oc.column('key').doUpdateSet((eb) => ({
@@ -175,9 +175,23 @@ export class ContentCache {
     return digest;
   }
 
-  /** Evicts least recently used keys until size() <= maxBytes; returns how many. */
+  /**
+   * Recency: milliseconds, kept strictly increasing here. As a clock reading it orders the uses of
+   * several instances sharing one database too.
+   */
+  private nextTick(): number {
+    this.useTick = Math.max(this.useTick + 1, Date.now());
+    return this.useTick;
+  }
+
+  /**
+   * Evicts least recently used keys until size() <= maxBytes; returns how many. With several
+   * instances on one database (PostgreSQL) the total is read afresh first: each instance counts
+   * only its own puts between two of these (the sweeper runs one every minute).
+   */
   async evict(): Promise<number> {
     const before = this.evictions;
+    if (this.db.getExecutor().adapter instanceof PostgresAdapter) await this.recount();
     if (this.bytes <= this.maxBytes) return 0;
     try {
       await this.db.transaction().execute(async (trx) => {

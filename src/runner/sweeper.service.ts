@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { BatchStore, ContentCache } from '../dcache';
+import { BatchStore, ContentCache, SWEEP_LOCK } from '../dcache';
 
 /** Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to budget. */
 @Injectable()
@@ -28,11 +28,17 @@ export class SweeperService {
     this.running = true;
     try {
       const now = this.clock.now();
-      // Live jobs are never stale: their lease moves with the clock however long they wait.
-      const touched = await this.store.touchLiveJobs(now);
-      const swept = await this.store.sweepBatch(now, this.config.batchTtlS);
-      const evicted =
-        (await this.store.evictBatchOldest(this.config.batchMaxBytes)) + (await this.cache.evict());
+      // One instance at a time sweeps and evicts (the others find the lock taken and skip a turn).
+      const done = await this.store.transaction(async (s) => {
+        if (!(await s.tryHousekeepingLock(SWEEP_LOCK))) return undefined;
+        // Live jobs are never stale: their lease moves with the clock however long they wait.
+        const touched = await s.touchLiveJobs(now);
+        const swept = await s.sweepBatch(now, this.config.batchTtlS);
+        return { touched, swept, evicted: await s.evictBatchOldest(this.config.batchMaxBytes) };
+      });
+      if (!done) return undefined;
+      const { touched, swept } = done;
+      const evicted = done.evicted + (await this.cache.evict());
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };
     } finally {

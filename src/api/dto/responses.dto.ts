@@ -15,6 +15,12 @@ export class ErrorResponseDto {
 export class HealthResponseDto {
   @ApiProperty({ example: true })
   ok: boolean;
+
+  @ApiProperty({ enum: ['sqlite', 'postgres'], description: 'Where the state lives.' })
+  backend: 'sqlite' | 'postgres';
+
+  @ApiProperty({ format: 'uuid', description: 'This process; new at every start.' })
+  instance: string;
 }
 
 export class JobListResponseDto {
