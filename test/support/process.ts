@@ -94,7 +94,8 @@ export async function waitForJobIn<V extends { status: string }>(
 }
 
 export async function kill(p: SiftProcess, signal: NodeJS.Signals = 'SIGKILL'): Promise<number | null> {
-  if (p.child.exitCode !== null) return p.child.exitCode;
+  // Ended already (by a code, or by a signal: exitCode stays null then).
+  if (p.child.exitCode !== null || p.child.signalCode !== null) return p.child.exitCode;
   const done = new Promise<number | null>((r) => p.child.once('exit', (code) => r(code)));
   p.child.kill(signal);
   return done;

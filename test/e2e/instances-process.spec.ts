@@ -1,0 +1,131 @@
+import { Client } from 'pg';
+import { createPgDatabase } from '../support/backends';
+import { Fixture, html, send, slowArticle } from '../support/fixture';
+import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
+import { waitUntil } from '../support/wait';
+
+const TOKEN = 'instances-test-token';
+const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+interface View {
+  status: string;
+  error: string;
+  targets_done: number;
+  targets_failed: number;
+}
+
+/**
+ * Three real sift processes on one PostgreSQL database; one is killed with SIGKILL mid-job. The
+ * survivors find it lost after SIFT_INSTANCE_TTL_S and recover its targets by each job's policy.
+ */
+describe('three processes on one PostgreSQL database, one killed', () => {
+  let pg: { url: string; drop: () => Promise<void> };
+  let fx: Fixture;
+  let procs: SiftProcess[] = [];
+
+  beforeAll(async () => {
+    pg = await createPgDatabase();
+    fx = await new Fixture({
+      '/r/*': slowArticle(5),
+      '/f/*': (req, res) =>
+        setTimeout(() => send(200, 'text/html', html(`<p>${req.url}</p>`))(req, res), 1000),
+    }).start();
+  });
+  afterAll(async () => {
+    for (const p of procs) await kill(p, 'SIGKILL');
+    await fx.stop();
+    await pg.drop();
+  }, 60_000);
+
+  it('a resume job finishes on the survivors with every result once; a fail job fails instance_lost', async () => {
+    const env = {
+      SIFT_DATABASE_URL: pg.url,
+      SIFT_TOKENS: `${TOKEN}:ops:fleet`,
+      SIFT_FLEET_ALLOW: '127.0.0.0/8',
+      SIFT_RUNNER_CONCURRENCY: '16',
+      SIFT_PER_HOST_CONCURRENCY: '16',
+      SIFT_HEARTBEAT_S: '1',
+      SIFT_INSTANCE_TTL_S: '3',
+    };
+    procs = await Promise.all([0, 1, 2].map(() => startSiftProcess(env)));
+    const [a, b, c] = procs;
+    const submit = async (p: SiftProcess, body: object) =>
+      (await (
+        await fetch(`${p.url}/v1/batch`, { method: 'POST', headers: H, body: JSON.stringify(body) })
+      ).json()) as {
+        id: string;
+      };
+    const resume = await submit(a, {
+      targets: Array.from({ length: 3000 }, (_, i) => ({ url: fx.url(`/r/${i}`) })),
+      on_restart: 'resume',
+      options: { format: 'text' },
+    });
+    const failing = await submit(b, {
+      targets: Array.from({ length: 500 }, (_, i) => ({ url: fx.url(`/f/${i}`) })),
+      on_restart: 'fail',
+    });
+    // Killed while it holds targets of both jobs, with a fifth of the resume job done.
+    const cId = ((await (await fetch(`${c.url}/healthz`)).json()) as { instance: string }).instance;
+    const watch = new Client({ connectionString: pg.url });
+    await watch.connect();
+    const held = async (jobId: string) =>
+      (
+        await watch.query(
+          `SELECT count(*)::int AS n FROM batch_target WHERE job_id = $1 AND holder = $2 AND status = 'running'`,
+          [jobId, cId],
+        )
+      ).rows[0].n as number;
+    await waitForJobIn<View>(a, resume.id, H, (v) => v.targets_done >= 600);
+    await waitUntil(
+      async () => ((await held(resume.id)) > 0 && (await held(failing.id)) > 0 ? true : undefined),
+      'C holding targets of both jobs',
+    );
+    await kill(c, 'SIGKILL');
+    await watch.end();
+
+    const done = await waitForJobIn<View>(
+      b,
+      resume.id,
+      H,
+      (v) => v.status !== 'running' && v.status !== 'queued',
+      120_000,
+    );
+    expect(done).toMatchObject({ status: 'done', targets_done: 3000, targets_failed: 0 });
+    const failed = await waitForJobIn<View>(a, failing.id, H, undefined, 60_000);
+    expect(failed).toMatchObject({ status: 'failed', error: 'instance_lost' });
+
+    const db = new Client({ connectionString: pg.url });
+    await db.connect();
+    try {
+      const counts = await db.query(
+        `SELECT count(*) FILTER (WHERE status = 'done' AND result IS NOT NULL)::int AS done,
+                count(*)::int AS total FROM batch_target WHERE job_id = $1`,
+        [resume.id],
+      );
+      expect(counts.rows[0]).toEqual({ done: 3000, total: 3000 });
+      for (const id of [resume.id, failing.id]) {
+        const seqs = (
+          await db.query('SELECT seq FROM batch_event WHERE job_id = $1 ORDER BY seq', [id])
+        ).rows.map((r: { seq: number }) => r.seq);
+        expect(seqs).toEqual(seqs.map((_, i) => i + 1));
+      }
+      // The fail job keeps every result finished before the loss.
+      const kept = await db.query(
+        `SELECT count(*)::int AS n FROM batch_target WHERE job_id = $1 AND status = 'done' AND result IS NOT NULL`,
+        [failing.id],
+      );
+      expect(kept.rows[0].n).toBe(failed.targets_done - failed.targets_failed);
+      const requeued = await db.query(
+        `SELECT data FROM batch_event WHERE job_id = $1 AND type = 'batch.requeued'`,
+        [resume.id],
+      );
+      expect(requeued.rows).toHaveLength(1);
+    } finally {
+      await db.end();
+    }
+    // Fetched twice: only what the killed instance had in flight (at most its 16 slots).
+    const again = Array.from({ length: 3000 }, (_, i) => fx.hitCount(`/r/${i}`)).filter((n) => n > 1);
+    expect(again.length).toBeLessThanOrEqual(16);
+    expect(Array.from({ length: 3000 }, (_, i) => fx.hitCount(`/r/${i}`)).every((n) => n >= 1)).toBe(true);
+  }, 180_000);
+});
