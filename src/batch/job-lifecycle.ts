@@ -164,24 +164,27 @@ export class JobLifecycle {
 
   /**
    * Claims up to `limit` of the job's pending targets for the instance `holder` (they become
-   * running, held by it), and makes the job running if it was queued. Undefined when the job is no
-   * longer live (cancelled, failed or gone): nothing is written then.
+   * running, held by it), none of a host that already has `perHost` running anywhere, and makes the
+   * job running if it was queued. `more`: whether pending targets are left (a claim may get none
+   * while their hosts are busy). Undefined when the job is no longer live: nothing is written then.
    */
   async claim(
     jobId: string,
     holder: string,
     limit: number,
-  ): Promise<{ idx: number; url: string; options: string }[] | undefined> {
+    perHost = Number.MAX_SAFE_INTEGER,
+  ): Promise<{ targets: { idx: number; url: string; options: string }[]; more: boolean } | undefined> {
     const now = this.clock.now();
     return this.store.transaction(async (s) => {
       const job = await s.batchJob(jobId);
       if (!job || !isLiveJob(job.status)) return undefined;
-      const claimed = await s.claimTargets({ jobId, holder, now, limit });
+      await s.lockClaims();
+      const targets = await s.claimTargets({ jobId, holder, now, limit, perHost });
       // Instances claiming at once all read "queued": only the one whose update moves it says so.
-      if (claimed.length > 0 && job.status === 'queued' && (await s.startBatchJob(jobId, now))) {
+      if (targets.length > 0 && job.status === 'queued' && (await s.startBatchJob(jobId, now))) {
         await this.event(s, jobId, 'batch.running', now);
       }
-      return claimed;
+      return { targets, more: await s.hasPending(jobId) };
     });
   }
 

@@ -202,6 +202,14 @@ export class BatchStore extends InstanceRows {
   }
 
   /**
+   * Inside a transaction: waits for other instances' claims to commit, so the running count per
+   * host a claim reads is the one it adds to. A claim is a few statements; SQLite has one writer.
+   */
+  async lockClaims(): Promise<void> {
+    if (this.pg) await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(this.db);
+  }
+
+  /**
    * Inside a transaction: true when this instance may do the housekeeping named by `key` (sweep,
    * eviction, recovery) now, false while another instance does it. Released at commit.
    */
@@ -222,5 +230,6 @@ interface FailWrite {
 
 /** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */
 const SUBMIT_LOCK = 0x51f7_0001;
+const CLAIM_LOCK = 0x51f7_0004;
 export const RECOVERY_LOCK = 0x51f7_0002;
 export const SWEEP_LOCK = 0x51f7_0003;

@@ -31,6 +31,8 @@ export interface BatchTargetTable {
   updated_at: number | null;
   /** The instance a running target is held by. */
   holder: Generated<string | null>;
+  /** The URL's host: what the per-host limit counts. */
+  host: Generated<string>;
 }
 
 export interface SiftInstanceTable {

@@ -3,6 +3,18 @@ import type { TargetStatus } from '../batch/job-status';
 import { INSERT_CHUNK, chunks, toTarget, type BatchTarget } from './batch-rows';
 import { JobRows } from './job-rows';
 
+/** Pending targets a claim looks at for a job: enough to find some whose host has room. */
+const CLAIM_SCAN = 256;
+
+/** The host (and port) of a target's URL, lower-cased: what the per-host limit counts. */
+export function hostOf(url: string): string {
+  try {
+    return new URL(url).host.toLowerCase();
+  } catch {
+    return '';
+  }
+}
+
 /** A target's change: what is not given is cleared. */
 export interface TargetWrite {
   jobId: string;
@@ -35,6 +47,7 @@ export abstract class TargetRows extends JobRows {
               job_id: jobId,
               idx: t.idx,
               url: t.url,
+              host: hostOf(t.url),
               options: t.options,
               status: t.status,
               result: t.result,
@@ -108,44 +121,51 @@ export abstract class TargetRows extends JobRows {
 
   /**
    * Claims up to `limit` of the job's pending targets for `holder`, lowest idx first: they become
-   * running, held by it. On PostgreSQL, rows another instance is claiming are skipped, not waited
-   * for (FOR UPDATE SKIP LOCKED), so no two instances ever hold one target.
+   * running, held by it. A target is passed over while its host already has `perHost` targets
+   * running, over all jobs and all instances. On PostgreSQL, rows another transaction is claiming
+   * are skipped, not waited for (FOR UPDATE SKIP LOCKED), so no two instances hold one target;
+   * claims are serialized (see lockClaims) so the per-host count they read is exact.
    */
   async claimTargets(c: {
     jobId: string;
     holder: string;
     now: number;
     limit: number;
+    perHost: number;
   }): Promise<{ idx: number; url: string; options: string }[]> {
-    if (this.pg) {
-      // The picked rows are read once (MATERIALIZED): as a plain IN (subquery), PostgreSQL may run
-      // the locking subquery again after each row it updates, and so claim past the limit.
-      const r = await sql<{ idx: number; url: string; options: string }>`
-        WITH picked AS MATERIALIZED (
-          SELECT idx FROM batch_target
-          WHERE job_id = ${c.jobId} AND status = 'pending'
-          ORDER BY idx LIMIT ${c.limit}
-          FOR UPDATE SKIP LOCKED)
-        UPDATE batch_target AS t SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
-        FROM picked WHERE t.job_id = ${c.jobId} AND t.idx = picked.idx
-        RETURNING t.idx, t.url, t.options`.execute(this.db);
-      return r.rows.sort((a, b) => a.idx - b.idx);
-    }
-    const pick = this.db
+    const lock = this.pg ? sql`FOR UPDATE SKIP LOCKED` : sql``;
+    // `picked` is read once (MATERIALIZED): as a plain IN (subquery), PostgreSQL may run a locking
+    // subquery again after each row it updates, and so claim past the limit.
+    const r = await sql<{ idx: number; url: string; options: string }>`
+      WITH running AS (
+        SELECT host, count(*) AS n FROM batch_target WHERE status = 'running' GROUP BY host),
+      candidates AS (
+        SELECT p.idx, p.host,
+          row_number() OVER (PARTITION BY p.host ORDER BY p.idx) + coalesce(r.n, 0) AS slot
+        FROM (SELECT idx, host FROM batch_target
+              WHERE job_id = ${c.jobId} AND status = 'pending' ORDER BY idx LIMIT ${CLAIM_SCAN}) AS p
+        LEFT JOIN running AS r ON r.host = p.host),
+      picked AS MATERIALIZED (
+        SELECT idx FROM batch_target
+        WHERE job_id = ${c.jobId} AND status = 'pending' AND idx IN (
+          SELECT idx FROM candidates WHERE slot <= ${c.perHost} ORDER BY idx LIMIT ${c.limit})
+        ORDER BY idx ${lock})
+      UPDATE batch_target SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
+      WHERE job_id = ${c.jobId} AND idx IN (SELECT idx FROM picked)
+      RETURNING idx, url, options`.execute(this.db);
+    return r.rows.sort((a, b) => a.idx - b.idx);
+  }
+
+  /** Whether the job has a pending target left. */
+  async hasPending(jobId: string): Promise<boolean> {
+    const row = await this.db
       .selectFrom('batch_target')
       .select('idx')
-      .where('job_id', '=', c.jobId)
+      .where('job_id', '=', jobId)
       .where('status', '=', 'pending')
-      .orderBy('idx')
-      .limit(c.limit);
-    const rows = await this.db
-      .updateTable('batch_target')
-      .set({ status: 'running', holder: c.holder, updated_at: c.now })
-      .where('job_id', '=', c.jobId)
-      .where('idx', 'in', pick)
-      .returning(['idx', 'url', 'options'])
-      .execute();
-    return rows.sort((a, b) => a.idx - b.idx);
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**

@@ -22,12 +22,16 @@ import { InstanceService } from './instance.service';
 const CLAIM = 16;
 /** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
 const POLL_MS = 2000;
+/** How long a job whose pending targets' hosts are all busy waits before it claims again. */
+const HOST_WAIT_MS = 100;
 
 interface ActiveJob {
   id: string;
   caller: Caller;
   buffer: PendingTarget[];
   exhausted: boolean;
+  /** Not refilled before this time (ms): its pending targets' hosts were busy. */
+  notBefore?: number;
   refilling?: Promise<void>;
   inFlight: Map<number, AbortController>;
 }
@@ -165,12 +169,13 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private refill(job: ActiveJob): Promise<void> {
     const want = Math.max(1, Math.min(CLAIM, this.config.runnerConcurrency - this.inFlight));
     job.refilling ??= this.lifecycle
-      .claim(job.id, this.instance.id, want)
+      .claim(job.id, this.instance.id, want, this.config.perHostConcurrency)
       .then(
-        (rows) => {
-          if (rows === undefined) return this.drop(job.id);
-          job.buffer.push(...rows);
-          if (rows.length < want) job.exhausted = true;
+        (claimed) => {
+          if (claimed === undefined) return this.drop(job.id);
+          job.buffer.push(...claimed.targets);
+          if (!claimed.more) job.exhausted = true;
+          else if (claimed.targets.length === 0) this.later(job);
         },
         (err: unknown) => {
           if (!isStorageFull(err)) throw err;
@@ -181,6 +186,15 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
         job.refilling = undefined;
       });
     return job.refilling;
+  }
+
+  /**
+   * Pending targets are left, but their hosts are busy (here or on another instance): the job is
+   * looked at again after HOST_WAIT_MS, or as soon as a target of this instance ends.
+   */
+  private later(job: ActiveJob): void {
+    job.notBefore = Date.now() + HOST_WAIT_MS;
+    setTimeout(() => this.pump(), HOST_WAIT_MS).unref();
   }
 
   /** Fills free slots, one target per job in turn. Re-entrant calls fold into one more pass. */
@@ -215,7 +229,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       for (let n = 0; n < ids.length && this.inFlight < this.config.runnerConcurrency; n++) {
         const job = this.jobs.get(ids[(this.rr + n) % ids.length]);
         if (!job) continue;
-        if (job.buffer.length === 0 && !job.exhausted) await this.refill(job);
+        if (job.buffer.length === 0 && !job.exhausted && !((job.notBefore ?? 0) > Date.now())) {
+          await this.refill(job);
+        }
         if (!this.jobs.has(job.id)) continue;
         const next = job.buffer[0];
         if (!next) {

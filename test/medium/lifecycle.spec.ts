@@ -33,7 +33,7 @@ describeEachBackend('JobLifecycle', (db) => {
   const ME = 'instance-a';
   const OTHER = 'instance-b';
   /** This instance claims the job's next pending target. */
-  const start = (id: string) => life.claim(id, ME, 1);
+  const start = async (id: string) => (await life.claim(id, ME, 1))?.targets;
   const done = (result = '{"x":1}') => ({ kind: 'done' as const, result });
   const failed = { kind: 'failed' as const, code: 'connect_error', message: 'reset', hint: 'try later' };
 
@@ -259,22 +259,44 @@ describeEachBackend('JobLifecycle', (db) => {
     await start(job.id);
     await life.recordResult(job.id, 0, ME, done());
     await start(job.id);
-    expect(await life.claim(job.id, OTHER, 1)).toEqual([expect.objectContaining({ idx: 2 })]);
+    expect((await life.claim(job.id, OTHER, 1))!.targets).toEqual([expect.objectContaining({ idx: 2 })]);
     expect(await life.returnInFlight(job.id, ME)).toBe(1);
     expect(await statuses(job.id)).toEqual(['done', 'pending', 'running', 'pending']);
     expect(await store.batchJob(job.id)).toMatchObject({ status: 'running' });
   });
 
   describe('claims', () => {
+    it('a host is given no more than its limit of running targets, over all jobs and instances', async () => {
+      const urls = [
+        'http://a.test/1',
+        'http://b.test/1',
+        'http://A.test:80/2',
+        'http://a.test/3',
+        'http://b.test/2',
+      ];
+      const one = await life.submit(
+        { ...draft(0), targets: urls.map((url) => ({ url, options: '{}' })) },
+        limits,
+      );
+      const two = await life.submit(draft(2), limits); // a.test/0 and a.test/1
+      // Two per host: ME takes a.test/1, b.test/1, A.test:80/2 (the same host), b.test/2.
+      expect((await life.claim(one.job.id, ME, 10, 2))!.targets.map((t) => t.idx)).toEqual([0, 1, 2, 4]);
+      // a.test is full: the other job's targets wait, although it has pending ones.
+      expect(await life.claim(two.job.id, OTHER, 10, 2)).toEqual({ targets: [], more: true });
+      expect(await life.recordResult(one.job.id, 0, ME, done())).toBe(true);
+      expect((await life.claim(two.job.id, OTHER, 10, 2))!.targets.map((t) => t.idx)).toEqual([0]);
+      expect(await life.claim(one.job.id, ME, 10, 2)).toEqual({ targets: [], more: true }); // a.test/3
+    });
+
     it('a target is held by one instance at a time; only its holder records its result', async () => {
       const { job } = await life.submit(draft(5), limits);
-      const a = (await life.claim(job.id, ME, 2))!.map((t) => t.idx);
-      const b = (await life.claim(job.id, OTHER, 10))!.map((t) => t.idx);
+      const a = (await life.claim(job.id, ME, 2))!.targets.map((t) => t.idx);
+      const b = (await life.claim(job.id, OTHER, 10))!.targets.map((t) => t.idx);
       expect([a, b]).toEqual([
         [0, 1],
         [2, 3, 4],
       ]);
-      expect(await life.claim(job.id, 'third', 10)).toEqual([]);
+      expect(await life.claim(job.id, 'third', 10)).toEqual({ targets: [], more: false });
       expect(await life.recordResult(job.id, 2, ME, done())).toBe(false); // OTHER holds it
       expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(true);
       expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(false); // once
