@@ -190,7 +190,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /**
    * Pending targets are left, but their hosts are busy (here or on another instance): the job is
-   * looked at again after HOST_WAIT_MS, or as soon as a target of this instance ends.
+   * looked at again after HOST_WAIT_MS (a slot freed by another instance), or as soon as a target
+   * of this instance ends.
    */
   private later(job: ActiveJob): void {
     job.notBefore = Date.now() + HOST_WAIT_MS;
@@ -265,6 +266,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
         else this.hosts.delete(host);
         this.tasks.delete(task);
         if (job.exhausted && job.buffer.length === 0 && job.inFlight.size === 0) this.jobs.delete(job.id);
+        // A host slot of this instance is free: jobs waiting for a busy host may claim at once.
+        for (const j of this.jobs.values()) j.notBefore = undefined;
         this.pump();
       });
     this.tasks.add(task);

@@ -4,23 +4,12 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, slowArticle } from '../support/fixture';
 import { kill, startSiftProcess, waitForJobIn } from '../support/process';
+import { prng } from '../support/prng';
 
 const TOKEN = 'random-crash-token';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const N = 2000;
 const KILLS = 4;
-
-/** A small seeded generator, so a failing run can be replayed with SIFT_CRASH_SEED. */
-function prng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Row {
   idx: number;

@@ -43,7 +43,7 @@ describe('three processes on one PostgreSQL database, one killed', () => {
       SIFT_TOKENS: `${TOKEN}:ops:fleet`,
       SIFT_FLEET_ALLOW: '127.0.0.0/8',
       SIFT_RUNNER_CONCURRENCY: '16',
-      SIFT_PER_HOST_CONCURRENCY: '16',
+      SIFT_PER_HOST_CONCURRENCY: '48', // over all three instances together
       SIFT_HEARTBEAT_S: '1',
       SIFT_INSTANCE_TTL_S: '3',
     };

@@ -34,7 +34,8 @@ describe('several instances on one PostgreSQL database', () => {
         SIFT_FLEET_ALLOW: '127.0.0.0/8',
         SIFT_FLEET_MAX_LIVE_JOBS: '3',
         SIFT_RUNNER_CONCURRENCY: '4',
-        SIFT_PER_HOST_CONCURRENCY: '4',
+        // Over all instances together: room for the 3 × 4 slots.
+        SIFT_PER_HOST_CONCURRENCY: '12',
         SIFT_HEARTBEAT_S: '1',
         SIFT_INSTANCE_TTL_S: '3',
       });
