@@ -2,6 +2,7 @@
 import { benchBatch } from './batch';
 import { benchFetch } from './fetch';
 import { benchLoad } from './load';
+import { benchScale } from './scale';
 import { benchStore } from './store';
 
 const benches: Record<string, () => Promise<Record<string, number | string>>> = {
@@ -9,6 +10,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   fetch: benchFetch,
   batch: benchBatch,
   load: benchLoad,
+  scale: benchScale,
 };
 
 async function main(): Promise<void> {
