@@ -4,20 +4,18 @@
  * through the database costs, not how far N machines go). Throughput, CPU ms per target over all
  * instances, and peak RSS per instance.
  */
-import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
-import { Client } from 'pg';
 import { request } from 'undici';
 import { kill, startSiftProcess, type SiftProcess } from '../test/support/process';
+import { pgDatabase } from './support/pg';
 
 const N = Number(process.env.BENCH_SCALE_TARGETS ?? 10_000);
 const CONCURRENCY = 16;
 const TOKEN = 'bench-scale-token';
-const PG_URL = process.env.SIFT_TEST_PG_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
 function page(i: number): string {
   const p = (k: number) =>
@@ -34,23 +32,6 @@ function cpuS(pid: number): number {
 function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : 0;
-}
-
-async function pgDatabase(): Promise<{ url: string; drop: () => Promise<void> }> {
-  const name = `sift_bench_${randomBytes(4).toString('hex')}`;
-  const admin = async (q: string) => {
-    const c = new Client({ connectionString: PG_URL });
-    await c.connect();
-    try {
-      await c.query(q);
-    } finally {
-      await c.end();
-    }
-  };
-  await admin(`CREATE DATABASE ${name}`);
-  const url = new URL(PG_URL);
-  url.pathname = `/${name}`;
-  return { url: url.toString(), drop: () => admin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
 }
 
 async function run(

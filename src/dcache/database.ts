@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
@@ -14,7 +15,7 @@ import {
   type Migration,
   type MigrationProvider,
 } from 'kysely';
-import { Pool, types as pgTypes } from 'pg';
+import { Client, Pool, types as pgTypes } from 'pg';
 import { migrations as allMigrations } from '../../migrations';
 import type { DB } from './schema';
 
@@ -111,11 +112,28 @@ const asNumber = (v: string) => Number(v);
 const INT8 = 20;
 const NUMERIC = 1700;
 
+/**
+ * A client that prepares each statement once per connection (named by its text's hash): the same
+ * few statements run for every batch target, and planning them anew is most of their cost. The
+ * set of texts is small (Kysely's, with values as parameters).
+ */
+class PreparingClient extends Client {
+  override query(...args: unknown[]): any {
+    const [text, values] = args;
+    if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
+      const name = `s${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
+      return super.query({ name, text, values });
+    }
+    return (super.query as (...a: unknown[]) => unknown)(...args);
+  }
+}
+
 /** A small pool on one PostgreSQL database (`postgres://…`). */
 export function openPostgres(url: string, trace?: (sql: string) => void, max = 8): OpenedDatabase {
   const pool = new Pool({
     connectionString: url,
     max,
+    Client: PreparingClient,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 || oid === NUMERIC
