@@ -39,7 +39,7 @@ async function run(
   origin: string,
   env: Record<string, string>,
   instances: number,
-): Promise<Record<string, number>> {
+): Promise<Record<string, number | string>> {
   const procs: SiftProcess[] = [];
   for (let i = 0; i < instances; i++) procs.push(await startSiftProcess(env));
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -59,11 +59,18 @@ async function run(
       };
     }
     const s = (performance.now() - t) / 1000;
+    let claims = 0;
+    for (const p of procs) {
+      const text = await (await request(`${p.url}/metrics`)).body.text();
+      const m = /^sift_claims_total\{what="claims"\} (\d+)/m.exec(text);
+      claims += m ? Number(m[1]) : 0;
+    }
     const cpu = procs.reduce((n, p, i) => n + cpuS(p.child.pid!) - cpu0[i], 0);
     if (view.status !== 'done') throw new Error(`${label}: the job ended ${view.status}`);
     return {
       [`${label} targets/s`]: +(N / s).toFixed(1),
       [`${label} CPU ms per target (all instances)`]: +((cpu * 1000) / N).toFixed(2),
+      [`${label} claims/s (targets per claim)`]: `${(claims / s).toFixed(1)} (${(N / claims).toFixed(1)})`,
       [`${label} peak RSS MB per instance (max)`]: Math.max(...procs.map((p) => peakRssMb(p.child.pid!))),
     };
   } finally {

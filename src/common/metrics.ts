@@ -28,6 +28,13 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly claims = new Counter({
+    name: 'sift_claims_total',
+    help: 'Claims this instance made (one transaction each), and the targets they took.',
+    labelNames: ['what'] as const,
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'sift_' });
   }

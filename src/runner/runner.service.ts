@@ -173,6 +173,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       .then(
         (claimed) => {
           if (claimed === undefined) return this.drop(job.id);
+          this.metrics.claims.inc({ what: 'claims' });
+          this.metrics.claims.inc({ what: 'targets' }, claimed.targets.length);
           job.buffer.push(...claimed.targets);
           if (!claimed.more) job.exhausted = true;
           else if (claimed.targets.length === 0) this.later(job);
