@@ -22,6 +22,9 @@ describe('three processes on one PostgreSQL database, one killed', () => {
   let pg: { url: string; drop: () => Promise<void> };
   let fx: Fixture;
   let procs: SiftProcess[] = [];
+  /** Requests to /hold/*: answered when the test lets them go; `closed` counts those the client dropped. */
+  const held: { path: string; let_go: () => void }[] = [];
+  const closed = new Set<string>();
 
   beforeAll(async () => {
     pg = await createPgDatabase();
@@ -29,13 +32,20 @@ describe('three processes on one PostgreSQL database, one killed', () => {
       '/r/*': slowArticle(5),
       '/f/*': (req, res) =>
         setTimeout(() => send(200, 'text/html', html(`<p>${req.url}</p>`))(req, res), 1000),
+      '/hold/*': (req, res) => {
+        held.push({ path: req.url!, let_go: () => send(200, 'text/html', html('<p>late</p>'))(req, res) });
+        res.on('close', () => !res.writableFinished && closed.add(req.url!));
+      },
     }).start();
   });
   afterAll(async () => {
+    for (const h of held) h.let_go();
     for (const p of procs) await kill(p, 'SIGKILL');
     await fx.stop();
     await pg.drop();
   }, 60_000);
+
+  let envOf: Record<string, string> = {};
 
   it('a resume job finishes on the survivors with every result once; a fail job fails instance_lost', async () => {
     const env = {
@@ -47,6 +57,7 @@ describe('three processes on one PostgreSQL database, one killed', () => {
       SIFT_HEARTBEAT_S: '1',
       SIFT_INSTANCE_TTL_S: '3',
     };
+    envOf = env;
     procs = await Promise.all([0, 1, 2].map(() => startSiftProcess(env)));
     const [a, b, c] = procs;
     const submit = async (p: SiftProcess, body: object) =>
@@ -141,4 +152,63 @@ describe('three processes on one PostgreSQL database, one killed', () => {
     expect(again.length).toBeLessThanOrEqual(heldAtKill.resume);
     expect(Array.from({ length: 3000 }, (_, i) => fx.hitCount(`/r/${i}`)).every((n) => n >= 1)).toBe(true);
   }, 180_000);
+
+  it('a cancel on one process stops, within a second, the fetches the others started; its stream sees their events', async () => {
+    // The two survivors of the test above, and a third started now.
+    const alive = procs.filter((p) => p.child.exitCode === null && p.child.signalCode === null);
+    const env = envOf;
+    const [a, b] = alive;
+    const d = await startSiftProcess(env);
+    procs.push(d);
+    const ids = await Promise.all(
+      [b, d].map(
+        async (p) => ((await (await fetch(`${p.url}/healthz`)).json()) as { instance: string }).instance,
+      ),
+    );
+    const sub = (await (
+      await fetch(`${a.url}/v1/batch`, {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({
+          targets: Array.from({ length: 120 }, (_, i) => ({ url: fx.url(`/hold/${i}`) })),
+        }),
+      })
+    ).json()) as { id: string };
+    // An event stream on A, open while B and D work.
+    const stream = fetch(`${a.url}/v1/batch/${sub.id}/events`, {
+      headers: { ...H, accept: 'text/event-stream' },
+    }).then((r) => r.text());
+    const watch = new Client({ connectionString: pg.url });
+    await watch.connect();
+    try {
+      await waitUntil(async () => {
+        const r = await watch.query(
+          `SELECT holder, count(*)::int AS n FROM batch_target WHERE job_id = $1 AND status = 'running' GROUP BY holder`,
+          [sub.id],
+        );
+        const by = new Map(r.rows.map((x: { holder: string; n: number }) => [x.holder, x.n]));
+        return ids.every((id) => (by.get(id) ?? 0) > 0) ? true : undefined;
+      }, 'B and D fetching');
+    } finally {
+      await watch.end();
+    }
+    // B and D write events A's stream must show: let a few answers go before the cancel.
+    for (const h of held.splice(0, 6)) h.let_go();
+    await waitUntil(async () => {
+      const v = (await (await fetch(`${a.url}/v1/batch/${sub.id}`, { headers: H })).json()) as View;
+      return v.targets_done >= 6 ? true : undefined;
+    }, 'six results');
+    const inFlight = held.map((h) => h.path);
+    const cancel = await fetch(`${a.url}/v1/batch/${sub.id}`, { method: 'DELETE', headers: H });
+    expect(cancel.status).toBe(200);
+    // Every fetch B and D had open is dropped by them within a second.
+    await waitUntil(
+      () => (inFlight.every((p) => closed.has(p)) ? true : undefined),
+      'the fetches aborted',
+      1000,
+    );
+    const text = await stream;
+    expect((text.match(/event: target\.done\n/g) ?? []).length).toBe(6);
+    expect(text).toMatch(/event: batch\.cancelled\n/);
+  }, 60_000);
 });
