@@ -170,6 +170,8 @@ describe('three processes on one PostgreSQL database, one killed', () => {
         method: 'POST',
         headers: H,
         body: JSON.stringify({
+          // Held answers must not time out however slow the machine is.
+          options: { timeout_ms: 120000 },
           targets: Array.from({ length: 120 }, (_, i) => ({ url: fx.url(`/hold/${i}`) })),
         }),
       })
