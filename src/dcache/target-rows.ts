@@ -15,6 +15,18 @@ export function hostOf(url: string): string {
   }
 }
 
+/** The columns a write sets: what it does not give is cleared. */
+function written(w: TargetWrite) {
+  return {
+    status: w.status,
+    result: w.result ?? null,
+    error: w.error ?? null,
+    hint: w.hint ?? null,
+    code: w.code ?? null,
+    updated_at: w.now,
+  };
+}
+
 /** A target's change: what is not given is cleared. */
 export interface TargetWrite {
   jobId: string;
@@ -175,15 +187,7 @@ export abstract class TargetRows extends JobRows {
   async finishHeldTarget(w: TargetWrite & { holder: string }): Promise<boolean> {
     const r = await this.db
       .updateTable('batch_target')
-      .set({
-        status: w.status,
-        result: w.result ?? null,
-        error: w.error ?? null,
-        hint: w.hint ?? null,
-        code: w.code ?? null,
-        holder: null,
-        updated_at: w.now,
-      })
+      .set({ ...written(w), holder: null })
       .where('job_id', '=', w.jobId)
       .where('idx', '=', w.idx)
       .where('status', '=', 'running')
@@ -199,14 +203,7 @@ export abstract class TargetRows extends JobRows {
   async updateBatchTarget(w: TargetWrite): Promise<void> {
     const r = await this.db
       .updateTable('batch_target')
-      .set({
-        status: w.status,
-        result: w.result ?? null,
-        error: w.error ?? null,
-        hint: w.hint ?? null,
-        code: w.code ?? null,
-        updated_at: w.now,
-      })
+      .set(written(w))
       .where('job_id', '=', w.jobId)
       .where('idx', '=', w.idx)
       .executeTakeFirst();

@@ -20,37 +20,15 @@ async function tables(db: Kysely<any>): Promise<string[]> {
 }
 
 describe('migrations', () => {
-  it('create the seed tables column for column, with the pragmas set', async () => {
+  it('SQLite: the indexes, the on_restart default and the pragmas are set', async () => {
     const d = await openDcache({ path: tmpFile('a.db') });
     const cols = (t: string) =>
       d
         .sqlite!.prepare(`PRAGMA table_info(${t})`)
         .all()
         .map((c: any) => c.name);
-    expect(cols('batch_job').slice(0, 11)).toEqual([
-      'id',
-      'caller',
-      'caller_class',
-      'idem_key',
-      'status',
-      'error',
-      'targets_total',
-      'targets_done',
-      'created_at',
-      'lease',
-      'nbytes',
-    ]);
+    // The columns themselves are checked on both backends below.
     expect(cols('batch_job')).toContain('on_restart');
-    expect(cols('batch_target').slice(0, 8)).toEqual([
-      'job_id',
-      'idx',
-      'url',
-      'options',
-      'status',
-      'result',
-      'error',
-      'hint',
-    ]);
     const names = await tables(d.db);
     for (const t of [
       'batch_job',
