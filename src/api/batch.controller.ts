@@ -15,7 +15,13 @@ import {
 import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from './api-errors.decorator';
-import { EventsResponseDto, JobListResponseDto, ResultsPageDto } from './dto/responses.dto';
+import {
+  DeliveriesResponseDto,
+  EventsResponseDto,
+  JobListResponseDto,
+  RedeliverResponseDto,
+  ResultsPageDto,
+} from './dto/responses.dto';
 import { invalidRequest } from '../common/errors';
 import { BatchService } from '../batch/batch.service';
 import { isTerminalEvent } from '../batch/job-status';
@@ -25,8 +31,14 @@ import type { Caller } from '../fetch/fetch.service';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
-import { BatchSubmitDto } from './dto/batch.dto';
-import { EventsQueryDto, JobListQueryDto, ResultsQueryDto } from './dto/query.dto';
+import { BatchSubmitDto, RedeliverDto } from './dto/batch.dto';
+import {
+  DeleteQueryDto,
+  DeliveriesQueryDto,
+  EventsQueryDto,
+  JobListQueryDto,
+  ResultsQueryDto,
+} from './dto/query.dto';
 
 /** An event stream looks for new events at least this often, whatever it was told. */
 const STREAM_POLL_MS = 2000;
@@ -43,6 +55,12 @@ function write(res: Response, chunk: string): Promise<void> {
     if (res.write(chunk)) resolve();
     else res.once('drain', resolve);
   });
+}
+
+function checkIdemKey(idemKey: string | undefined): void {
+  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 256)) {
+    throw invalidRequest('Idempotency-Key must be 1 to 256 characters', 'send a shorter key, such as a UUID');
+  }
 }
 
 @ApiTags('batch')
@@ -77,12 +95,7 @@ export class BatchController {
     @Headers('idempotency-key') idemKey: string | undefined,
     @Res({ passthrough: true }) res: Response,
   ): Promise<JobView> {
-    if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 256)) {
-      throw invalidRequest(
-        'Idempotency-Key must be 1 to 256 characters',
-        'send a shorter key, such as a UUID',
-      );
-    }
+    checkIdemKey(idemKey);
     const { job, replayed } = await this.batch.submit(caller, body, idemKey);
     res.setHeader('Location', `/v1/batch/${job.id}`);
     if (replayed) {
@@ -225,12 +238,76 @@ export class BatchController {
     res.end();
   }
 
-  /** Cancels a live job atomically; pending targets never run. */
+  /**
+   * Cancels a live job atomically (pending targets never run); with `purge=true`, deletes an ended
+   * job with its results, events and deliveries instead.
+   */
   @Delete(':id')
   @HttpCode(200)
   @ApiOkResponse({ type: JobView, description: 'Cancelled (again 200 for a cancelled job).' })
-  @ApiErrors(401, 404, 409)
-  cancelBatch(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<JobView> {
-    return this.batch.cancel(caller, id);
+  @ApiResponse({ status: 204, description: 'purge=true: the job and every row of it are deleted.' })
+  @ApiErrors(400, 401, 404, 409)
+  async cancelBatch(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: DeleteQueryDto,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView | undefined> {
+    if (!q.purge) return this.batch.cancel(caller, id);
+    await this.batch.purge(caller, id);
+    res.status(204);
+    return undefined;
+  }
+
+  /** A new job of the ended job's failed targets; each result names its parent_idx. */
+  @Post(':id/retry')
+  @HttpCode(202)
+  @ApiHeader({
+    name: 'Idempotency-Key',
+    required: false,
+    description: 'Replays within the idempotency TTL return the same retry job.',
+  })
+  @ApiResponse({ status: 202, type: JobView, description: 'Stored; Location: /v1/batch/{new id}.' })
+  @ApiResponse({ status: 200, type: JobView, description: 'Idempotent replay (Idempotent-Replayed: true).' })
+  @ApiErrors(400, 401, 404, 409, 429, 503)
+  async retryBatch(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Headers('idempotency-key') idemKey: string | undefined,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<JobView> {
+    checkIdemKey(idemKey);
+    const { job, replayed } = await this.batch.retry(caller, id, idemKey);
+    res.setHeader('Location', `/v1/batch/${job.id}`);
+    if (replayed) {
+      res.status(200);
+      res.setHeader('Idempotent-Replayed', 'true');
+    }
+    return job;
+  }
+
+  /** The job's webhook deliveries in seq order: state, attempts, the last answer. */
+  @Get(':id/deliveries')
+  @ApiOkResponse({ type: DeliveriesResponseDto })
+  @ApiErrors(400, 401, 404)
+  getDeliveries(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: DeliveriesQueryDto,
+  ): Promise<DeliveriesResponseDto> {
+    return this.batch.deliveries(caller, id, q.after ?? 0, q.limit ?? 1000);
+  }
+
+  /** Sends the job's deliveries again from now, in seq order: those not delivered, or all. */
+  @Post(':id/deliveries/redeliver')
+  @HttpCode(202)
+  @ApiResponse({ status: 202, type: RedeliverResponseDto })
+  @ApiErrors(400, 401, 404)
+  redeliver(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Body() body: RedeliverDto,
+  ): Promise<RedeliverResponseDto> {
+    return this.batch.redeliver(caller, id, body.all ?? false);
   }
 }

@@ -2,7 +2,7 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
-import { JOB_STATUSES } from '../batch/job-status';
+import { DELIVERY_STATES, JOB_STATUSES } from '../batch/job-status';
 import { Dcache } from '../dcache';
 import { InstanceService } from '../runner/instance.service';
 import { RunnerService } from '../runner/runner.service';
@@ -65,6 +65,10 @@ export class MetricsController {
     gauge('sift_claims', 'Targets each live instance holds (claimed, running).', ['instance'], async (g) => {
       g.reset();
       for (const i of await instance.live()) g.set({ instance: i.id }, i.claims);
+    });
+    gauge('sift_webhook_deliveries', 'Webhook deliveries stored, by state.', ['state'], async (g) => {
+      const counts = await dcache.batch.deliveryCounts();
+      for (const s of DELIVERY_STATES) g.set({ state: s }, counts[s] ?? 0);
     });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
       for (const [k, v] of Object.entries(dcache.batch.misses)) g.set({ accessor: k }, v);

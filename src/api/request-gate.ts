@@ -13,6 +13,7 @@ const MiB = 1024 * KiB;
 export const BODY_LIMITS: Record<string, Record<CallerClass, number>> = {
   'POST /v1/fetch': { fleet: 64 * KiB, restricted: 64 * KiB },
   'POST /v1/batch': { fleet: 32 * MiB, restricted: 2 * MiB },
+  'POST /v1/batch/:id/deliveries/redeliver': { fleet: 4 * KiB, restricted: 4 * KiB },
 };
 
 const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);
@@ -35,7 +36,8 @@ const unsupportedEncoding = (encoding: string) =>
 
 function routeOf(req: Request): string {
   const path = req.path.length > 1 ? req.path.replace(/\/+$/, '') : req.path;
-  return `${req.method} ${path.toLowerCase()}`;
+  // A job's own routes are one route whatever the job.
+  return `${req.method} ${path.toLowerCase().replace(/^\/v1\/batch\/[^/]+\//, '/v1/batch/:id/')}`;
 }
 
 /**

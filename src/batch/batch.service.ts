@@ -5,21 +5,36 @@ import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors
 import { BatchStore, type BatchEvent, type BatchJob } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
-import { JobLifecycle } from './job-lifecycle';
-import { DEFAULT_RESTART_POLICY, isTerminalJob, type RestartPolicy } from './job-status';
+import { markDuplicates } from './dedupe';
+import { INVALID_URL, JobLifecycle, type DraftTarget, type SubmitLimits } from './job-lifecycle';
+import { JobSignals } from './job-signals';
+import {
+  DEFAULT_RESTART_POLICY,
+  DEFAULT_WEBHOOK_EVENTS,
+  isTerminalJob,
+  type RestartPolicy,
+} from './job-status';
+import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
 import {
   decodeJobCursor,
+  deliveryView,
   encodeJobCursor,
   eventView,
   jobView,
   resultJson,
+  type DeliveryView,
   type EventView,
   type JobView,
+  type WebhookView,
 } from './views';
+
+function hasHeaders(options: object | undefined): boolean {
+  return Object.keys((options as { headers?: object } | undefined)?.headers ?? {}).length > 0;
+}
 
 export interface SubmitTarget {
   url: string;
-  options?: object;
+  options?: { headers?: object };
 }
 
 export interface SubmitRequest {
@@ -27,6 +42,16 @@ export interface SubmitRequest {
   options?: object;
   on_restart?: RestartPolicy;
   idempotency_key?: string;
+  webhook?: { url: string; secret: string; events?: string[] };
+  ttl_s?: number;
+  ignore_invalid_urls?: boolean;
+}
+
+/** Why a target URL is not one sift fetches, or undefined when it is. */
+function urlProblem(url: string): string | undefined {
+  if (url.length > MAX_URL_LENGTH) return `is over ${MAX_URL_LENGTH} characters`;
+  if (!isHttpUrl(url)) return 'must be an absolute http or https URL';
+  return undefined;
 }
 
 /** A results page stops at about this much JSON; `next` continues. */
@@ -57,6 +82,7 @@ export class BatchService {
     private readonly lifecycle: JobLifecycle,
     private readonly config: AppConfig,
     private readonly clock: Clock,
+    private readonly signals: JobSignals,
   ) {}
 
   private view(j: BatchJob): JobView {
@@ -69,8 +95,7 @@ export class BatchService {
     req: SubmitRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    const limits = this.config.limits[caller.callerClass];
-    checkTargetCount(limits.maxTargets, req.targets.length, caller);
+    checkTargetCount(this.config.limits[caller.callerClass].maxTargets, req.targets.length, caller);
     if (headerKey !== undefined && req.idempotency_key !== undefined && headerKey !== req.idempotency_key) {
       throw invalidRequest(
         'the Idempotency-Key header and idempotency_key differ',
@@ -78,17 +103,44 @@ export class BatchService {
       );
     }
     const onRestart = req.on_restart ?? DEFAULT_RESTART_POLICY;
+    if (req.ttl_s !== undefined && req.ttl_s > this.config.batchMaxTtlS) {
+      throw invalidRequest(
+        `ttl_s must not be greater than ${this.config.batchMaxTtlS}`,
+        `ask for at most ${this.config.batchMaxTtlS} seconds (SIFT_BATCH_MAX_TTL_S)`,
+      );
+    }
     const defaults = req.options ?? {};
-    const targets = req.targets.map((t) => ({ url: t.url, options: { ...defaults, ...(t.options ?? {}) } }));
+    const targets = req.targets.map((t, idx): DraftTarget => {
+      const options = { ...defaults, ...(t.options ?? {}) };
+      const problem = urlProblem(t.url);
+      if (problem && !req.ignore_invalid_urls) {
+        throw invalidRequest(
+          `targets.${idx}.url ${problem}`,
+          'fix the URL, or send "ignore_invalid_urls": true to keep it as a failed target',
+        );
+      }
+      return {
+        url: t.url,
+        options: JSON.stringify(options),
+        failed: problem
+          ? { code: INVALID_URL, message: `the URL ${problem}`, hint: 'fix the URL and submit it again' }
+          : undefined,
+      };
+    });
     if (
       caller.callerClass !== 'fleet' &&
-      targets.some((t) => Object.keys((t.options as { headers?: object }).headers ?? {}).length > 0)
+      (hasHeaders(req.options) || req.targets.some((t) => hasHeaders(t.options)))
     ) {
       throw forbidden(
         'restricted callers may not send custom request headers',
         'remove "headers" from the options',
       );
     }
+    const webhook = req.webhook && {
+      url: req.webhook.url,
+      secret: req.webhook.secret,
+      events: req.webhook.events ?? [...DEFAULT_WEBHOOK_EVENTS],
+    };
     const { job, replayed } = await this.lifecycle.submit(
       {
         caller,
@@ -97,17 +149,66 @@ export class BatchService {
           targets: req.targets,
           options: req.options ?? null,
           on_restart: onRestart,
+          webhook: webhook ?? null,
+          ttl_s: req.ttl_s ?? null,
+          ignore_invalid_urls: req.ignore_invalid_urls ?? false,
         }),
         onRestart,
-        targets: targets.map((t) => ({ url: t.url, options: JSON.stringify(t.options) })),
+        ttlS: req.ttl_s ?? this.config.batchTtlS,
+        webhook,
+        targets: markDuplicates(targets),
       },
-      {
-        idemTtlS: this.config.idemTtlS,
-        callerLiveJobs: limits.maxLiveJobs,
-        totalLiveJobs: this.config.maxLiveJobs,
-      },
+      this.limits(caller),
     );
     return { job: this.view(job), replayed };
+  }
+
+  private limits(caller: Caller): SubmitLimits {
+    return {
+      idemTtlS: this.config.idemTtlS,
+      callerLiveJobs: this.config.limits[caller.callerClass].maxLiveJobs,
+      totalLiveJobs: this.config.maxLiveJobs,
+    };
+  }
+
+  /** A new job of the caller's ended job's failed targets (see JobLifecycle.retry). */
+  async retry(caller: Caller, id: string, idemKey?: string): Promise<{ job: JobView; replayed: boolean }> {
+    await this.own(caller, id);
+    const out = await this.lifecycle.retry(id, caller, idemKey ?? '', this.limits(caller));
+    if (!out) throw notFound('job');
+    return { job: this.view(out.job), replayed: out.replayed };
+  }
+
+  /** Deletes the caller's ended job and everything of it (see JobLifecycle.purge). */
+  async purge(caller: Caller, id: string): Promise<void> {
+    await this.own(caller, id);
+    if (!(await this.lifecycle.purge(id))) throw notFound('job');
+  }
+
+  /** The job's webhook (without its secret) and a page of its deliveries after seq `after`. */
+  async deliveries(
+    caller: Caller,
+    id: string,
+    after: number,
+    limit: number,
+  ): Promise<{ webhook: WebhookView | null; deliveries: DeliveryView[]; next: number | null }> {
+    await this.own(caller, id);
+    const hook = await this.store.webhookOf(id);
+    const rows = await this.store.deliveries(id, after, limit + 1);
+    const page = rows.slice(0, limit);
+    return {
+      webhook: hook ? { url: hook.url, events: hook.events } : null,
+      deliveries: page.map(deliveryView),
+      next: rows.length > limit ? page[page.length - 1].seq : null,
+    };
+  }
+
+  /** Sends the job's deliveries that are not delivered (every one with `all`) again, from now. */
+  async redeliver(caller: Caller, id: string, all: boolean): Promise<{ queued: number }> {
+    await this.own(caller, id);
+    const queued = await this.store.redeliver(id, this.clock.now(), all);
+    if (queued > 0) this.signals.deliveryQueued();
+    return { queued };
   }
 
   /** The caller's own job (another caller's is not found), its lease touched by the read. */

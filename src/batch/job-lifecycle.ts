@@ -2,24 +2,52 @@ import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import { BatchStore, type BatchJob } from '../dcache';
+import { BatchStore, type BatchJob, type Webhook } from '../dcache';
+import { fingerprintOf } from './canonical';
+import { markDuplicates } from './dedupe';
 import type { Caller } from '../fetch/fetch.service';
 import { JobRecovery } from './job-recovery';
 import { JobSignals } from './job-signals';
-import { finalStatus, isLiveJob, isTerminalJob, terminalEvent, type RestartPolicy } from './job-status';
+import {
+  DEFAULT_RESTART_POLICY,
+  finalStatus,
+  isLiveJob,
+  isTerminalJob,
+  terminalEvent,
+  type RestartPolicy,
+} from './job-status';
 
 export { INSTANCE_LOST, JOBS_CHANNEL, SERVER_RESTARTED, type RestartReport } from './job-recovery';
 
+/** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
+export const INVALID_URL = 'invalid_url';
+
 /** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
 const DURABLE = { durable: true };
+
+/** A target as a job stores it. */
+export interface DraftTarget {
+  url: string;
+  /** Its fetch options, as stored (JSON). */
+  options: string;
+  /** In a retry job: the parent's idx of this target. */
+  parentIdx?: number;
+  /** An earlier target with the same URL and options: this one gets its result. */
+  dupOf?: number;
+  /** Stored failed at once (an invalid URL under ignore_invalid_urls). */
+  failed?: { code: string; message: string; hint: string };
+}
 
 export interface JobDraft {
   caller: Caller;
   idemKey: string;
   fingerprint: string;
   onRestart: RestartPolicy;
-  /** Each target's URL and its options, as stored (JSON). */
-  targets: { url: string; options: string }[];
+  targets: DraftTarget[];
+  /** The job's own TTL in seconds (null: the server's default). */
+  ttlS?: number | null;
+  parentId?: string;
+  webhook?: Webhook;
 }
 
 export interface SubmitLimits {
@@ -65,78 +93,174 @@ export class JobLifecycle extends JobRecovery {
    * key was first used for, and writes nothing.
    */
   async submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
-    const { caller, idemKey } = draft;
-    const now = this.clock.now();
     return this.store.transaction(async (s) => {
       await s.lockSubmits();
-      if (idemKey) {
-        const existing = await s.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
-        if (existing) {
-          const job = (await s.batchJob(existing))!;
-          if (job.fingerprint !== draft.fingerprint) {
-            throw new SiftError(
-              409,
-              'idempotency_conflict',
-              `Idempotency-Key "${idemKey}" was used for a different request`,
-              'use a new key for a different request, or resend the original body',
-            );
-          }
-          return { job, replayed: true };
-        }
-      }
-      if ((await s.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
-        throw new SiftError(
-          429,
-          'too_many_jobs',
-          `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
-          'wait for a job to finish (or cancel one) and submit again',
-          { 'Retry-After': '10' },
-        );
-      }
-      if ((await s.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
-        throw new SiftError(
-          503,
-          'server_busy',
-          'sift is running as many jobs as it may',
-          'submit again later',
-          {
-            'Retry-After': '30',
-          },
-        );
-      }
-      const id = randomUUID();
-      await s.createBatchJob({
-        id,
-        caller: caller.name,
-        callerClass: caller.callerClass,
-        idemKey,
-        status: 'queued',
-        error: '',
-        targetsTotal: draft.targets.length,
-        targetsDone: 0,
-        createdAt: now,
-        lease: now,
-        nbytes: 0,
-        onRestart: draft.onRestart,
-        fingerprint: draft.fingerprint,
-      });
-      await s.putBatchTargets(
-        id,
-        draft.targets.map((t, idx) => ({
-          jobId: id,
-          idx,
-          url: t.url,
-          options: t.options,
-          status: 'pending' as const,
-          result: null,
-          error: null,
-          hint: null,
-        })),
-      );
-      await this.event(s, id, 'batch.queued', now, { targets_total: draft.targets.length });
-      s.onCommit(() => this.signals.submitted(id));
-      return { job: (await s.batchJob(id))!, replayed: false };
+      const earlier = await this.replay(s, draft.caller, draft.idemKey, draft.fingerprint, limits);
+      if (earlier) return { job: earlier, replayed: true };
+      await this.checkLiveJobs(s, draft.caller, limits);
+      return { job: await this.create(s, draft), replayed: false };
     }, DURABLE);
+  }
+
+  /**
+   * A new job of the parent's failed targets (same URL and options; each knows its parent_idx),
+   * with the parent's restart policy, TTL and webhook, committed as submit commits. 409
+   * not_retryable while the parent is live or when none of its targets failed (an invalid URL
+   * does not count: fetching it again cannot help). The Idempotency-Key works as for a submit.
+   */
+  async retry(
+    parentId: string,
+    caller: Caller,
+    idemKey: string,
+    limits: SubmitLimits,
+  ): Promise<{ job: BatchJob; replayed: boolean } | undefined> {
+    const fingerprint = fingerprintOf({ retry_of: parentId });
+    return this.store.transaction(async (s) => {
+      await s.lockSubmits();
+      const earlier = await this.replay(s, caller, idemKey, fingerprint, limits);
+      if (earlier) return { job: earlier, replayed: true };
+      const parent = await s.batchJob(parentId);
+      if (!parent) return undefined;
+      if (isLiveJob(parent.status)) {
+        throw new SiftError(
+          409,
+          'not_retryable',
+          `the job is still ${parent.status}`,
+          'wait for it to end (or cancel it), then retry its failed targets',
+        );
+      }
+      const failed = (await s.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
+      if (failed.length === 0) {
+        throw new SiftError(
+          409,
+          'not_retryable',
+          "none of the job's targets failed (invalid URLs are not retried)",
+          'nothing to retry: read its results',
+        );
+      }
+      await this.checkLiveJobs(s, caller, limits);
+      const job = await this.create(s, {
+        caller,
+        idemKey,
+        fingerprint,
+        onRestart: parent.onRestart ?? DEFAULT_RESTART_POLICY,
+        ttlS: parent.ttlS ?? null,
+        parentId,
+        webhook: await s.webhookOf(parentId),
+        targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
+      });
+      return { job, replayed: false };
+    }, DURABLE);
+  }
+
+  /** The job an idempotency key was first used for; 409 when it was for another request. */
+  private async replay(
+    s: BatchStore,
+    caller: Caller,
+    idemKey: string,
+    fingerprint: string,
+    limits: SubmitLimits,
+  ): Promise<BatchJob | undefined> {
+    if (!idemKey) return undefined;
+    const existing = await s.batchJobByIdem(caller.name, idemKey, this.clock.now(), limits.idemTtlS);
+    if (!existing) return undefined;
+    const job = (await s.batchJob(existing))!;
+    if (job.fingerprint !== fingerprint) {
+      throw new SiftError(
+        409,
+        'idempotency_conflict',
+        `Idempotency-Key "${idemKey}" was used for a different request`,
+        'use a new key for a different request, or resend the original body',
+      );
+    }
+    return job;
+  }
+
+  private async checkLiveJobs(s: BatchStore, caller: Caller, limits: SubmitLimits): Promise<void> {
+    if ((await s.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
+      throw new SiftError(
+        429,
+        'too_many_jobs',
+        `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
+        'wait for a job to finish (or cancel one) and submit again',
+        { 'Retry-After': '10' },
+      );
+    }
+    if ((await s.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
+      throw new SiftError(
+        503,
+        'server_busy',
+        'sift is running as many jobs as it may',
+        'submit again later',
+        {
+          'Retry-After': '30',
+        },
+      );
+    }
+  }
+
+  /**
+   * Writes the job, its webhook, its targets and `batch.queued` (with a `target.failed` for each
+   * target stored failed); a job whose every target is failed already ends at once.
+   */
+  private async create(s: BatchStore, draft: JobDraft): Promise<BatchJob> {
+    const now = this.clock.now();
+    const id = randomUUID();
+    await s.createBatchJob({
+      id,
+      caller: draft.caller.name,
+      callerClass: draft.caller.callerClass,
+      idemKey: draft.idemKey,
+      status: 'queued',
+      error: '',
+      targetsTotal: draft.targets.length,
+      targetsDone: 0,
+      createdAt: now,
+      lease: now,
+      nbytes: 0,
+      onRestart: draft.onRestart,
+      fingerprint: draft.fingerprint,
+      ttlS: draft.ttlS ?? null,
+      parentId: draft.parentId ?? null,
+    });
+    if (draft.webhook) await s.putWebhook(id, draft.webhook);
+    await s.putBatchTargets(
+      id,
+      draft.targets.map((t, idx) => ({
+        jobId: id,
+        idx,
+        url: t.url,
+        options: t.options,
+        status: t.failed ? ('failed' as const) : ('pending' as const),
+        result: null,
+        error: t.failed?.message ?? null,
+        hint: t.failed?.hint ?? null,
+        code: t.failed?.code ?? null,
+        parentIdx: t.parentIdx ?? null,
+        dupOf: t.dupOf ?? null,
+      })),
+    );
+    await this.event(s, id, 'batch.queued', now, { targets_total: draft.targets.length });
+    for (const [idx, t] of draft.targets.entries()) {
+      if (t.failed) await this.event(s, id, 'target.failed', now, { idx, code: t.failed.code });
+    }
+    let job = (await s.batchJob(id))!;
+    if (job.targetsDone >= job.targetsTotal) job = await this.end(s, job, now);
+    s.onCommit(() => this.signals.submitted(id));
+    return job;
+  }
+
+  /** The job has no target left: it ends done, partial or failed (finalStatus), with its event. */
+  private async end(s: BatchStore, job: BatchJob, now: number): Promise<BatchJob> {
+    const failed = job.targetsFailed ?? 0;
+    const status = finalStatus(job.targetsTotal, failed);
+    const error = status === 'failed' ? 'every target failed' : '';
+    await s.setBatchJobStatus({ id: job.id, status, error, now });
+    await this.event(s, job.id, terminalEvent(status), now, {
+      targets_total: job.targetsTotal,
+      targets_failed: failed,
+    });
+    return { ...job, status, error, lease: now };
   }
 
   /**
@@ -197,22 +321,48 @@ export class JobLifecycle extends JobRecovery {
               code: outcome.code,
             });
       if (!written) return false;
-      if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx });
-      else await this.event(s, jobId, 'target.failed', now, { idx, code: outcome.code });
+      // Targets with the same URL and options wait for this one, and get what it got.
+      const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
+      const dups =
+        outcome.kind === 'done'
+          ? await s.finishDuplicates({ ...same, idx, result: outcome.result })
+          : await s.finishDuplicates({
+              ...same,
+              idx,
+              error: outcome.message,
+              hint: outcome.hint,
+              code: outcome.code,
+            });
+      for (const i of [idx, ...dups]) {
+        if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx: i });
+        else await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
+      }
       // The schema's triggers have moved the counts: read them back.
       const after = (await s.batchJob(jobId))!;
-      if (after.targetsDone >= after.targetsTotal) {
-        const failed = after.targetsFailed ?? 0;
-        const status = finalStatus(after.targetsTotal, failed);
-        const error = status === 'failed' ? 'every target failed' : '';
-        await s.setBatchJobStatus({ id: jobId, status, error, now });
-        await this.event(s, jobId, terminalEvent(status), now, {
-          targets_total: after.targetsTotal,
-          targets_failed: failed,
-        });
-      }
+      if (after.targetsDone >= after.targetsTotal) await this.end(s, after, now);
       return true;
     }, opts);
+  }
+
+  /**
+   * Deletes an ended job with every row of its own (targets, events, webhook, deliveries), durably.
+   * 409 not_finished while it is live; undefined when it does not exist.
+   */
+  async purge(jobId: string): Promise<true | undefined> {
+    return this.store.transaction(async (s) => {
+      const job = await s.batchJob(jobId);
+      if (!job) return undefined;
+      if (isLiveJob(job.status)) {
+        throw new SiftError(
+          409,
+          'not_finished',
+          `the job is still ${job.status}`,
+          'cancel it first (DELETE without purge), or wait for it to end',
+        );
+      }
+      await s.deleteJobs([jobId]);
+      return true as const;
+    }, DURABLE);
   }
 
   /**

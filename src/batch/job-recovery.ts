@@ -2,6 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { BatchStore, RECOVERY_LOCK } from '../dcache';
 import { JobSignals } from './job-signals';
+import { iso, jobView } from './views';
 import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob, type EventType } from './job-status';
 
 /** The error of jobs failed by a restart under the `fail` policy. */
@@ -46,6 +47,8 @@ export abstract class JobRecovery {
         message: 'the server restarted before this target finished',
         hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive a restart',
       });
+      // One process on SQLite: deliveries a killed process was sending are free to go again.
+      await s.releaseDeliveries();
       for (const job of live) {
         if (job.onRestart === 'fail') {
           await this.event(s, job.id, 'batch.failed', now, { status: 'failed', error: SERVER_RESTARTED });
@@ -130,6 +133,7 @@ export abstract class JobRecovery {
         }
         s.onCommit(() => this.signals.submitted(jobId));
       }
+      await s.releaseDeliveries(lost);
       await s.removeInstance(lost);
       return true;
     });
@@ -147,8 +151,17 @@ export abstract class JobRecovery {
    * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
    */
   protected async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
-    await s.appendEvent({ jobId, type, at, data });
+    const seq = await s.appendEvent({ jobId, type, at, data });
     await s.notify(JOBS_CHANNEL, `${type}:${jobId}`);
     s.onCommit(() => this.signals.evented(jobId));
+    // A webhook that takes this type gets the event through the outbox, written with the event.
+    const hook = await s.webhookOf(jobId);
+    if (hook?.events.includes(type)) {
+      const job = (await s.batchJob(jobId))!;
+      // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
+      const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
+      await s.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
+      s.onCommit(() => this.signals.deliveryQueued());
+    }
   }
 }

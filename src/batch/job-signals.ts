@@ -22,6 +22,15 @@ export class JobSignals {
     this.emitter.emit(`events:${jobId}`);
   }
 
+  /** A webhook delivery is waiting to be sent. */
+  deliveryQueued(): void {
+    this.emitter.emit('delivery');
+  }
+
+  onDeliveryQueued(fn: () => void): void {
+    this.emitter.on('delivery', fn);
+  }
+
   onSubmitted(fn: (jobId: string) => void): void {
     this.emitter.on('submitted', fn);
   }

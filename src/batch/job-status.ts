@@ -51,6 +51,13 @@ export const EVENT_TYPES = [
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 
+/** The types a webhook gets when it names none: every batch.* type. */
+export const DEFAULT_WEBHOOK_EVENTS = EVENT_TYPES.filter((t) => t.startsWith('batch.'));
+
+/** A webhook delivery: pending (to send, or being sent), delivered (a 2xx), failed (given up). */
+export const DELIVERY_STATES = ['pending', 'delivered', 'failed'] as const;
+export type DeliveryState = (typeof DELIVERY_STATES)[number];
+
 export const isLiveJob = (s: string): s is LiveJobStatus =>
   (LIVE_JOB_STATUSES as readonly string[]).includes(s);
 

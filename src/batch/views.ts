@@ -1,14 +1,16 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ErrorBody } from '../common/error-codes';
 import { invalidRequest } from '../common/errors';
-import type { BatchEvent, BatchJob, BatchTarget } from '../dcache';
+import type { BatchEvent, BatchJob, BatchTarget, Delivery } from '../dcache';
 import { FetchEnvelope } from '../fetch/envelope';
 import {
   DEFAULT_RESTART_POLICY,
+  DELIVERY_STATES,
   EVENT_TYPES,
   JOB_STATUSES,
   RESTART_POLICIES,
   TARGET_STATUSES,
+  type DeliveryState,
   type JobStatus,
   type RestartPolicy,
   type TargetStatus,
@@ -19,7 +21,7 @@ import {
  * built here from the stored rows.
  */
 
-const iso = (s: number) => new Date(s * 1000).toISOString();
+export const iso = (s: number) => new Date(s * 1000).toISOString();
 
 @ApiSchema({ name: 'JobViewDto' })
 export class JobView {
@@ -34,6 +36,14 @@ export class JobView {
   @ApiProperty({ format: 'date-time' }) lease_expires_at: string;
   @ApiProperty({ description: 'UTF-8 bytes of stored results.' }) nbytes: number;
   @ApiProperty({ enum: RESTART_POLICIES }) on_restart: RestartPolicy;
+  @ApiProperty({ description: 'Seconds the job is kept after its last activity (lease).' }) ttl_s: number;
+  @ApiProperty({
+    type: String,
+    format: 'uuid',
+    nullable: true,
+    description: 'The job whose failed targets this one retries; null for a submitted job.',
+  })
+  parent_id: string | null;
 }
 
 @ApiSchema({ name: 'TargetResultDto' })
@@ -43,6 +53,12 @@ export class TargetResult {
   @ApiProperty({ enum: TARGET_STATUSES }) status: TargetStatus;
   @ApiPropertyOptional({ type: FetchEnvelope, nullable: true }) result: FetchEnvelope | null;
   @ApiPropertyOptional({ type: ErrorBody, nullable: true }) error: ErrorBody | null;
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: "In a retry job: the idx of the parent's target this one fetched again.",
+  })
+  parent_idx: number | null;
 }
 
 @ApiSchema({ name: 'EventDto' })
@@ -53,8 +69,58 @@ export class EventView {
   @ApiProperty({ type: 'object', additionalProperties: true }) data: unknown;
 }
 
+@ApiSchema({ name: 'WebhookDto' })
+export class WebhookView {
+  @ApiProperty() url: string;
+  @ApiProperty({ enum: EVENT_TYPES, isArray: true }) events: string[];
+}
+
+@ApiSchema({ name: 'DeliveryErrorDto' })
+export class DeliveryError {
+  @ApiProperty({
+    description:
+      'http_status (a non-2xx answer; see last_status), or a fetch error code such as connect_error, timeout or blocked_address.',
+    example: 'http_status',
+  })
+  code: string;
+  @ApiProperty({ example: 'the receiver answered 500' }) message: string;
+}
+
+@ApiSchema({ name: 'DeliveryDto' })
+export class DeliveryView {
+  @ApiProperty({ description: "The event's seq; the delivery's webhook-id is `<job id>:<seq>`." })
+  seq: number;
+  @ApiProperty({ enum: EVENT_TYPES }) type: string;
+  @ApiProperty({
+    enum: DELIVERY_STATES,
+    description: 'pending: to be sent at next_attempt_at; delivered: answered 2xx; failed: given up.',
+  })
+  state: DeliveryState;
+  @ApiProperty({ description: 'Attempts since it was (re)queued.' }) attempts: number;
+  @ApiProperty({ type: Number, nullable: true, description: "The receiver's last HTTP status." })
+  last_status: number | null;
+  @ApiProperty({ type: DeliveryError, nullable: true }) last_error: DeliveryError | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'null unless pending.' })
+  next_attempt_at: string | null;
+  @ApiProperty({ format: 'date-time' }) created_at: string;
+}
+
+export function deliveryView(d: Delivery): DeliveryView {
+  return {
+    seq: d.seq,
+    type: d.type,
+    state: d.state,
+    attempts: d.attempts,
+    last_status: d.lastStatus,
+    last_error: d.lastError ? { code: d.lastError, message: d.lastMessage ?? '' } : null,
+    next_attempt_at: d.state === 'pending' ? iso(d.nextAttemptAt) : null,
+    created_at: iso(d.createdAt),
+  };
+}
+
 /** The job as the API shows it; its lease is shown as when it expires. */
-export function jobView(j: BatchJob, ttlS: number): JobView {
+export function jobView(j: BatchJob, defaultTtlS: number): JobView {
+  const ttlS = j.ttlS ?? defaultTtlS;
   return {
     id: j.id,
     status: j.status,
@@ -66,6 +132,8 @@ export function jobView(j: BatchJob, ttlS: number): JobView {
     lease_expires_at: iso(j.lease + ttlS),
     nbytes: j.nbytes,
     on_restart: j.onRestart ?? DEFAULT_RESTART_POLICY,
+    ttl_s: ttlS,
+    parent_id: j.parentId ?? null,
   };
 }
 
@@ -78,7 +146,7 @@ function errorOf(t: BatchTarget): ErrorBody | null {
 /** One TargetResult as JSON, the stored envelope spliced in rather than parsed and written again. */
 export function resultJson(t: BatchTarget): string {
   const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status } satisfies Partial<TargetResult>);
-  return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(errorOf(t))}}`;
+  return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(errorOf(t))},"parent_idx":${t.parentIdx ?? null}}`;
 }
 
 export function eventView(e: BatchEvent): EventView {

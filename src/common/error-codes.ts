@@ -15,6 +15,8 @@ export const ERROR_CODES = {
   method_not_allowed: [405, 'the route does not take this method'],
   idempotency_conflict: [409, 'an Idempotency-Key was used for a different request'],
   not_cancellable: [409, 'the job has already ended'],
+  not_retryable: [409, 'the job is still live, or none of its targets failed'],
+  not_finished: [409, 'the job is still live: it cannot be purged'],
   payload_too_large: [
     413,
     "the body is over the route's limit: /v1/fetch 64 KiB; /v1/batch 2 MiB restricted, 32 MiB fleet",

@@ -35,6 +35,20 @@ export class Metrics {
     registers: [this.registry],
   });
 
+  readonly webhookAttempts = new Counter({
+    name: 'sift_webhook_attempts_total',
+    help: 'Webhook delivery attempts of this instance, by outcome: delivered, retry (to be sent again), failed (given up).',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+
+  readonly webhookSeconds = new Histogram({
+    name: 'sift_webhook_attempt_duration_seconds',
+    help: 'Time from sending a webhook delivery to its answer (or error).',
+    buckets: [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [this.registry],
+  });
+
   constructor() {
     collectDefaultMetrics({ register: this.registry, prefix: 'sift_' });
   }

@@ -32,7 +32,13 @@ export class AppConfig {
   cacheMaxBytes: number;
   batchMaxBytes: number;
   batchTtlS: number;
+  batchMaxTtlS: number;
   idemTtlS: number;
+  /** Seconds before each webhook retry; the last repeats. */
+  webhookRetryS: number[];
+  webhookGiveUpS: number;
+  webhookTimeoutMs: number;
+  webhookConcurrency: number;
   runnerConcurrency: number;
   perHostConcurrency: number;
   fleetAllow: [ipaddr.IPv4 | ipaddr.IPv6, number][];
@@ -153,7 +159,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   cfg.cacheMaxBytes = parsed.SIFT_CACHE_MAX_BYTES;
   cfg.batchMaxBytes = parsed.SIFT_BATCH_MAX_BYTES;
   cfg.batchTtlS = parsed.SIFT_BATCH_TTL_S;
+  cfg.batchMaxTtlS = parsed.SIFT_BATCH_MAX_TTL_S;
   cfg.idemTtlS = parsed.SIFT_IDEM_TTL_S;
+  cfg.webhookRetryS = parsed.SIFT_WEBHOOK_RETRY_S.split(',').map(Number);
+  cfg.webhookGiveUpS = parsed.SIFT_WEBHOOK_GIVE_UP_S;
+  cfg.webhookTimeoutMs = parsed.SIFT_WEBHOOK_TIMEOUT_MS;
+  cfg.webhookConcurrency = parsed.SIFT_WEBHOOK_CONCURRENCY;
   cfg.runnerConcurrency = parsed.SIFT_RUNNER_CONCURRENCY;
   cfg.perHostConcurrency = parsed.SIFT_PER_HOST_CONCURRENCY;
   cfg.fleetAllow = parseCidrs(parsed.SIFT_FLEET_ALLOW);

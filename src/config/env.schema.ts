@@ -46,10 +46,42 @@ export class EnvSchema {
   @Min(1)
   SIFT_BATCH_TTL_S = 86400;
 
+  /** The longest `ttl_s` a job may ask for. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(60)
+  SIFT_BATCH_MAX_TTL_S = 30 * 86400;
+
   @Type(() => Number)
   @IsInt()
   @Min(1)
   SIFT_IDEM_TTL_S = 86400;
+
+  /** Seconds between webhook attempts, comma separated; the last repeats until SIFT_WEBHOOK_GIVE_UP_S. */
+  @Matches(/^\d{1,6}(,\d{1,6}){0,31}$/, {
+    message: 'SIFT_WEBHOOK_RETRY_S must be seconds, comma separated (e.g. 5,30,120,600,3600)',
+  })
+  SIFT_WEBHOOK_RETRY_S = '5,30,120,600,3600';
+
+  /** A webhook delivery not delivered this long after its event is given up (state failed). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  SIFT_WEBHOOK_GIVE_UP_S = 86400;
+
+  /** One webhook attempt: connection, answer and the first 4 KiB of its body within this. */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(120_000)
+  SIFT_WEBHOOK_TIMEOUT_MS = 10_000;
+
+  /** Webhook deliveries this instance sends at once (one per job at a time, in seq order). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(1024)
+  SIFT_WEBHOOK_CONCURRENCY = 16;
 
   @Type(() => Number)
   @IsInt()

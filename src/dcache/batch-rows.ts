@@ -23,6 +23,10 @@ export interface BatchJob {
   fingerprint?: string;
   /** How many of targetsDone ended failed. Maintained by the store. */
   targetsFailed?: number;
+  /** The job's own TTL (seconds); null or absent: the server's default. */
+  ttlS?: number | null;
+  /** The job whose failed targets this one fetches again. */
+  parentId?: string | null;
 }
 
 export interface BatchTarget {
@@ -36,6 +40,10 @@ export interface BatchTarget {
   hint: string | null;
   /** Machine-readable error code of a failed target. */
   code?: string | null;
+  /** In a retry job: the parent's idx of this target. */
+  parentIdx?: number | null;
+  /** The earlier target of the job with the same URL and options, whose result this one gets. */
+  dupOf?: number | null;
 }
 
 export interface BatchEvent {
@@ -93,6 +101,8 @@ export function toJob(r: Selectable<BatchJobTable>): BatchJob {
     onRestart: r.on_restart,
     fingerprint: r.fingerprint,
     targetsFailed: r.targets_failed,
+    ttlS: r.ttl_s,
+    parentId: r.parent_id,
   };
 }
 
@@ -107,6 +117,8 @@ export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
     error: r.error,
     hint: r.hint,
     code: r.code,
+    parentIdx: r.parent_idx,
+    dupOf: r.dup_of,
   };
 }
 

@@ -74,15 +74,19 @@ export class BatchStore extends InstanceRows {
     return result;
   }
 
-  /** Deletes every job whose lease + ttl <= now, with its targets and events. */
+  /**
+   * Deletes every job whose lease + ttl <= now, with its targets, events, webhook and deliveries;
+   * ttl is the job's own (ttl_s) when it has one, else `ttlSeconds`.
+   */
   async sweepBatch(now: number, ttlSeconds: number): Promise<number> {
-    const cutoff = now - ttlSeconds;
     return this.transaction(async (store) => {
-      const stale = store.db.selectFrom('batch_job').select('id').where('lease', '<=', cutoff);
-      await store.db.deleteFrom('batch_target').where('job_id', 'in', stale).execute();
-      await store.db.deleteFrom('batch_event').where('job_id', 'in', stale).execute();
-      const r = await store.db.deleteFrom('batch_job').where('lease', '<=', cutoff).executeTakeFirst();
-      return Number(r.numDeletedRows);
+      const rows = await store.db
+        .selectFrom('batch_job')
+        .select('id')
+        .where(sql<number>`lease + coalesce(ttl_s, ${ttlSeconds})`, '<=', now)
+        .execute();
+      await store.deleteJobs(rows.map((r) => r.id));
+      return rows.length;
     });
   }
 
@@ -129,13 +133,13 @@ export class BatchStore extends InstanceRows {
     });
   }
 
-  /** Removes jobs with their targets and events. */
+  /** Removes jobs with every row of theirs: targets, events, webhook, deliveries. */
   async deleteJobs(ids: string[]): Promise<void> {
     if (ids.length === 0) return;
     await this.transaction(async (store) => {
       for (const part of chunks(ids, ID_CHUNK)) {
-        await store.db.deleteFrom('batch_target').where('job_id', 'in', part).execute();
-        await store.db.deleteFrom('batch_event').where('job_id', 'in', part).execute();
+        for (const table of JOB_TABLES)
+          await store.db.deleteFrom(table).where('job_id', 'in', part).execute();
         await store.db.deleteFrom('batch_job').where('id', 'in', part).execute();
       }
     });
@@ -209,6 +213,11 @@ export class BatchStore extends InstanceRows {
     if (this.pg) await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(this.db);
   }
 
+  /** Inside a transaction: waits for other instances' delivery claims to commit (see claimDeliveries). */
+  async lockDeliveries(): Promise<void> {
+    if (this.pg) await sql`SELECT pg_advisory_xact_lock(${DELIVERY_LOCK})`.execute(this.db);
+  }
+
   /**
    * Inside a transaction: true when this instance may do the housekeeping named by `key` (sweep,
    * eviction, recovery) now, false while another instance does it. Released at commit.
@@ -231,5 +240,9 @@ interface FailWrite {
 /** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */
 const SUBMIT_LOCK = 0x51f7_0001;
 const CLAIM_LOCK = 0x51f7_0004;
+const DELIVERY_LOCK = 0x51f7_0005;
+
+/** The tables whose rows belong to one job (by job_id), beside batch_job itself. */
+const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const;
 export const RECOVERY_LOCK = 0x51f7_0002;
 export const SWEEP_LOCK = 0x51f7_0003;

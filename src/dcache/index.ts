@@ -8,6 +8,7 @@ export {
   type BatchTarget,
 } from './batch-rows';
 export type { TargetWrite } from './target-rows';
+export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery-rows';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';

@@ -1,10 +1,10 @@
-import { EventRows } from './event-rows';
+import { DeliveryRows } from './delivery-rows';
 
 /**
  * The sift_instance table: one row per running process on the database, with its heartbeat. An
  * instance whose heartbeat is older than the TTL is lost; its running targets are recovered.
  */
-export abstract class InstanceRows extends EventRows {
+export abstract class InstanceRows extends DeliveryRows {
   async registerInstance(i: { id: string; host: string; now: number }): Promise<void> {
     await this.db
       .insertInto('sift_instance')

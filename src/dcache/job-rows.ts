@@ -29,6 +29,8 @@ export abstract class JobRows extends Rows {
         on_restart: j.onRestart ?? DEFAULT_RESTART_POLICY,
         fingerprint: j.fingerprint ?? '',
         targets_failed: j.targetsFailed ?? 0,
+        ttl_s: j.ttlS ?? null,
+        parent_id: j.parentId ?? null,
       })
       .execute();
   }

@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
+import type { DeliveryState, JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
 
 export interface BatchJobTable {
   id: string;
@@ -16,6 +16,10 @@ export interface BatchJobTable {
   on_restart: Generated<RestartPolicy>;
   fingerprint: Generated<string>;
   targets_failed: Generated<number>;
+  /** The job's own TTL in seconds; null: the server's default. */
+  ttl_s: Generated<number | null>;
+  /** The job this one retries the failed targets of. */
+  parent_id: Generated<string | null>;
 }
 
 export interface BatchTargetTable {
@@ -33,6 +37,35 @@ export interface BatchTargetTable {
   holder: Generated<string | null>;
   /** The URL's host: what the per-host limit counts. */
   host: Generated<string>;
+  /** In a retry job: the idx of the parent's target this one fetches again. */
+  parent_idx: Generated<number | null>;
+  /** An earlier target of the job with the same URL and options, whose result this one gets. */
+  dup_of: Generated<number | null>;
+}
+
+export interface BatchWebhookTable {
+  job_id: string;
+  url: string;
+  secret: string;
+  /** The event types delivered, as a JSON array. */
+  events: string;
+}
+
+export interface BatchDeliveryTable {
+  job_id: string;
+  seq: number;
+  type: string;
+  /** The request body, fixed when the event is written: every attempt sends the same bytes. */
+  payload: string;
+  state: DeliveryState;
+  attempts: Generated<number>;
+  created_at: number;
+  next_attempt_at: number;
+  last_status: number | null;
+  last_error: string | null;
+  last_message: string | null;
+  /** The instance sending it now. */
+  holder: string | null;
 }
 
 export interface SiftInstanceTable {
@@ -79,4 +112,6 @@ export interface DB {
   cache_body: CacheBodyTable;
   cache_entry: CacheEntryTable;
   sift_instance: SiftInstanceTable;
+  batch_webhook: BatchWebhookTable;
+  batch_delivery: BatchDeliveryTable;
 }

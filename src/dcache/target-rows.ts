@@ -66,6 +66,8 @@ export abstract class TargetRows extends JobRows {
               error: t.error,
               hint: t.hint,
               code: t.code ?? null,
+              parent_idx: t.parentIdx ?? null,
+              dup_of: t.dupOf ?? null,
             })),
           )
           .execute();
@@ -155,11 +157,12 @@ export abstract class TargetRows extends JobRows {
         SELECT p.idx, p.host,
           row_number() OVER (PARTITION BY p.host ORDER BY p.idx) + coalesce(r.n, 0) AS slot
         FROM (SELECT idx, host FROM batch_target
-              WHERE job_id = ${c.jobId} AND status = 'pending' ORDER BY idx LIMIT ${CLAIM_SCAN}) AS p
+              WHERE job_id = ${c.jobId} AND status = 'pending' AND dup_of IS NULL
+              ORDER BY idx LIMIT ${CLAIM_SCAN}) AS p
         LEFT JOIN running AS r ON r.host = p.host),
       picked AS MATERIALIZED (
         SELECT idx FROM batch_target
-        WHERE job_id = ${c.jobId} AND status = 'pending' AND idx IN (
+        WHERE job_id = ${c.jobId} AND status = 'pending' AND dup_of IS NULL AND idx IN (
           SELECT idx FROM candidates WHERE slot <= ${c.perHost} ORDER BY idx LIMIT ${c.limit})
         ORDER BY idx ${lock})
       UPDATE batch_target SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
@@ -168,13 +171,14 @@ export abstract class TargetRows extends JobRows {
     return r.rows.sort((a, b) => a.idx - b.idx);
   }
 
-  /** Whether the job has a pending target left. */
+  /** Whether the job has a pending target left to claim (a duplicate waits for its first). */
   async hasPending(jobId: string): Promise<boolean> {
     const row = await this.db
       .selectFrom('batch_target')
       .select('idx')
       .where('job_id', '=', jobId)
       .where('status', '=', 'pending')
+      .where('dup_of', 'is', null)
       .limit(1)
       .executeTakeFirst();
     return row !== undefined;
@@ -194,6 +198,35 @@ export abstract class TargetRows extends JobRows {
       .where('holder', '=', w.holder)
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * The targets that wait for target `w.idx` (duplicates of it) get what it got; returns their
+   * idx, in order.
+   */
+  async finishDuplicates(w: TargetWrite): Promise<number[]> {
+    const rows = await this.db
+      .updateTable('batch_target')
+      .set({ ...written(w), holder: null })
+      .where('job_id', '=', w.jobId)
+      .where('dup_of', '=', w.idx)
+      .where('status', 'in', ['pending', 'running'])
+      .returning('idx')
+      .execute();
+    return rows.map((r) => r.idx).sort((a, b) => a - b);
+  }
+
+  /** The job's failed targets, in idx order: what a retry fetches again. */
+  async failedTargets(
+    jobId: string,
+  ): Promise<{ idx: number; url: string; options: string; code: string | null }[]> {
+    return this.db
+      .selectFrom('batch_target')
+      .select(['idx', 'url', 'options', 'code'])
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'failed')
+      .orderBy('idx')
+      .execute();
   }
 
   /**

@@ -177,6 +177,55 @@ export class Fetcher {
   }
 
   /**
+   * One POST of `body`, under the caller's address policy like a fetch, with no redirect followed
+   * (a 3xx is the answer) and at most `maxBody` bytes of the answer read: what a webhook
+   * delivery needs.
+   */
+  async post(
+    url: string,
+    o: FetchOptions & { body: string; maxBody: number },
+  ): Promise<{ status: number; body: string }> {
+    const ac = new AbortController();
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      ac.abort(new DOMException('the request timed out', 'TimeoutError'));
+    }, o.timeoutMs);
+    const onCancel = () => ac.abort(o.signal!.reason);
+    if (o.signal?.aborted) onCancel();
+    else o.signal?.addEventListener('abort', onCancel, { once: true });
+    const target = parseHttpUrl(url);
+    try {
+      await this.checkHost(target, o.callerClass, o.caller ?? o.callerClass, ac.signal);
+      const res = await request(target, {
+        method: 'POST',
+        dispatcher: this.agents[o.callerClass],
+        signal: ac.signal,
+        headers: { 'user-agent': this.userAgent, 'content-type': 'application/json', ...o.headers },
+        body: o.body,
+      });
+      res.body.on('error', () => undefined);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      try {
+        for await (const chunk of res.body) {
+          chunks.push(chunk as Buffer);
+          size += (chunk as Buffer).length;
+          if (size >= o.maxBody) break;
+        }
+      } finally {
+        res.body.destroy();
+      }
+      return { status: res.statusCode, body: Buffer.concat(chunks).subarray(0, o.maxBody).toString('utf8') };
+    } catch (err) {
+      throw toFetchError(err, target, timedOut, o.signal);
+    } finally {
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onCancel);
+    }
+  }
+
+  /**
    * Checks the hop's host before any connection: an IP literal as it stands (undici never looks one
    * up), a name by the lookup its connection will then use.
    */

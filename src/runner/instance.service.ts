@@ -16,6 +16,9 @@ export class InstanceService {
   private readonly log = new Logger('instance');
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  private markStarted!: () => void;
+  /** Resolves once this instance is registered (and, on SQLite, after restart reconciliation). */
+  readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
 
   constructor(
     private readonly store: BatchStore,
@@ -46,8 +49,9 @@ export class InstanceService {
         await this.store.removeInstance(id);
     }
     await this.store.registerInstance({ id: this.id, host: os.hostname(), now });
-    if (!this.shared) return;
+    if (!this.shared) return this.markStarted();
     await this.recoverLost();
+    this.markStarted();
     this.timer = setInterval(() => void this.beat(), this.config.heartbeatS * 1000);
     this.timer.unref();
   }

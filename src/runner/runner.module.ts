@@ -5,10 +5,11 @@ import { FetchModule } from '../fetch/fetch.module';
 import { InstanceService } from './instance.service';
 import { RunnerService } from './runner.service';
 import { SweeperService } from './sweeper.service';
+import { WebhookService } from './webhook.service';
 
 @Module({
   imports: [DcacheModule, BatchModule, FetchModule],
-  providers: [RunnerService, InstanceService, SweeperService],
-  exports: [RunnerService, InstanceService, SweeperService],
+  providers: [RunnerService, InstanceService, SweeperService, WebhookService],
+  exports: [RunnerService, InstanceService, SweeperService, WebhookService],
 })
 export class RunnerModule {}

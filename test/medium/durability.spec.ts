@@ -23,11 +23,13 @@ describe('acknowledged means durable', () => {
     const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-durable-')), 'sift.db');
     d = await openDcache({ path: file, trace: (s) => sqlLog.push(s.trim().toLowerCase()) });
     const clock = new Clock();
+    const signals = new JobSignals();
     batch = new BatchService(
       d.batch,
-      new JobLifecycle(d.batch, clock, new JobSignals()),
+      new JobLifecycle(d.batch, clock, signals),
       loadConfig({}),
       clock,
+      signals,
     );
   });
 

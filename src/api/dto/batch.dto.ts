@@ -3,26 +3,30 @@ import {
   ArrayMaxSize,
   ArrayMinSize,
   IsArray,
+  IsBoolean,
   IsIn,
+  IsInt,
   IsObject,
   IsOptional,
   IsString,
   MaxLength,
+  Min,
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { RESTART_POLICIES, type RestartPolicy } from '../../batch/job-status';
+import { EVENT_TYPES, RESTART_POLICIES, type EventType, type RestartPolicy } from '../../batch/job-status';
 import { FetchOptionsDto } from './fetch.dto';
-import { IsHttpUrl } from './validators';
+import { IsHttpUrl, IsWebhookSecret, MAX_URL_LENGTH } from './validators';
 
 /** No class may raise its target limit above this; the class limit is checked after validation. */
 export const HARD_MAX_TARGETS = 100_000;
 
 export class BatchTargetDto {
-  /** The page to fetch: an absolute http or https URL. */
+  /**
+   * The page to fetch: an absolute http or https URL of at most 8,192 characters. Any other is a
+   * 400 naming the target, or, with `ignore_invalid_urls`, a target failed `invalid_url`.
+   */
   @IsString()
-  @MaxLength(8192)
-  @IsHttpUrl()
   url: string;
 
   /** This target's fetch options; they override the job's `options`. */
@@ -31,6 +35,27 @@ export class BatchTargetDto {
   @ValidateNested()
   @Type(() => FetchOptionsDto)
   options?: FetchOptionsDto;
+}
+
+export class WebhookDto {
+  /** Where each event is POSTed: an absolute http or https URL the caller may reach. */
+  @IsString()
+  @MaxLength(MAX_URL_LENGTH)
+  @IsHttpUrl()
+  url: string;
+
+  /** `whsec_` + base64 of 24 to 64 random bytes; deliveries are signed with it (Standard Webhooks). */
+  @IsString()
+  @IsWebhookSecret()
+  secret: string;
+
+  /** The event types to deliver; default every `batch.*` type. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(EVENT_TYPES.length)
+  @IsIn(EVENT_TYPES, { each: true })
+  events?: EventType[];
 }
 
 export class BatchSubmitDto {
@@ -55,10 +80,38 @@ export class BatchSubmitDto {
   @IsIn(RESTART_POLICIES)
   on_restart?: RestartPolicy;
 
+  /** Signed deliveries of this job's events to a URL of the caller's. */
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => WebhookDto)
+  webhook?: WebhookDto;
+
+  /**
+   * Seconds the job and its results are kept after its last activity (60 to SIFT_BATCH_MAX_TTL_S;
+   * default SIFT_BATCH_TTL_S).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(60)
+  ttl_s?: number;
+
+  /** Targets whose URL is not an absolute http(s) URL become failed targets (`invalid_url`) instead of a 400. */
+  @IsOptional()
+  @IsBoolean()
+  ignore_invalid_urls?: boolean;
+
   /** Same as the Idempotency-Key header. */
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   idempotency_key?: string;
+}
+
+export class RedeliverDto {
+  /** Also deliveries already delivered (default: only those not delivered). */
+  @IsOptional()
+  @IsBoolean()
+  all?: boolean;
 }

@@ -1,5 +1,5 @@
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 
 export class JobListQueryDto {
   /** The `next` value of the previous page. */
@@ -49,4 +49,18 @@ export class EventsQueryDto {
   @Min(1)
   @Max(1000)
   limit?: number;
+}
+
+export class DeliveriesQueryDto extends EventsQueryDto {}
+
+/** `true` or `false` as a query string says it; anything else stays as given and fails IsBoolean. */
+const queryBoolean = ({ value }: { value: unknown }) =>
+  value === 'true' ? true : value === 'false' ? false : value;
+
+export class DeleteQueryDto {
+  /** true: delete the ended job with its results, events and deliveries (204), instead of cancelling. */
+  @IsOptional()
+  @Transform(queryBoolean)
+  @IsBoolean()
+  purge?: boolean;
 }

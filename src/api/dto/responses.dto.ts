@@ -1,5 +1,5 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { EventView, JobView, TargetResult } from '../../batch/views';
+import { DeliveryView, EventView, JobView, TargetResult, WebhookView } from '../../batch/views';
 import { ErrorBody } from '../../common/error-codes';
 
 /*
@@ -53,4 +53,26 @@ export class EventsResponseDto {
     example: 1000,
   })
   next: number | null;
+}
+
+export class DeliveriesResponseDto {
+  @ApiProperty({
+    type: WebhookView,
+    nullable: true,
+    description: "The job's webhook (never its secret); null when it has none.",
+  })
+  webhook: WebhookView | null;
+
+  @ApiProperty({ type: [DeliveryView] }) deliveries: DeliveryView[];
+
+  @ApiProperty({
+    type: Number,
+    nullable: true,
+    description: 'The seq to pass as after for the next page; null at the end.',
+  })
+  next: number | null;
+}
+
+export class RedeliverResponseDto {
+  @ApiProperty({ description: 'Deliveries queued to be sent again.' }) queued: number;
 }

@@ -1,4 +1,7 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { isHttpUrl } from '../../common/urls';
+
+export { MAX_URL_LENGTH } from '../../common/urls';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 
@@ -10,15 +13,26 @@ export function IsHttpUrl(options?: ValidationOptions): PropertyDecorator {
       target: target.constructor,
       propertyName: propertyName as string,
       options: { message: '$property must be an absolute http or https URL', ...options },
+      validator: { validate: isHttpUrl },
+    });
+}
+
+/** A Standard Webhooks secret: `whsec_` and the base64 of 24 to 64 random bytes. */
+export function IsWebhookSecret(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isWebhookSecret',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      // Never the value: a secret is not echoed, not even a wrong one.
+      options: { message: '$property must be "whsec_" and the base64 of 24 to 64 bytes', ...options },
       validator: {
         validate(value: unknown) {
           if (typeof value !== 'string') return false;
-          try {
-            const u = new URL(value);
-            return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
-          } catch {
-            return false;
-          }
+          const m = /^whsec_([A-Za-z0-9+/]+={0,2})$/.exec(value);
+          if (!m || m[1].length % 4 !== 0) return false;
+          const n = Buffer.from(m[1], 'base64').length;
+          return n >= 24 && n <= 64;
         },
       },
     });

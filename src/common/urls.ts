@@ -1,0 +1,13 @@
+/** The longest URL sift takes. */
+export const MAX_URL_LENGTH = 8192;
+
+/** An absolute http(s) URL, as the WHATWG parser reads it (its length is checked apart). */
+export function isHttpUrl(value: unknown): value is string {
+  if (typeof value !== 'string') return false;
+  try {
+    const u = new URL(value);
+    return (u.protocol === 'http:' || u.protocol === 'https:') && u.hostname.length > 0;
+  } catch {
+    return false;
+  }
+}

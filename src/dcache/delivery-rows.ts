@@ -1,0 +1,220 @@
+import { sql } from 'kysely';
+import type { DeliveryState } from '../batch/job-status';
+import { EventRows } from './event-rows';
+
+export interface Webhook {
+  url: string;
+  secret: string;
+  events: string[];
+}
+
+export interface Delivery {
+  jobId: string;
+  seq: number;
+  type: string;
+  state: DeliveryState;
+  attempts: number;
+  createdAt: number;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastMessage: string | null;
+}
+
+/** A delivery taken to be sent now, with what sending it needs. */
+export interface ClaimedDelivery {
+  jobId: string;
+  seq: number;
+  payload: string;
+  /** This one included. */
+  attempts: number;
+  createdAt: number;
+  url: string;
+  secret: string;
+  caller: string;
+  callerClass: string;
+}
+
+/** How an attempt ended: delivered, to be tried again at nextAttemptAt, or given up. */
+export interface DeliveryWrite {
+  jobId: string;
+  seq: number;
+  holder: string;
+  state: DeliveryState;
+  nextAttemptAt: number;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastMessage: string | null;
+}
+
+/**
+ * The batch_webhook and batch_delivery tables: a job's webhook, and the outbox of the events it is
+ * to be sent, one row per event written in the event's transaction. Per job, only the first
+ * pending delivery (lowest seq) is ever sent, so a receiver gets them in seq order.
+ */
+export abstract class DeliveryRows extends EventRows {
+  async putWebhook(jobId: string, w: Webhook): Promise<void> {
+    await this.db
+      .insertInto('batch_webhook')
+      .values({ job_id: jobId, url: w.url, secret: w.secret, events: JSON.stringify(w.events) })
+      .execute();
+  }
+
+  async webhookOf(jobId: string): Promise<Webhook | undefined> {
+    const r = await this.db
+      .selectFrom('batch_webhook')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .executeTakeFirst();
+    return r && { url: r.url, secret: r.secret, events: JSON.parse(r.events) as string[] };
+  }
+
+  async putDelivery(d: { jobId: string; seq: number; type: string; payload: string; now: number }) {
+    await this.db
+      .insertInto('batch_delivery')
+      .values({
+        job_id: d.jobId,
+        seq: d.seq,
+        type: d.type,
+        payload: d.payload,
+        state: 'pending',
+        created_at: d.now,
+        next_attempt_at: d.now,
+        last_status: null,
+        last_error: null,
+        last_message: null,
+        holder: null,
+      })
+      .execute();
+  }
+
+  /**
+   * Takes up to `limit` deliveries due at `now` for `holder`: of each job, its first pending one,
+   * if no instance holds it. Each counts one more attempt. Call inside a transaction after
+   * lockDeliveries, so two instances never take one delivery.
+   */
+  async claimDeliveries(c: { holder: string; now: number; limit: number }): Promise<ClaimedDelivery[]> {
+    const heads = await sql<{ job_id: string; seq: number }>`
+      SELECT d.job_id, d.seq FROM batch_delivery AS d
+      JOIN (SELECT job_id, min(seq) AS seq FROM batch_delivery WHERE state = 'pending' GROUP BY job_id) AS h
+        ON h.job_id = d.job_id AND h.seq = d.seq
+      WHERE d.holder IS NULL AND d.next_attempt_at <= ${c.now}
+      ORDER BY d.next_attempt_at, d.job_id LIMIT ${c.limit}`.execute(this.db);
+    const out: ClaimedDelivery[] = [];
+    for (const h of heads.rows) {
+      const r = await this.db
+        .updateTable('batch_delivery')
+        .set((eb) => ({ holder: c.holder, attempts: eb('attempts', '+', 1) }))
+        .where('job_id', '=', h.job_id)
+        .where('seq', '=', h.seq)
+        .where('holder', 'is', null)
+        .returning(['payload', 'attempts', 'created_at'])
+        .executeTakeFirst();
+      const hook = r && (await this.webhookOf(h.job_id));
+      const job =
+        hook &&
+        (await this.db
+          .selectFrom('batch_job')
+          .select(['caller', 'caller_class'])
+          .where('id', '=', h.job_id)
+          .executeTakeFirst());
+      if (!r || !hook || !job) continue;
+      out.push({
+        jobId: h.job_id,
+        seq: Number(h.seq),
+        payload: r.payload,
+        attempts: r.attempts,
+        createdAt: r.created_at,
+        url: hook.url,
+        secret: hook.secret,
+        caller: job.caller,
+        callerClass: job.caller_class,
+      });
+    }
+    return out;
+  }
+
+  /** Writes how an attempt ended, only while `holder` still holds the delivery. */
+  async finishDelivery(w: DeliveryWrite): Promise<boolean> {
+    const r = await this.db
+      .updateTable('batch_delivery')
+      .set({
+        state: w.state,
+        next_attempt_at: w.nextAttemptAt,
+        last_status: w.lastStatus,
+        last_error: w.lastError,
+        last_message: w.lastMessage,
+        holder: null,
+      })
+      .where('job_id', '=', w.jobId)
+      .where('seq', '=', w.seq)
+      .where('holder', '=', w.holder)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /** Deliveries held by `holder` (every holder when not given) are free to be sent again. */
+  async releaseDeliveries(holder?: string): Promise<number> {
+    let q = this.db.updateTable('batch_delivery').set({ holder: null });
+    q = holder === undefined ? q.where('holder', 'is not', null) : q.where('holder', '=', holder);
+    return Number((await q.executeTakeFirst()).numUpdatedRows);
+  }
+
+  /**
+   * The job's deliveries that are not delivered (every one with `all`) are sent again from now on,
+   * their attempts counted afresh; one being sent right now is left to finish. Returns how many.
+   */
+  async redeliver(jobId: string, now: number, all: boolean): Promise<number> {
+    let q = this.db
+      .updateTable('batch_delivery')
+      .set({ state: 'pending', attempts: 0, next_attempt_at: now })
+      .where('job_id', '=', jobId)
+      .where('holder', 'is', null);
+    if (!all) q = q.where('state', '!=', 'delivered');
+    return Number((await q.executeTakeFirst()).numUpdatedRows);
+  }
+
+  async deliveries(jobId: string, after: number, limit: number): Promise<Delivery[]> {
+    const rows = await this.db
+      .selectFrom('batch_delivery')
+      .select([
+        'job_id',
+        'seq',
+        'type',
+        'state',
+        'attempts',
+        'created_at',
+        'next_attempt_at',
+        'last_status',
+        'last_error',
+        'last_message',
+      ])
+      .where('job_id', '=', jobId)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({
+      jobId: r.job_id,
+      seq: r.seq,
+      type: r.type,
+      state: r.state,
+      attempts: r.attempts,
+      createdAt: r.created_at,
+      nextAttemptAt: r.next_attempt_at,
+      lastStatus: r.last_status,
+      lastError: r.last_error,
+      lastMessage: r.last_message,
+    }));
+  }
+
+  /** Deliveries per state, over all jobs (for /metrics). */
+  async deliveryCounts(): Promise<Partial<Record<DeliveryState, number>>> {
+    const rows = await this.db
+      .selectFrom('batch_delivery')
+      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
+      .groupBy('state')
+      .execute();
+    return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+  }
+}

@@ -1,0 +1,201 @@
+import {
+  Injectable,
+  Logger,
+  type BeforeApplicationShutdown,
+  type OnApplicationBootstrap,
+} from '@nestjs/common';
+import { Webhook } from 'standardwebhooks';
+import { AppConfig, type CallerClass } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { SiftError } from '../common/errors';
+import { Metrics } from '../common/metrics';
+import { JobSignals } from '../batch/job-signals';
+import type { DeliveryState } from '../batch/job-status';
+import { BatchStore, type ClaimedDelivery } from '../dcache';
+import { Fetcher } from '../fetch/fetcher';
+import { InstanceService } from './instance.service';
+
+/** Bytes of a receiver's answer read, at most. */
+const MAX_ANSWER = 4096;
+/** How often due deliveries (retries, those another instance left) are looked for. */
+const POLL_MS = 1000;
+
+interface Outcome {
+  state: DeliveryState;
+  lastStatus: number | null;
+  lastError: string | null;
+  lastMessage: string | null;
+}
+
+/**
+ * Sends the webhook outbox: each delivery signed as Standard Webhooks says, to the job's URL under
+ * its caller's address policy, at most one at a time per job and in seq order (the store hands out
+ * only a job's first pending one), retried by SIFT_WEBHOOK_RETRY_S until delivered or given up.
+ * A delivery is held by this instance while it is sent; a restart (SQLite) or the recovery of a
+ * lost instance (PostgreSQL) frees what a dead one held, so none is lost.
+ */
+@Injectable()
+export class WebhookService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+  private readonly log = new Logger('webhook');
+  private readonly sending = new Map<string, AbortController>();
+  private readonly tasks = new Set<Promise<void>>();
+  private stopped = true;
+  private pumping = false;
+  private again = false;
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly store: BatchStore,
+    private readonly fetcher: Fetcher,
+    private readonly instance: InstanceService,
+    private readonly config: AppConfig,
+    private readonly clock: Clock,
+    private readonly metrics: Metrics,
+    signals: JobSignals,
+  ) {
+    signals.onDeliveryQueued(() => this.pump());
+  }
+
+  /** Starts once the instance is registered and restart reconciliation has freed old holds. */
+  onApplicationBootstrap(): void {
+    void this.instance.started.then(() => {
+      if (this.timer) return;
+      this.stopped = false;
+      this.timer = setInterval(() => this.pump(), POLL_MS);
+      this.timer.unref();
+      this.pump();
+    });
+  }
+
+  async beforeApplicationShutdown(): Promise<void> {
+    await this.stop();
+  }
+
+  /** Aborts what is being sent and frees it for the next start or another instance. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    for (const ac of this.sending.values()) ac.abort();
+    await Promise.allSettled([...this.tasks]);
+    await this.store.releaseDeliveries(this.instance.id).catch(() => undefined);
+  }
+
+  /** Takes due deliveries up to the free slots. Re-entrant calls fold into one more pass. */
+  pump(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.again = true;
+      return;
+    }
+    this.pumping = true;
+    void this.fill()
+      .catch((err: Error) => this.log.error(`claiming deliveries failed: ${err.message}`))
+      .finally(() => {
+        this.pumping = false;
+        if (this.again) {
+          this.again = false;
+          this.pump();
+        }
+      });
+  }
+
+  private async fill(): Promise<void> {
+    const free = this.config.webhookConcurrency - this.sending.size;
+    if (this.stopped || free <= 0) return;
+    const now = this.clock.now();
+    const claimed = await this.store.transaction(async (s) => {
+      await s.lockDeliveries();
+      return s.claimDeliveries({ holder: this.instance.id, now, limit: free });
+    });
+    for (const d of claimed) this.start(d);
+  }
+
+  private start(d: ClaimedDelivery): void {
+    const key = `${d.jobId}:${d.seq}`;
+    const ac = new AbortController();
+    this.sending.set(key, ac);
+    const task = this.send(d, ac.signal)
+      .catch((err: Error) => this.log.error(`delivery ${key}: ${err.message}`))
+      .finally(() => {
+        this.sending.delete(key);
+        this.tasks.delete(task);
+        // The job's next delivery may be due now, and a slot is free.
+        this.pump();
+      });
+    this.tasks.add(task);
+  }
+
+  /** One attempt, and what it says about the next. */
+  private async send(d: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+    const id = `${d.jobId}:${d.seq}`;
+    const at = new Date(this.clock.nowMs());
+    const started = performance.now();
+    let outcome: Outcome;
+    try {
+      const res = await this.fetcher.post(d.url, {
+        callerClass: d.callerClass as CallerClass,
+        caller: d.caller,
+        timeoutMs: this.config.webhookTimeoutMs,
+        signal,
+        headers: {
+          'webhook-id': id,
+          'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+          'webhook-signature': new Webhook(d.secret).sign(id, at, d.payload),
+        },
+        body: d.payload,
+        maxBody: MAX_ANSWER,
+      });
+      outcome =
+        res.status >= 200 && res.status < 300
+          ? { state: 'delivered', lastStatus: res.status, lastError: null, lastMessage: null }
+          : this.retryOrGiveUp(d, {
+              lastStatus: res.status,
+              lastError: 'http_status',
+              lastMessage: answerMessage(res.status, res.body),
+            });
+    } catch (err) {
+      // Stopping: the delivery stays held until stop() frees it.
+      if (signal.aborted) return;
+      const e = err instanceof SiftError ? err : undefined;
+      if (!e)
+        this.log.error(`delivery ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
+      const failure = {
+        lastStatus: null,
+        lastError: e?.code ?? 'internal',
+        lastMessage: e?.message ?? 'the delivery failed inside sift; the details are in its log',
+      };
+      // The address policy will say the same at every attempt: given up at once.
+      outcome =
+        e?.code === 'blocked_address' ? { state: 'failed', ...failure } : this.retryOrGiveUp(d, failure);
+    }
+    this.metrics.webhookSeconds.observe((performance.now() - started) / 1000);
+    const next = outcome.state === 'pending' ? this.nextAttemptAt(d) : this.clock.now();
+    const written = await this.store.finishDelivery({
+      jobId: d.jobId,
+      seq: d.seq,
+      holder: this.instance.id,
+      nextAttemptAt: next,
+      ...outcome,
+    });
+    if (written) {
+      this.metrics.webhookAttempts.inc({ outcome: outcome.state === 'pending' ? 'retry' : outcome.state });
+    }
+  }
+
+  /** When the attempt after `d.attempts` is due: the schedule's delay, the last one repeating. */
+  private nextAttemptAt(d: ClaimedDelivery): number {
+    const delays = this.config.webhookRetryS;
+    return this.clock.now() + delays[Math.min(d.attempts, delays.length) - 1];
+  }
+
+  /** Retried while the next attempt falls within SIFT_WEBHOOK_GIVE_UP_S of the event; else failed. */
+  private retryOrGiveUp(d: ClaimedDelivery, failure: Omit<Outcome, 'state'>): Outcome {
+    const giveUp = this.nextAttemptAt(d) > d.createdAt + this.config.webhookGiveUpS;
+    return { state: giveUp ? 'failed' : 'pending', ...failure };
+  }
+}
+
+function answerMessage(status: number, body: string): string {
+  const text = body.replace(/\s+/g, ' ').trim().slice(0, 200);
+  return `the receiver answered ${status}${text ? `: ${text}` : ''}`;
+}
