@@ -68,7 +68,7 @@ export class MetricsController {
     });
     gauge('sift_webhook_deliveries', 'Webhook deliveries stored, by state.', ['state'], async (g) => {
       const counts = await dcache.batch.deliveryCounts();
-      for (const s of DELIVERY_STATES) g.set({ state: s }, counts[s] ?? 0);
+      for (const s of DELIVERY_STATES) g.set({ state: s }, counts[s]);
     });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
       for (const [k, v] of Object.entries(dcache.batch.misses)) g.set({ accessor: k }, v);

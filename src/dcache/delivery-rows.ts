@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { DeliveryState } from '../batch/job-status';
+import { DELIVERY_STATES, type DeliveryState } from '../batch/job-status';
 import { EventRows } from './event-rows';
 
 export interface Webhook {
@@ -209,12 +209,14 @@ export abstract class DeliveryRows extends EventRows {
   }
 
   /** Deliveries per state, over all jobs (for /metrics). */
-  async deliveryCounts(): Promise<Partial<Record<DeliveryState, number>>> {
+  async deliveryCounts(): Promise<Record<DeliveryState, number>> {
     const rows = await this.db
       .selectFrom('batch_delivery')
       .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
       .groupBy('state')
       .execute();
-    return Object.fromEntries(rows.map((r) => [r.state, Number(r.n)]));
+    const counts = Object.fromEntries(DELIVERY_STATES.map((st) => [st, 0])) as Record<DeliveryState, number>;
+    for (const r of rows) counts[r.state] = Number(r.n);
+    return counts;
   }
 }

@@ -54,7 +54,7 @@ export class WebhookDto {
   @IsArray()
   @ArrayMinSize(1)
   @ArrayMaxSize(EVENT_TYPES.length)
-  @IsIn(EVENT_TYPES, { each: true })
+  @IsIn(EVENT_TYPES, { each: true, message: `$property must be event types: ${EVENT_TYPES.join(', ')}` })
   events?: EventType[];
 }
 
