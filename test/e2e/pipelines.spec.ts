@@ -1,6 +1,4 @@
-import * as http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
@@ -16,72 +14,10 @@ import {
   TestClock,
 } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
+import { Receiver, newSecret } from '../support/receiver';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
-const newSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
-
-interface Received {
-  id: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  payload: { type: string; job_id: string; seq: number; data: unknown; job: { id: string; status: string } };
-}
-
-/**
- * A webhook receiver on 127.0.0.1 that verifies every delivery with the standardwebhooks package
- * and keeps those that verify; `answer` decides each response's status.
- */
-export class Receiver {
-  readonly received: Received[] = [];
-  readonly rejected: string[] = [];
-  hits = 0;
-  answer: (n: number) => number = () => 200;
-  private server?: http.Server;
-  port = 0;
-
-  constructor(private readonly secret: string) {}
-
-  async start(port = 0): Promise<this> {
-    this.server = http.createServer((req, res) => {
-      let body = '';
-      req.on('data', (c) => (body += c));
-      req.on('end', () => {
-        const n = this.hits++;
-        try {
-          new Webhook(this.secret).verify(body, req.headers as Record<string, string>);
-          this.received.push({
-            id: String(req.headers['webhook-id']),
-            headers: req.headers,
-            body,
-            payload: JSON.parse(body),
-          });
-        } catch (err) {
-          this.rejected.push((err as Error).message);
-        }
-        res.writeHead(this.answer(n), { 'content-type': 'text/plain' }).end(`answer ${n}`);
-      });
-    });
-    await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
-    this.port = (this.server.address() as AddressInfo).port;
-    return this;
-  }
-
-  get url(): string {
-    return `http://127.0.0.1:${this.port}/hook`;
-  }
-
-  /** Each delivery once (by webhook-id), in the order first received. */
-  unique(): Received[] {
-    const seen = new Set<string>();
-    return this.received.filter((r) => !seen.has(r.id) && seen.add(r.id));
-  }
-
-  async stop(): Promise<void> {
-    this.server?.closeAllConnections();
-    await new Promise<void>((resolve) => this.server?.close(() => resolve()) ?? resolve());
-  }
-}
 
 class LogSink implements LoggerService {
   readonly lines: string[] = [];
