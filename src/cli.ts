@@ -18,10 +18,17 @@ server:
 
 client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
   fetch URL [--format markdown|text|html]
-  batch FILE|- [--format F] [--wait] [--out FILE]
-                                         URLs one a line; --wait shows progress and writes NDJSON results
+  batch FILE|- [--format F] [--wait] [--out FILE] [--ttl SECONDS] [--ignore-invalid-urls]
+        [--webhook URL [--webhook-events TYPE,...]]
+                                         URLs one a line; --wait shows progress and writes NDJSON results;
+                                         --webhook signs with SIFT_WEBHOOK_SECRET (see webhook-secret)
+  retry ID [--wait] [--out FILE]         a new job of the failed targets of job ID
   jobs                                   your jobs, newest first
   cancel ID
+  purge ID                               delete an ended job with its results, events and deliveries
+  deliveries ID                          the job's webhook deliveries
+  redeliver ID [--all]                   send the job's undelivered deliveries again (--all: every one)
+  webhook-secret                         print a new webhook secret (whsec_…)
 `;
 
 class CliError extends Error {}
@@ -150,10 +157,19 @@ function progress(done: number, total: number, failed: number): void {
   if (done >= total) process.stderr.write('\n');
 }
 
+const WAIT_OPTIONS = { wait: { type: 'boolean' }, out: { type: 'string' } } as const;
+
 async function batchCmd(args: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
     args,
-    options: { format: { type: 'string' }, wait: { type: 'boolean' }, out: { type: 'string' } },
+    options: {
+      ...WAIT_OPTIONS,
+      format: { type: 'string' },
+      ttl: { type: 'string' },
+      'ignore-invalid-urls': { type: 'boolean' },
+      webhook: { type: 'string' },
+      'webhook-events': { type: 'string' },
+    },
     allowPositionals: true,
   });
   const file = positionals[0];
@@ -169,18 +185,55 @@ async function batchCmd(args: string[]): Promise<void> {
     .map((l) => l.trim())
     .filter((l) => l && !l.startsWith('#'));
   if (urls.length === 0) fail(`${file} holds no URLs`);
+  let webhook: object | undefined;
+  if (values.webhook) {
+    // From the environment, not the command line, where every process could read it.
+    const secret = process.env.SIFT_WEBHOOK_SECRET;
+    if (!secret) fail('--webhook needs SIFT_WEBHOOK_SECRET (make one with: sift webhook-secret)');
+    webhook = {
+      url: values.webhook,
+      secret,
+      ...(values['webhook-events'] ? { events: values['webhook-events'].split(',') } : {}),
+    };
+  }
+  if (values.ttl !== undefined && !/^\d+$/.test(values.ttl)) fail('--ttl needs a number of seconds');
   const a = api();
   const res = await call(a, 'POST', '/v1/batch', {
     targets: urls.map((url) => ({ url })),
     ...(values.format ? { options: { format: values.format } } : {}),
+    ...(values.ttl !== undefined ? { ttl_s: Number(values.ttl) } : {}),
+    ...(values['ignore-invalid-urls'] ? { ignore_invalid_urls: true } : {}),
+    ...(webhook ? { webhook } : {}),
   });
-  const job = (await res.json()) as { id: string; targets_total: number };
+  await follow(a, (await res.json()) as SubmittedJob, values);
+}
+
+async function retryCmd(args: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({ args, options: WAIT_OPTIONS, allowPositionals: true });
+  if (!positionals[0]) fail('retry needs a job ID');
+  const a = api();
+  const res = await call(a, 'POST', `/v1/batch/${encodeURIComponent(positionals[0])}/retry`);
+  await follow(a, (await res.json()) as SubmittedJob, values);
+}
+
+interface SubmittedJob {
+  id: string;
+  targets_total: number;
+  targets_done: number;
+  targets_failed: number;
+  status: string;
+}
+
+/**
+ * Prints the new job's id; with --wait, shows its progress from the live event stream (which ends
+ * after the job's last event) and writes its results as NDJSON.
+ */
+async function follow(a: Api, job: SubmittedJob, values: { wait?: boolean; out?: string }): Promise<void> {
   console.error(`job ${job.id}: ${job.targets_total} targets`);
   if (!values.wait) {
     console.log(job.id);
     return;
   }
-  // Progress from the live event stream, which ends after the job's last event.
   const stream = await call(a, 'GET', `/v1/batch/${job.id}/events`, undefined, 'text/event-stream');
   let done = 0;
   let failed = 0;
@@ -231,6 +284,60 @@ async function cancelCmd(args: string[]): Promise<void> {
   console.log(`${args[0]} ${j.status}`);
 }
 
+async function purgeCmd(args: string[]): Promise<void> {
+  if (!args[0]) fail('purge needs a job ID');
+  await call(api(), 'DELETE', `/v1/batch/${encodeURIComponent(args[0])}?purge=true`);
+  console.log(`${args[0]} purged`);
+}
+
+async function deliveriesCmd(args: string[]): Promise<void> {
+  if (!args[0]) fail('deliveries needs a job ID');
+  const body = (await (
+    await call(api(), 'GET', `/v1/batch/${encodeURIComponent(args[0])}/deliveries`)
+  ).json()) as {
+    webhook: { url: string; events: string[] } | null;
+    deliveries: {
+      seq: number;
+      type: string;
+      state: string;
+      attempts: number;
+      last_status: number | null;
+      last_error: { code: string; message: string } | null;
+      next_attempt_at: string | null;
+    }[];
+  };
+  if (!body.webhook) {
+    console.log(`${args[0]} has no webhook`);
+    return;
+  }
+  console.log(`webhook ${body.webhook.url} (${body.webhook.events.join(', ')})`);
+  for (const d of body.deliveries) {
+    const last = d.last_error ? `${d.last_error.code}: ${d.last_error.message}` : (d.last_status ?? '');
+    const next = d.next_attempt_at ? `  next ${d.next_attempt_at}` : '';
+    console.log(
+      `${String(d.seq).padStart(5)}  ${d.type.padEnd(15)} ${d.state.padEnd(9)} ${d.attempts}×  ${last}${next}`,
+    );
+  }
+}
+
+async function redeliverCmd(args: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args,
+    options: { all: { type: 'boolean' } },
+    allowPositionals: true,
+  });
+  if (!positionals[0]) fail('redeliver needs a job ID');
+  const res = await call(
+    api(),
+    'POST',
+    `/v1/batch/${encodeURIComponent(positionals[0])}/deliveries/redeliver`,
+    {
+      all: values.all ?? false,
+    },
+  );
+  console.log(`${((await res.json()) as { queued: number }).queued} deliveries queued`);
+}
+
 export async function run(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
@@ -249,6 +356,17 @@ export async function run(argv: string[]): Promise<void> {
       return jobsCmd();
     case 'cancel':
       return cancelCmd(rest);
+    case 'retry':
+      return retryCmd(rest);
+    case 'purge':
+      return purgeCmd(rest);
+    case 'deliveries':
+      return deliveriesCmd(rest);
+    case 'redeliver':
+      return redeliverCmd(rest);
+    case 'webhook-secret':
+      console.log(`whsec_${randomBytes(32).toString('base64')}`);
+      return;
     case undefined:
     case 'help':
     case '--help':

@@ -3,6 +3,8 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { Fixture, html, send } from '../support/fixture';
 import { ensureBuilt, kill, sift, startSiftProcess, type SiftProcess } from '../support/process';
+import { Receiver } from '../support/receiver';
+import { waitUntil } from '../support/wait';
 
 /** The CLI as a user runs it: a child process, against a real sift process. */
 describe('sift CLI', () => {
@@ -10,6 +12,7 @@ describe('sift CLI', () => {
   let server: SiftProcess;
   let db: string;
   let token: string;
+  let recovered = false;
 
   beforeAll(async () => {
     ensureBuilt();
@@ -20,6 +23,7 @@ describe('sift CLI', () => {
         html('<article><p>Alpha page has words enough to be read as text.</p></article>', 'Alpha'),
       ),
       '/b': send(200, 'text/plain', 'bravo'),
+      '/flaky': (req, res) => (recovered ? send(200, 'text/plain', 'back')(req, res) : req.socket.destroy()),
     }).start();
     db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-cli-')), 'sift.db');
     const migrated = await sift(['migrate'], { SIFT_DB: db });
@@ -72,6 +76,60 @@ describe('sift CLI', () => {
     expect(lines[1].result.content).toBe('bravo');
     const jobs = await sift(['jobs'], client());
     expect(jobs.out).toMatch(/done\s+2\/2/);
+  });
+
+  it('a pipeline: batch with a webhook, a TTL and a bad URL; retry of what failed; deliveries; purge', async () => {
+    const secretOut = await sift(['webhook-secret'], {});
+    const secret = secretOut.out.trim();
+    expect(secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    const rx = await new Receiver(secret).start();
+    try {
+      const env = { ...client(), SIFT_WEBHOOK_SECRET: secret };
+      const first = await sift(
+        ['batch', '-', '--wait', '--ttl', '3600', '--ignore-invalid-urls', '--webhook', rx.url],
+        env,
+        `${fx.url('/a')}\nnot-a-url\n${fx.url('/flaky')}\n`,
+      );
+      expect(first.code).toBe(3); // partial
+      const id = /job ([0-9a-f-]{36}) partial/.exec(first.err)![1];
+      const parent = first.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(parent.map((l) => [l.status, l.error?.code ?? null])).toEqual([
+        ['done', null],
+        ['failed', 'invalid_url'],
+        ['failed', 'connect_error'],
+      ]);
+      recovered = true;
+      const retried = await sift(['retry', id, '--wait'], client());
+      expect(retried.code).toBe(0);
+      const child = retried.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l));
+      expect(child.map((l) => [l.idx, l.parent_idx, l.status])).toEqual([[0, 2, 'done']]);
+
+      await waitUntil(
+        () => rx.unique().filter((r) => r.payload.job_id === id).length >= 3 || undefined,
+        'deliveries',
+      );
+      const listed = await sift(['deliveries', id], client());
+      expect(listed.code).toBe(0);
+      expect(listed.out).toContain(`webhook ${rx.url}`);
+      expect(listed.out).toMatch(/1 {2}batch\.queued\s+delivered 1×/);
+      expect(listed.out).toMatch(/batch\.partial\s+delivered/);
+      expect((await sift(['redeliver', id, '--all'], client())).out).toMatch(/^3 deliveries queued/);
+
+      expect((await sift(['purge', id], client())).out.trim()).toBe(`${id} purged`);
+      const gone = await sift(['deliveries', id], client());
+      expect(gone.code).toBe(2);
+      expect(gone.err).toContain('not_found');
+      const noSecret = await sift(['batch', '-', '--webhook', rx.url], client(), fx.url('/a'));
+      expect(noSecret.err).toContain('SIFT_WEBHOOK_SECRET');
+    } finally {
+      await rx.stop();
+    }
   });
 
   it("cancel of a finished job shows the server's error and hint", async () => {
