@@ -69,7 +69,7 @@ export class EventView {
   @ApiProperty({ type: 'object', additionalProperties: true }) data: unknown;
 }
 
-@ApiSchema({ name: 'WebhookDto' })
+@ApiSchema({ name: 'WebhookViewDto' })
 export class WebhookView {
   @ApiProperty() url: string;
   @ApiProperty({ enum: EVENT_TYPES, isArray: true }) events: string[];

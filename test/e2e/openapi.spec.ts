@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import request from 'supertest';
-import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitUntil, waitForJob, FLEET_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const committed = path.resolve(__dirname, '..', '..', 'openapi.json');
@@ -30,6 +30,9 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}',
         '/v1/batch/{id}/results',
         '/v1/batch/{id}/events',
+        '/v1/batch/{id}/retry',
+        '/v1/batch/{id}/deliveries',
+        '/v1/batch/{id}/deliveries/redeliver',
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');
@@ -98,6 +101,19 @@ describe('response shapes', () => {
         .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
       expect(keys(sub.body)).toEqual(props('JobViewDto'));
       await waitForJob(app, sub.body.id);
+      // A webhook nobody answers (a closed port): its deliveries hold an error.
+      const hooked = await http()
+        .post('/v1/batch')
+        .set(auth)
+        .send({
+          targets: [{ url: fx.url('/page') }],
+          webhook: { url: 'http://127.0.0.1:9/hook', secret: `whsec_${'A'.repeat(32)}` },
+        });
+      await waitForJob(app, hooked.body.id);
+      await waitUntil(async () => {
+        const d = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(auth)).body;
+        return d.deliveries[0]?.last_error ? true : undefined;
+      }, 'a failed delivery');
       const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(auth)).body.results;
       for (const r of results) expect(keys(r)).toEqual(props('TargetResultDto'));
       expect(keys(results[0].result)).toEqual(props('FetchResponseDto'));
@@ -107,6 +123,19 @@ describe('response shapes', () => {
       const list = (await http().get('/v1/batch').set(auth)).body;
       expect(keys(list)).toEqual(props('JobListResponseDto'));
       for (const j of list.jobs) expect(keys(j)).toEqual(props('JobViewDto'));
+      const retry = await http().post(`/v1/batch/${sub.body.id}/retry`).set(auth);
+      expect(retry.status).toBe(202);
+      expect(keys(retry.body)).toEqual(props('JobViewDto'));
+      const deliveries = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(auth)).body;
+      expect(keys(deliveries)).toEqual(props('DeliveriesResponseDto'));
+      expect(keys(deliveries.webhook)).toEqual(props('WebhookViewDto'));
+      expect(deliveries.deliveries.length).toBeGreaterThan(0);
+      for (const d of deliveries.deliveries) expect(keys(d)).toEqual(props('DeliveryDto'));
+      expect(keys(deliveries.deliveries[0].last_error)).toEqual(props('DeliveryErrorDto'));
+      const redeliver = (
+        await http().post(`/v1/batch/${hooked.body.id}/deliveries/redeliver`).set(auth).send({})
+      ).body;
+      expect(keys(redeliver)).toEqual(props('RedeliverResponseDto'));
       const bad = (await http().post('/v1/fetch').set(auth).send({})).body;
       expect(keys(bad)).toEqual(props('ErrorResponseDto'));
       expect(keys(bad.error)).toEqual(props('ErrorBodyDto'));
