@@ -38,7 +38,9 @@ export async function up(db: Kysely<any>): Promise<void> {
     holder          TEXT,
     PRIMARY KEY (job_id, seq)
   )`.execute(db);
+  // Due deliveries by time; a job's first pending one by (job, state, seq).
   await sql`CREATE INDEX batch_delivery_due ON batch_delivery(state, next_attempt_at)`.execute(db);
+  await sql`CREATE INDEX batch_delivery_head ON batch_delivery(job_id, state, seq)`.execute(db);
   await sql`CREATE INDEX batch_delivery_holder ON batch_delivery(holder) WHERE holder IS NOT NULL`.execute(
     db,
   );

@@ -94,12 +94,14 @@ export abstract class DeliveryRows extends EventRows {
    * lockDeliveries, so two instances never take one delivery.
    */
   async claimDeliveries(c: { holder: string; now: number; limit: number }): Promise<ClaimedDelivery[]> {
+    // Due ones in time order, each kept only if no earlier one of its job is pending (indexes:
+    // batch_delivery_due for the first, batch_delivery_head for the second).
     const heads = await sql<{ job_id: string; seq: number }>`
       SELECT d.job_id, d.seq FROM batch_delivery AS d
-      JOIN (SELECT job_id, min(seq) AS seq FROM batch_delivery WHERE state = 'pending' GROUP BY job_id) AS h
-        ON h.job_id = d.job_id AND h.seq = d.seq
-      WHERE d.holder IS NULL AND d.next_attempt_at <= ${c.now}
-      ORDER BY d.next_attempt_at, d.job_id LIMIT ${c.limit}`.execute(this.db);
+      WHERE d.state = 'pending' AND d.next_attempt_at <= ${c.now} AND d.holder IS NULL
+        AND NOT EXISTS (SELECT 1 FROM batch_delivery AS e
+                        WHERE e.job_id = d.job_id AND e.state = 'pending' AND e.seq < d.seq)
+      ORDER BY d.next_attempt_at, d.job_id, d.seq LIMIT ${c.limit}`.execute(this.db);
     const out: ClaimedDelivery[] = [];
     for (const h of heads.rows) {
       const r = await this.db
