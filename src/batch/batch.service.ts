@@ -207,7 +207,7 @@ export class BatchService {
   async redeliver(caller: Caller, id: string, all: boolean): Promise<{ queued: number }> {
     await this.own(caller, id);
     const queued = await this.store.redeliver(id, this.clock.now(), all);
-    if (queued > 0) this.signals.deliveryQueued();
+    if (queued > 0) this.signals.deliveryQueued(id);
     return { queued };
   }
 

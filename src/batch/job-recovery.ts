@@ -161,7 +161,7 @@ export abstract class JobRecovery {
       // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
       const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
       await s.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
-      s.onCommit(() => this.signals.deliveryQueued());
+      s.onCommit(() => this.signals.deliveryQueued(jobId));
     }
   }
 }

@@ -22,12 +22,12 @@ export class JobSignals {
     this.emitter.emit(`events:${jobId}`);
   }
 
-  /** A webhook delivery is waiting to be sent. */
-  deliveryQueued(): void {
-    this.emitter.emit('delivery');
+  /** A webhook delivery of the job is waiting to be sent. */
+  deliveryQueued(jobId: string): void {
+    this.emitter.emit('delivery', jobId);
   }
 
-  onDeliveryQueued(fn: () => void): void {
+  onDeliveryQueued(fn: (jobId: string) => void): void {
     this.emitter.on('delivery', fn);
   }
 

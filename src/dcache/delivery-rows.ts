@@ -109,6 +109,8 @@ export abstract class DeliveryRows extends EventRows {
         .set((eb) => ({ holder: c.holder, attempts: eb('attempts', '+', 1) }))
         .where('job_id', '=', h.job_id)
         .where('seq', '=', h.seq)
+        // Read again at the update: one finished (and released) meanwhile is not taken again.
+        .where('state', '=', 'pending')
         .where('holder', 'is', null)
         .returning(['payload', 'attempts', 'created_at'])
         .executeTakeFirst();
@@ -134,6 +136,45 @@ export abstract class DeliveryRows extends EventRows {
       });
     }
     return out;
+  }
+
+  /**
+   * Writes how an attempt ended and, when it was delivered, takes the job's next pending
+   * delivery for the same holder if it is due and free: a job's deliveries go one after another
+   * without a new claim. Undefined when there is none to take; false when `holder` no longer
+   * held the delivery (nothing written).
+   */
+  async finishAndTakeNext(
+    w: DeliveryWrite,
+    now: number,
+  ): Promise<false | Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
+    return this.transaction(async (s) => {
+      if (!(await s.finishDelivery(w))) return false;
+      if (w.state !== 'delivered') return undefined;
+      const next = await s.db
+        .updateTable('batch_delivery')
+        .set((eb) => ({ holder: w.holder, attempts: eb('attempts', '+', 1) }))
+        .where('job_id', '=', w.jobId)
+        .where('seq', '=', (eb) =>
+          eb
+            .selectFrom('batch_delivery')
+            .select((e) => e.fn.min('seq').as('seq'))
+            .where('job_id', '=', w.jobId)
+            .where('state', '=', 'pending'),
+        )
+        .where('holder', 'is', null)
+        .where('next_attempt_at', '<=', now)
+        .returning(['seq', 'payload', 'attempts', 'created_at'])
+        .executeTakeFirst();
+      return (
+        next && {
+          seq: Number(next.seq),
+          payload: next.payload,
+          attempts: next.attempts,
+          createdAt: next.created_at,
+        }
+      );
+    });
   }
 
   /** Writes how an attempt ended, only while `holder` still holds the delivery. */

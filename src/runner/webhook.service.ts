@@ -37,6 +37,7 @@ interface Outcome {
 @Injectable()
 export class WebhookService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('webhook');
+  /** Jobs whose deliveries this instance is sending now. */
   private readonly sending = new Map<string, AbortController>();
   private readonly tasks = new Set<Promise<void>>();
   private stopped = true;
@@ -53,7 +54,10 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     private readonly metrics: Metrics,
     signals: JobSignals,
   ) {
-    signals.onDeliveryQueued(() => this.pump());
+    // A job being sent here goes on by itself (see start); any other may be claimable now.
+    signals.onDeliveryQueued((jobId) => {
+      if (!this.sending.has(jobId)) this.pump();
+    });
   }
 
   /** Starts once the instance is registered and restart reconciliation has freed old holds. */
@@ -110,23 +114,45 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     for (const d of claimed) this.start(d);
   }
 
-  private start(d: ClaimedDelivery): void {
-    const key = `${d.jobId}:${d.seq}`;
+  /**
+   * Sends the claimed delivery, then the job's next ones as long as each is delivered and the next
+   * is due: one job's deliveries go one after another, in seq order, without a new claim each.
+   */
+  private start(first: ClaimedDelivery): void {
     const ac = new AbortController();
-    this.sending.set(key, ac);
-    const task = this.send(d, ac.signal)
-      .catch((err: Error) => this.log.error(`delivery ${key}: ${err.message}`))
+    this.sending.set(first.jobId, ac);
+    const task = (async () => {
+      let d: ClaimedDelivery | undefined = first;
+      while (d && !ac.signal.aborted) {
+        const outcome = await this.send(d, ac.signal);
+        if (!outcome) return;
+        const next = await this.store.finishAndTakeNext(
+          { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome },
+          this.clock.now(),
+        );
+        if (next !== false) {
+          this.metrics.webhookAttempts.inc({
+            outcome: outcome.state === 'pending' ? 'retry' : outcome.state,
+          });
+        }
+        d = next ? { ...d, ...next } : undefined;
+      }
+    })()
+      .catch((err: Error) => this.log.error(`deliveries of ${first.jobId}: ${err.message}`))
       .finally(() => {
-        this.sending.delete(key);
+        this.sending.delete(first.jobId);
         this.tasks.delete(task);
-        // The job's next delivery may be due now, and a slot is free.
+        // A slot is free; and a delivery of this job queued after its last look is taken now.
         this.pump();
       });
     this.tasks.add(task);
   }
 
-  /** One attempt, and what it says about the next. */
-  private async send(d: ClaimedDelivery, signal: AbortSignal): Promise<void> {
+  /** One attempt, and what it says about the next; undefined when stopped meanwhile. */
+  private async send(
+    d: ClaimedDelivery,
+    signal: AbortSignal,
+  ): Promise<(Outcome & { nextAttemptAt: number }) | undefined> {
     const id = `${d.jobId}:${d.seq}`;
     const at = new Date(this.clock.nowMs());
     const started = performance.now();
@@ -155,7 +181,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
             });
     } catch (err) {
       // Stopping: the delivery stays held until stop() frees it.
-      if (signal.aborted) return;
+      if (signal.aborted) return undefined;
       const e = err instanceof SiftError ? err : undefined;
       if (!e)
         this.log.error(`delivery ${id}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`);
@@ -169,17 +195,10 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         e?.code === 'blocked_address' ? { state: 'failed', ...failure } : this.retryOrGiveUp(d, failure);
     }
     this.metrics.webhookSeconds.observe((performance.now() - started) / 1000);
-    const next = outcome.state === 'pending' ? this.nextAttemptAt(d) : this.clock.now();
-    const written = await this.store.finishDelivery({
-      jobId: d.jobId,
-      seq: d.seq,
-      holder: this.instance.id,
-      nextAttemptAt: next,
+    return {
       ...outcome,
-    });
-    if (written) {
-      this.metrics.webhookAttempts.inc({ outcome: outcome.state === 'pending' ? 'retry' : outcome.state });
-    }
+      nextAttemptAt: outcome.state === 'pending' ? this.nextAttemptAt(d) : this.clock.now(),
+    };
   }
 
   /** When the attempt after `d.attempts` is due: the schedule's delay, the last one repeating. */

@@ -291,6 +291,18 @@ describeEachBackend('pipelines in the store', (db) => {
       clock.t += 5000;
       expect((await claim(OTHER)).map((x) => [x.seq, x.attempts])).toEqual([[2, 2]]);
       clock.t -= 5000;
+      // Delivered: its holder goes on with the job's next one, held at once, no claim needed.
+      const next = await store.finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now());
+      expect(next).toMatchObject({ seq: 3, attempts: 1 });
+      expect(await claim(ME)).toEqual([]);
+      expect(await store.finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now())).toBe(false);
+      // A failed attempt takes nothing next.
+      expect(
+        await store.finishAndTakeNext(
+          { ...write, seq: 3, holder: OTHER, state: 'pending', nextAttemptAt: now() },
+          now(),
+        ),
+      ).toBeUndefined();
     });
 
     it('redeliver queues the undelivered again from now (all of them with all), not one being sent', async () => {
