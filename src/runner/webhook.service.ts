@@ -122,9 +122,10 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     const ac = new AbortController();
     this.sending.set(first.jobId, ac);
     const task = (async () => {
+      const signer = new Webhook(first.secret);
       let d: ClaimedDelivery | undefined = first;
       while (d && !ac.signal.aborted) {
-        const outcome = await this.send(d, ac.signal);
+        const outcome = await this.send(d, signer, ac.signal);
         if (!outcome) return;
         const next = await this.store.finishAndTakeNext(
           { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome },
@@ -151,6 +152,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
   /** One attempt, and what it says about the next; undefined when stopped meanwhile. */
   private async send(
     d: ClaimedDelivery,
+    signer: Webhook,
     signal: AbortSignal,
   ): Promise<(Outcome & { nextAttemptAt: number }) | undefined> {
     const id = `${d.jobId}:${d.seq}`;
@@ -166,7 +168,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         headers: {
           'webhook-id': id,
           'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': new Webhook(d.secret).sign(id, at, d.payload),
+          'webhook-signature': signer.sign(id, at, d.payload),
         },
         body: d.payload,
         maxBody: MAX_ANSWER,
