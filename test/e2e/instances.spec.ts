@@ -8,6 +8,8 @@ import { BatchStore } from '../../src/dcache';
 import { InstanceService } from '../../src/runner/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { Receiver, newSecret } from '../support/receiver';
+import { EVENT_TYPES } from '../../src/batch/job-status';
 import { createPgDatabase } from '../support/backends';
 import { Fixture, html, send, slowArticle } from '../support/fixture';
 
@@ -203,5 +205,58 @@ describe('several instances on one PostgreSQL database', () => {
     expect(await store.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain('ghost');
     const live = await apps[2].get(InstanceService).live();
     expect(live.map((i) => i.id).sort()).toEqual(apps.map((a) => a.get(InstanceService).id).sort());
+  });
+
+  it('webhooks: a delivery held by a lost instance is sent by a live one; every event arrives in seq order', async () => {
+    const secret = newSecret();
+    const rx = await new Receiver(secret).start();
+    try {
+      const store = apps[0].get(BatchStore);
+      // A job whose first delivery a ghost instance took (and never sent) before it stopped beating.
+      const id = await store.transaction(async (s) => {
+        const life = new JobLifecycle(s, new Clock(), new JobSignals());
+        const { job } = await life.submit(
+          {
+            caller: { name: 'fleet-caller', callerClass: 'fleet' },
+            idemKey: '',
+            fingerprint: 'hooked',
+            onRestart: 'resume',
+            targets: Array.from({ length: 30 }, (_, i) => ({ url: fx.url(`/p/hooked-${i}`), options: '{}' })),
+            webhook: { url: rx.url, secret, events: [...EVENT_TYPES] },
+          },
+          { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
+        );
+        await s.registerInstance({ id: 'ghost-sender', host: 'gone', now: 1 });
+        await s.lockDeliveries();
+        const taken = await s.claimDeliveries({
+          holder: 'ghost-sender',
+          now: Math.floor(Date.now() / 1000),
+          limit: 1,
+        });
+        expect(taken.map((d) => [d.jobId, d.seq])).toEqual([[job.id, 1]]);
+        return job.id;
+      });
+      await waitForJob(apps[2], id);
+      const events = (await http(1).get(`/v1/batch/${id}/events`).set(fleet)).body.events as {
+        seq: number;
+        type: string;
+      }[];
+      await waitUntil(
+        () => rx.unique().length >= events.length || undefined,
+        'every event delivered',
+        20_000,
+      );
+      expect(rx.rejected).toEqual([]);
+      expect(rx.unique().map((r) => [r.payload.seq, r.payload.type])).toEqual(
+        events.map((e) => [e.seq, e.type]),
+      );
+      // In order as received, not only once de-duplicated.
+      const seqs = rx.received.map((r) => r.payload.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      const deliveries = (await http(0).get(`/v1/batch/${id}/deliveries`).set(fleet)).body.deliveries;
+      expect(deliveries[0]).toMatchObject({ seq: 1, state: 'delivered', attempts: 2 });
+    } finally {
+      await rx.stop();
+    }
   });
 });

@@ -462,3 +462,33 @@ describe('per-job TTL through the sweeper', () => {
     }
   });
 });
+
+describe('a fleet webhook outside SIFT_FLEET_ALLOW', () => {
+  it('is refused (blocked_address) like a fetch would be, and never contacted', async () => {
+    const { app } = await createTestApp({ SIFT_WEBHOOK_RETRY_S: '1' });
+    const rx = await new Receiver(newSecret()).start();
+    try {
+      const http_ = () => request(app.getHttpServer());
+      const sub = await http_()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({
+          targets: [{ url: 'http://example.invalid/' }],
+          webhook: { url: rx.url, secret: newSecret() },
+        });
+      expect(sub.status).toBe(202);
+      const first = await waitUntil(async () => {
+        const d = (await http_().get(`/v1/batch/${sub.body.id}/deliveries`).set(fleet)).body.deliveries[0];
+        return d?.state === 'failed' ? d : undefined;
+      }, 'the first delivery refused');
+      expect(first.last_error).toMatchObject({
+        code: 'blocked_address',
+        message: expect.stringContaining('127.0.0.1'),
+      });
+      expect(rx.hits).toBe(0);
+    } finally {
+      await rx.stop();
+      await app.close();
+    }
+  });
+});
