@@ -69,4 +69,26 @@ describe('acknowledged means durable', () => {
     await batch.cancel(caller, job.id);
     expect(levelAtCommitOf(/^insert into "batch_event"/)).toBe('full');
   });
+
+  it('a retry job and a purge commit with FULL', async () => {
+    const { job } = await batch.submit(caller, { targets: [{ url: 'http://a.test/' }] });
+    await d.batch.transaction(async (s) => {
+      await s.updateBatchTarget({
+        jobId: job.id,
+        idx: 0,
+        now: 1,
+        status: 'failed',
+        error: 'x',
+        code: 'connect_error',
+      });
+      await s.setBatchJobStatus({ id: job.id, status: 'failed', now: 1 });
+    });
+    sqlLog.length = 0;
+    const { job: child } = await batch.retry(caller, job.id);
+    expect(levelAtCommitOf(/^insert into "batch_job"/)).toBe('full');
+    expect(child.parent_id).toBe(job.id);
+    sqlLog.length = 0;
+    await batch.purge(caller, job.id);
+    expect(levelAtCommitOf(/^delete from "batch_job"/)).toBe('full');
+  });
 });
