@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors';
 import { BatchStore, type BatchEvent, type BatchJob } from '../dcache';
-import type { Caller } from '../fetch/fetch.service';
+import { checkRobotsOption, type Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
 import { markDuplicates } from './dedupe';
 import { INVALID_URL, JobLifecycle, type DraftTarget, type SubmitLimits } from './job-lifecycle';
@@ -135,6 +135,10 @@ export class BatchService {
         'restricted callers may not send custom request headers',
         'remove "headers" from the options',
       );
+    }
+    // robots: false is for fleet callers only, as on /v1/fetch.
+    for (const o of [req.options, ...req.targets.map((t) => t.options)]) {
+      checkRobotsOption(caller, (o as { robots?: boolean } | undefined)?.robots);
     }
     const webhook = req.webhook && {
       url: req.webhook.url,

@@ -60,7 +60,8 @@ export interface SubmitLimits {
 
 /** How a fetched target ended. */
 export type TargetOutcome =
-  { kind: 'done'; result: string } | { kind: 'failed'; code: string; message: string; hint: string };
+  | { kind: 'done'; result: string; verdict?: string }
+  | { kind: 'failed'; code: string; message: string; hint: string };
 
 /**
  * Every change of a job's or a target's status, each in one transaction with its events, and the
@@ -274,13 +275,15 @@ export class JobLifecycle extends JobRecovery {
     holder: string,
     limit: number,
     perHost = Number.MAX_SAFE_INTEGER,
-  ): Promise<{ targets: { idx: number; url: string; options: string }[]; more: boolean } | undefined> {
+  ): Promise<
+    { targets: { idx: number; url: string; options: string; deferrals: number }[]; more: boolean } | undefined
+  > {
     const now = this.clock.now();
     return this.store.transaction(async (s) => {
       const job = await s.batchJob(jobId);
       if (!job || !isLiveJob(job.status)) return undefined;
       await s.lockClaims();
-      const targets = await s.claimTargets({ jobId, holder, now, limit, perHost });
+      const targets = await s.claimTargets({ jobId, holder, now, nowMs: this.clock.nowMs(), limit, perHost });
       // Instances claiming at once all read "queued": only the one whose update moves it says so.
       if (targets.length > 0 && job.status === 'queued' && (await s.startBatchJob(jobId, now))) {
         await this.event(s, jobId, 'batch.running', now);
@@ -342,6 +345,14 @@ export class JobLifecycle extends JobRecovery {
       if (after.targetsDone >= after.targetsTotal) await this.end(s, after, now);
       return true;
     }, opts);
+  }
+
+  /**
+   * The target goes back to pending to wait for its host (paused by a 429/503 with Retry-After):
+   * it has not ended, so no event. False when `holder` no longer held it.
+   */
+  defer(jobId: string, idx: number, holder: string): Promise<boolean> {
+    return this.store.deferHeldTarget({ jobId, idx, holder, now: this.clock.now() });
   }
 
   /**

@@ -46,6 +46,7 @@ export class AppConfig {
   limits: Record<CallerClass, ClassLimits>;
   logLevel: string;
   userAgent: string;
+  robotsAgent: string;
   shutdownGraceMs: number;
   heartbeatS: number;
   instanceTtlS: number;
@@ -187,6 +188,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   };
   cfg.logLevel = parsed.SIFT_LOG_LEVEL;
   cfg.userAgent = parsed.SIFT_USER_AGENT;
+  cfg.robotsAgent = parsed.SIFT_ROBOTS_AGENT;
   cfg.shutdownGraceMs = parsed.SIFT_SHUTDOWN_GRACE_MS;
   cfg.heartbeatS = parsed.SIFT_HEARTBEAT_S;
   cfg.instanceTtlS = parsed.SIFT_INSTANCE_TTL_S;

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { Type } from 'class-transformer';
+import { SIFT_VERSION } from '../version';
 import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
 
 /**
@@ -228,8 +229,14 @@ export class EnvSchema {
   @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])
   SIFT_LOG_LEVEL = 'info';
 
+  /** Sent on every request sift makes (pages, robots.txt, webhooks). */
   @IsOptional()
   @IsString()
   @MaxLength(200)
-  SIFT_USER_AGENT = 'sift/0.1 (+https://github.com/sift)';
+  SIFT_USER_AGENT = `sift/${SIFT_VERSION}`;
+
+  /** The product token robots.txt groups are matched against (else the `*` group applies). */
+  @IsOptional()
+  @Matches(/^[A-Za-z_-]{1,64}$/, { message: 'SIFT_ROBOTS_AGENT must be a product token (letters, _ and -)' })
+  SIFT_ROBOTS_AGENT = 'sift';
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { AppConfig, databaseOf } from '../config/app-config';
 import { BatchStore } from './batch-store';
 import { ClientStore } from './client-store';
+import { HostStore } from './host-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 
@@ -17,7 +18,8 @@ import { Dcache, openDcache } from './dcache';
     { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },
     { provide: ContentCache, useFactory: (d: Dcache) => d.cache, inject: [Dcache] },
     { provide: ClientStore, useFactory: (d: Dcache) => d.clients, inject: [Dcache] },
+    { provide: HostStore, useFactory: (d: Dcache) => d.hosts, inject: [Dcache] },
   ],
-  exports: [Dcache, BatchStore, ContentCache, ClientStore],
+  exports: [Dcache, BatchStore, ContentCache, ClientStore, HostStore],
 })
 export class DcacheModule {}

@@ -5,6 +5,7 @@ import type { BatchStoreMisses } from './batch-rows';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
+import { HostStore } from './host-store';
 import { migrate, openDatabase, openPostgres, type Backend } from './database';
 import type { DB } from './schema';
 
@@ -29,6 +30,7 @@ export class Dcache {
     readonly batch: BatchStore,
     readonly cache: ContentCache,
     readonly clients: ClientStore,
+    readonly hosts: HostStore,
     /** The PostgreSQL URL (undefined on SQLite). */
     private readonly url?: string,
   ) {}
@@ -109,7 +111,16 @@ export async function openDcache(
     await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
-    return new Dcache(backend, sqlite, db, new BatchStore(db), cache, new ClientStore(db), opts.url);
+    return new Dcache(
+      backend,
+      sqlite,
+      db,
+      new BatchStore(db),
+      cache,
+      new ClientStore(db),
+      new HostStore(db),
+      opts.url,
+    );
   } catch (err) {
     await db.destroy();
     throw err;

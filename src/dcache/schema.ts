@@ -20,6 +20,8 @@ export interface BatchJobTable {
   ttl_s: Generated<number | null>;
   /** The job this one retries the failed targets of. */
   parent_id: Generated<string | null>;
+  /** Done targets whose verdict is not ok. Maintained by the schema's triggers. */
+  targets_flagged: Generated<number>;
 }
 
 export interface BatchTargetTable {
@@ -41,6 +43,27 @@ export interface BatchTargetTable {
   parent_idx: Generated<number | null>;
   /** An earlier target of the job with the same URL and options, whose result this one gets. */
   dup_of: Generated<number | null>;
+  /** A done target's verdict (ok, empty, challenge, not_found, error_page). */
+  verdict: Generated<string | null>;
+  /** Times the target went back to pending for a paused host. */
+  deferrals: Generated<number>;
+}
+
+export interface RobotsTxtTable {
+  origin: string;
+  kind: 'rules' | 'allow' | 'disallow';
+  status: number;
+  body: string;
+  fetched_at: number;
+  expires_at: number;
+}
+
+export interface HostStateTable {
+  host: string;
+  /** ms: no request to the host before this (a 429/503 with Retry-After). */
+  paused_until: Generated<number>;
+  /** ms: the next request a Crawl-delay allows. */
+  next_at: Generated<number>;
 }
 
 export interface BatchWebhookTable {
@@ -114,4 +137,6 @@ export interface DB {
   sift_instance: SiftInstanceTable;
   batch_webhook: BatchWebhookTable;
   batch_delivery: BatchDeliveryTable;
+  robots_txt: RobotsTxtTable;
+  host_state: HostStateTable;
 }

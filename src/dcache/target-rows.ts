@@ -144,13 +144,15 @@ export abstract class TargetRows extends JobRows {
     jobId: string;
     holder: string;
     now: number;
+    /** The time in ms: hosts paused until later (a 429/503 with Retry-After) are passed over. */
+    nowMs?: number;
     limit: number;
     perHost: number;
-  }): Promise<{ idx: number; url: string; options: string }[]> {
+  }): Promise<{ idx: number; url: string; options: string; deferrals: number }[]> {
     const lock = this.pg ? sql`FOR UPDATE SKIP LOCKED` : sql``;
     // `picked` is read once (MATERIALIZED): as a plain IN (subquery), PostgreSQL may run a locking
     // subquery again after each row it updates, and so claim past the limit.
-    const r = await sql<{ idx: number; url: string; options: string }>`
+    const r = await sql<{ idx: number; url: string; options: string; deferrals: number }>`
       WITH running AS (
         SELECT host, count(*) AS n FROM batch_target WHERE status = 'running' GROUP BY host),
       candidates AS (
@@ -158,6 +160,7 @@ export abstract class TargetRows extends JobRows {
           row_number() OVER (PARTITION BY p.host ORDER BY p.idx) + coalesce(r.n, 0) AS slot
         FROM (SELECT idx, host FROM batch_target
               WHERE job_id = ${c.jobId} AND status = 'pending' AND dup_of IS NULL
+                AND host NOT IN (SELECT host FROM host_state WHERE paused_until > ${c.nowMs ?? c.now * 1000})
               ORDER BY idx LIMIT ${CLAIM_SCAN}) AS p
         LEFT JOIN running AS r ON r.host = p.host),
       picked AS MATERIALIZED (
@@ -167,7 +170,7 @@ export abstract class TargetRows extends JobRows {
         ORDER BY idx ${lock})
       UPDATE batch_target SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
       WHERE job_id = ${c.jobId} AND idx IN (SELECT idx FROM picked)
-      RETURNING idx, url, options`.execute(this.db);
+      RETURNING idx, url, options, deferrals`.execute(this.db);
     return r.rows.sort((a, b) => a.idx - b.idx);
   }
 
@@ -192,6 +195,27 @@ export abstract class TargetRows extends JobRows {
     const r = await this.db
       .updateTable('batch_target')
       .set({ ...written(w), holder: null })
+      .where('job_id', '=', w.jobId)
+      .where('idx', '=', w.idx)
+      .where('status', '=', 'running')
+      .where('holder', '=', w.holder)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows) > 0;
+  }
+
+  /**
+   * A target `holder` holds goes back to pending, one deferral more, to wait for its host (no
+   * event: it has not ended). False when it was no longer held.
+   */
+  async deferHeldTarget(w: { jobId: string; idx: number; holder: string; now: number }): Promise<boolean> {
+    const r = await this.db
+      .updateTable('batch_target')
+      .set((eb) => ({
+        status: 'pending',
+        holder: null,
+        updated_at: w.now,
+        deferrals: eb('deferrals', '+', 1),
+      }))
       .where('job_id', '=', w.jobId)
       .where('idx', '=', w.idx)
       .where('status', '=', 'running')

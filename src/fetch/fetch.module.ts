@@ -5,6 +5,9 @@ import { AddressPolicy } from './address-policy';
 import { ExtractPool } from './extract-pool';
 import { FetchService } from './fetch.service';
 import { Fetcher, systemResolver, type Resolver } from './fetcher';
+import { Robots } from './robots';
+import { Clock } from '../common/clock';
+import { HostStore } from '../dcache';
 
 /** The resolver the fetcher asks; tests replace it to answer what a DNS attacker would. */
 export const RESOLVER = Symbol('RESOLVER');
@@ -29,6 +32,12 @@ export const RESOLVER = Symbol('RESOLVER');
       useFactory: (config: AppConfig) =>
         new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
       inject: [AppConfig],
+    },
+    {
+      provide: Robots,
+      useFactory: (fetcher: Fetcher, hosts: HostStore, clock: Clock, config: AppConfig) =>
+        new Robots(fetcher, hosts, clock, config.robotsAgent),
+      inject: [Fetcher, HostStore, Clock, AppConfig],
     },
     FetchService,
   ],

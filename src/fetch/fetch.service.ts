@@ -3,7 +3,8 @@ import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
 import { FetchError, InternalFault, SiftError, forbidden } from '../common/errors';
-import { ContentCache, sha256Hex } from '../dcache';
+import { ContentCache, HostStore, sha256Hex } from '../dcache';
+import { Robots } from './robots';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
 import type { FetchEnvelope } from './envelope';
@@ -30,6 +31,8 @@ export interface FetchParams {
   max_bytes?: number;
   max_age_s?: number;
   headers?: Record<string, string>;
+  /** false: robots.txt is not asked (fleet callers only). */
+  robots?: boolean;
 }
 
 /** What the cache keeps beside the content. */
@@ -98,6 +101,8 @@ export class FetchService {
     @Inject(Fetcher) private readonly fetcher: Fetcher,
     private readonly extractor: ExtractPool,
     private readonly metrics: Metrics,
+    private readonly robots: Robots,
+    private readonly hosts: HostStore,
   ) {
     this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
   }
@@ -144,12 +149,16 @@ export class FetchService {
   ): Promise<FetchOutcome> {
     const format: Format = p.format ?? 'markdown';
     const headers = this.checkHeaders(caller, p.headers);
+    const robots = checkRobotsOption(caller, p.robots);
     const url = parseHttpUrl(p.url);
-    const key = sha256Hex(JSON.stringify([caller.callerClass, url.href, format, headers]));
+    // A page fetched without asking robots.txt is kept apart from those fetched asking it.
+    const key = sha256Hex(
+      JSON.stringify([caller.callerClass, url.href, format, headers, ...(robots ? [] : ['robots:false'])]),
+    );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
     const waiter = { host: url.host, timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS, signal };
     const page = await this.page(key, maxAge, waiter, (shared) =>
-      this.fetchAndExtract(key, url.href, format, caller, headers, shared, opts),
+      this.fetchAndExtract(key, url.href, format, caller, headers, robots, shared, opts),
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const cut = truncateUtf8(page.content, cap);
@@ -194,6 +203,27 @@ export class FetchService {
     return out;
   }
 
+  /**
+   * The host's turn: 429 host_backoff while it is paused (for any caller, on any instance), and
+   * with a Crawl-delay, the wait for the next slot it allows (slots are handed out in the database,
+   * so requests from every job and instance are spaced).
+   */
+  private async enterHost(host: string, crawlDelayMs: number, signal: AbortSignal): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    const paused = await this.hosts.pausedUntil(host);
+    if (paused > nowMs) throw hostBackoff(host, paused - nowMs);
+    if (crawlDelayMs <= 0) return;
+    const at = await this.hosts.reserveSlot(host, crawlDelayMs, nowMs);
+    if (at > nowMs) await sleep(at - nowMs, signal);
+  }
+
+  /** A 429 or 503 with a Retry-After of at most an hour pauses the host for everyone. */
+  private async noteBackoff(host: string, status: number, retryAfterS: number | undefined): Promise<void> {
+    if ((status !== 429 && status !== 503) || retryAfterS === undefined || retryAfterS <= 0) return;
+    if (retryAfterS > MAX_BACKOFF_S) return;
+    await this.hosts.pauseHost(host, this.clock.nowMs() + retryAfterS * 1000);
+  }
+
   /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch (see SingleFlight). */
   private async page(
     key: string,
@@ -223,16 +253,29 @@ export class FetchService {
     format: Format,
     caller: Caller,
     headers: Record<string, string>,
+    robots: boolean,
     signal: AbortSignal,
     opts: FetchCallOptions,
   ): Promise<Page> {
+    const who = `${caller.callerClass}:${caller.name}`;
+    const target = parseHttpUrl(url);
+    const crawlDelayMs = robots ? await this.robots.check(target, caller.callerClass, who) : 0;
+    await this.enterHost(target.host, crawlDelayMs, signal);
+    let hop = 0;
     const raw = await this.fetcher.fetch(url, {
       callerClass: caller.callerClass,
-      caller: `${caller.callerClass}:${caller.name}`,
+      caller: who,
       timeoutMs: MAX_TIMEOUT_MS,
       headers,
       signal,
+      // Every redirect is checked against its own site's robots.txt (the first hop was above).
+      beforeHop: robots
+        ? async (u) => {
+            if (hop++ > 0) await this.robots.check(u, caller.callerClass, who);
+          }
+        : undefined,
     });
+    await this.noteBackoff(target.host, raw.status, raw.retryAfterS);
     const kind = pageKind(raw.contentType, raw.body);
     const ok = raw.status >= 200 && raw.status < 300;
     if (!kind && ok) {
@@ -276,6 +319,44 @@ export class FetchService {
     }
     return { meta, content: stored.text, digest, fetchedAt, cached: false, retryAfterS: raw.retryAfterS };
   }
+}
+
+/** The longest Retry-After that pauses a host; a longer one is only reported. */
+export const MAX_BACKOFF_S = 3600;
+
+export const hostBackoff = (host: string, ms: number) => {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return new SiftError(
+    429,
+    'host_backoff',
+    `${host} asked to be left alone for ${s} more s (it answered 429 or 503 with Retry-After)`,
+    'try again after Retry-After; batch targets of this host wait by themselves',
+    { 'Retry-After': String(s) },
+  );
+};
+
+/** robots: false is for fleet callers only (403 for a restricted one); true unless turned off. */
+export function checkRobotsOption(caller: Caller, robots: boolean | undefined): boolean {
+  if (robots === false && caller.callerClass !== 'fleet') {
+    throw forbidden('restricted callers may not turn robots.txt off', 'remove "robots": false');
+  }
+  return robots !== false;
+}
+
+/** Waits ms, or rejects as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */

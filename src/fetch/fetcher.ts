@@ -23,6 +23,10 @@ export interface FetchOptions {
   timeoutMs: number;
   headers?: Record<string, string>;
   signal?: AbortSignal;
+  /** Read at most this many decoded bytes and keep them, instead of failing over the cap. */
+  truncateAt?: number;
+  /** Called before every hop (the first and each redirect); what it throws ends the fetch. */
+  beforeHop?: (url: URL) => Promise<void>;
 }
 
 export interface RawPage {
@@ -34,6 +38,9 @@ export interface RawPage {
   body: Buffer;
   /** Seconds the server asked to wait (Retry-After), when it said. */
   retryAfterS?: number;
+  /** Validators for a later conditional request. */
+  etag?: string;
+  lastModified?: string;
 }
 
 /** Retry-After as seconds: delta-seconds or an HTTP date. */
@@ -132,6 +139,7 @@ export class Fetcher {
     try {
       for (let hop = 0; ; hop++) {
         if (current.origin !== origin) headers = withoutCredentials(headers);
+        if (o.beforeHop) await o.beforeHop(current);
         await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
         const res = await request(current, {
           method: 'GET',
@@ -158,7 +166,7 @@ export class Fetcher {
           current = parseHttpUrl(location, current);
           continue;
         }
-        const body = await this.readBody(res, signal);
+        const body = await this.readBody(res, signal, o.truncateAt);
         return {
           url,
           finalUrl: current.href,
@@ -166,6 +174,8 @@ export class Fetcher {
           contentType: header(res.headers, 'content-type') ?? '',
           body,
           retryAfterS: parseRetryAfter(header(res.headers, 'retry-after')),
+          etag: header(res.headers, 'etag'),
+          lastModified: header(res.headers, 'last-modified'),
         };
       }
     } catch (err) {
@@ -244,10 +254,14 @@ export class Fetcher {
   }
 
   /** Reads the body through its content-encoding, stopping at the cap on the decoded size. */
-  private async readBody(res: Dispatcher.ResponseData, signal: AbortSignal): Promise<Buffer> {
+  private async readBody(
+    res: Dispatcher.ResponseData,
+    signal: AbortSignal,
+    truncateAt?: number,
+  ): Promise<Buffer> {
     const declared = Number(header(res.headers, 'content-length') ?? NaN);
     const encoding = (header(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
-    if (!encoding && declared > this.downloadCap) {
+    if (!encoding && declared > this.downloadCap && truncateAt === undefined) {
       res.body.destroy();
       throw new FetchError(
         'too_large',
@@ -263,6 +277,10 @@ export class Fetcher {
     try {
       for await (const chunk of stream) {
         size += (chunk as Buffer).length;
+        if (truncateAt !== undefined && size >= truncateAt) {
+          chunks.push((chunk as Buffer).subarray(0, (chunk as Buffer).length - (size - truncateAt)));
+          break;
+        }
         if (size > this.downloadCap) {
           throw new FetchError('too_large', `the page is over the ${this.downloadCap}-byte cap once decoded`);
         }

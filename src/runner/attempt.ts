@@ -1,21 +1,38 @@
 import type { Logger } from '@nestjs/common';
 import { INTERNAL_HINTS, InternalFault, SiftError } from '../common/errors';
 import type { TargetOutcome } from '../batch/job-lifecycle';
-import type { Caller, FetchOutcome, FetchParams, FetchService } from '../fetch/fetch.service';
+import {
+  MAX_BACKOFF_S,
+  type Caller,
+  type FetchOutcome,
+  type FetchParams,
+  type FetchService,
+} from '../fetch/fetch.service';
 
 const MAX_RETRIES = 2;
-const MAX_RETRY_AFTER_S = 30;
 const RETRY_STATUS = new Set([429, 502, 503]);
+/**
+ * Times a target goes back to wait for its paused host before the host's answer (429/503) is
+ * kept as its result: a host that never lets up does not hold a job live for ever.
+ */
+export const MAX_DEFERRALS = 20;
 
 export interface PendingTarget {
   idx: number;
   url: string;
   options: string;
+  /** Times it already went back to wait for its host. */
+  deferrals?: number;
 }
 
+/** How a try ended: as the lifecycle records it, or deferred (back to pending until the host's pause ends). */
+export type AttemptOutcome = TargetOutcome | { kind: 'deferred' };
+
 /**
- * Fetches one target with at most two retries for resets and 429/502/503 (honouring a
- * Retry-After of up to 30 s). Undefined when the signal aborted it: nothing is to be written.
+ * Fetches one target with at most two retries for resets and 429/502/503 without Retry-After. A
+ * host that asks to wait (429/503 with Retry-After, up to an hour) is paused for every job, caller
+ * and instance by the FetchService: the target is deferred, not failed, and claimed again once
+ * the pause ends. Undefined when the signal aborted it: nothing is to be written.
  */
 export async function attempt(
   fetcher: FetchService,
@@ -23,7 +40,8 @@ export async function attempt(
   t: PendingTarget,
   signal: AbortSignal,
   log: Logger,
-): Promise<TargetOutcome | undefined> {
+): Promise<AttemptOutcome | undefined> {
+  const mayDefer = (t.deferrals ?? 0) < MAX_DEFERRALS;
   const params = { ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>), url: t.url };
   for (let n = 0; ; n++) {
     let out: FetchOutcome;
@@ -32,16 +50,19 @@ export async function attempt(
     } catch (err) {
       if (signal.aborted) return undefined;
       if (!(err instanceof SiftError)) return fault(t, err, log);
-      if (err.code === 'connect_error' && n < MAX_RETRIES && (await backoff(n, undefined, signal))) continue;
+      if (err.code === 'host_backoff' && mayDefer) return { kind: 'deferred' };
+      if (err.code === 'connect_error' && n < MAX_RETRIES && (await backoff(n, signal))) continue;
       if (signal.aborted) return undefined;
       return { kind: 'failed', code: err.code, message: err.message, hint: err.hint };
     }
     const status = out.envelope.status;
-    if (RETRY_STATUS.has(status) && n < MAX_RETRIES) {
-      if (out.retryAfterS === undefined || out.retryAfterS <= MAX_RETRY_AFTER_S) {
-        if (await backoff(n, out.retryAfterS, signal)) continue;
-        if (signal.aborted) return undefined;
-      }
+    const waitAsked = out.retryAfterS !== undefined && out.retryAfterS > 0;
+    if ((status === 429 || status === 503) && waitAsked && out.retryAfterS! <= MAX_BACKOFF_S && mayDefer) {
+      return { kind: 'deferred' };
+    }
+    if (RETRY_STATUS.has(status) && !waitAsked && n < MAX_RETRIES) {
+      if (await backoff(n, signal)) continue;
+      if (signal.aborted) return undefined;
     }
     return { kind: 'done', result: JSON.stringify(out.envelope) };
   }
@@ -61,8 +82,8 @@ function fault(t: PendingTarget, err: unknown, log: Logger): TargetOutcome {
 }
 
 /** Waits before a retry; false when the wait was cut short by an abort. */
-function backoff(n: number, retryAfterS: number | undefined, signal: AbortSignal): Promise<boolean> {
-  const ms = retryAfterS !== undefined ? retryAfterS * 1000 : 250 * 2 ** n;
+function backoff(n: number, signal: AbortSignal): Promise<boolean> {
+  const ms = 250 * 2 ** n;
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
     const timer = setTimeout(() => {

@@ -279,6 +279,13 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
     const outcome = await attempt(this.fetcher, job.caller, t, signal, this.log);
     if (outcome === undefined) return;
+    if (outcome.kind === 'deferred') {
+      // Back to pending: the job claims it again once its host's pause is over.
+      await this.lifecycle.defer(job.id, t.idx, this.instance.id);
+      job.exhausted = false;
+      this.metrics.targets.inc({ status: 'deferred' });
+      return;
+    }
     // With nothing of the job left to start, this result may be its last: the commit that ends a
     // job is durable (FULL), so the last few results of a job commit that way.
     const mayEnd = job.exhausted && job.buffer.length === 0;

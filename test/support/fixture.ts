@@ -17,9 +17,12 @@ export class Fixture {
     this.server = http.createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
+      // A site has no robots.txt unless the fixture names one: a catch-all route does not answer it.
       const route =
         this.routes[path] ??
-        Object.entries(this.routes).find(([p]) => p.endsWith('*') && path.startsWith(p.slice(0, -1)))?.[1];
+        (path === '/robots.txt'
+          ? undefined
+          : Object.entries(this.routes).find(([p]) => p.endsWith('*') && path.startsWith(p.slice(0, -1)))?.[1]);
       if (!route) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('no such fixture');
         return;

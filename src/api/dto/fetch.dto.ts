@@ -1,4 +1,4 @@
-import { IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { IsHeaderMap, IsHttpUrl } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
@@ -33,6 +33,11 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsHeaderMap()
   headers?: Record<string, string>;
+
+  /** false: fetch without asking the site's robots.txt (fleet callers only; 403 for others). */
+  @IsOptional()
+  @IsBoolean()
+  robots?: boolean;
 }
 
 export class FetchRequestDto extends FetchOptionsDto {

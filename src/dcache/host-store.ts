@@ -1,0 +1,74 @@
+import { sql, type Kysely } from 'kysely';
+import type { DB, RobotsTxtTable } from './schema';
+
+export type RobotsRow = RobotsTxtTable;
+
+/**
+ * What sift knows of each site, shared by every instance: its robots.txt (per origin) and its
+ * host's state (a backoff pause asked for by a 429/503, and the next slot a Crawl-delay allows).
+ */
+export class HostStore {
+  constructor(private readonly db: Kysely<DB>) {}
+
+  async robots(origin: string): Promise<RobotsRow | undefined> {
+    return this.db.selectFrom('robots_txt').selectAll().where('origin', '=', origin).executeTakeFirst();
+  }
+
+  async putRobots(r: RobotsRow): Promise<void> {
+    await this.db
+      .insertInto('robots_txt')
+      .values(r)
+      .onConflict((oc) =>
+        oc.column('origin').doUpdateSet({
+          kind: r.kind,
+          status: r.status,
+          body: r.body,
+          fetched_at: r.fetched_at,
+          expires_at: r.expires_at,
+        }),
+      )
+      .execute();
+  }
+
+  /** ms until which the host is paused (0 when it is not). */
+  async pausedUntil(host: string): Promise<number> {
+    const r = await this.db
+      .selectFrom('host_state')
+      .select('paused_until')
+      .where('host', '=', host)
+      .executeTakeFirst();
+    return Number(r?.paused_until ?? 0);
+  }
+
+  /** Pauses the host until `untilMs` (a later pause already set stands). */
+  async pauseHost(host: string, untilMs: number): Promise<void> {
+    await this.db
+      .insertInto('host_state')
+      .values({ host, paused_until: untilMs, next_at: 0 })
+      .onConflict((oc) =>
+        oc.column('host').doUpdateSet({
+          paused_until: sql<number>`CASE WHEN host_state.paused_until > ${untilMs} THEN host_state.paused_until ELSE ${untilMs} END`,
+        }),
+      )
+      .execute();
+  }
+
+  /**
+   * Reserves the host's next request slot `delayMs` after the last one reserved (or now, if that
+   * is later), in one statement: two instances never get the same slot. Returns when (ms) the
+   * request may start.
+   */
+  async reserveSlot(host: string, delayMs: number, nowMs: number): Promise<number> {
+    const r = await this.db
+      .insertInto('host_state')
+      .values({ host, paused_until: 0, next_at: nowMs + delayMs })
+      .onConflict((oc) =>
+        oc.column('host').doUpdateSet({
+          next_at: sql<number>`CASE WHEN host_state.next_at > ${nowMs} THEN host_state.next_at ELSE ${nowMs} END + ${delayMs}`,
+        }),
+      )
+      .returning('next_at')
+      .executeTakeFirstOrThrow();
+    return Number(r.next_at) - delayMs;
+  }
+}
