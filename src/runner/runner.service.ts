@@ -102,6 +102,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       if (!job || !isLiveJob(job.status)) this.drop(id);
     }
     for (const id of live) await this.add(id);
+    // A job known here may be waiting for a host whose pause is over: look again.
+    this.pump();
   }
 
   /**
@@ -232,8 +234,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       for (let n = 0; n < ids.length && this.inFlight < this.config.runnerConcurrency; n++) {
         const job = this.jobs.get(ids[(this.rr + n) % ids.length]);
         if (!job) continue;
-        if (job.buffer.length === 0 && !job.exhausted && !((job.notBefore ?? 0) > Date.now())) {
-          await this.refill(job);
+        if (job.buffer.length === 0 && !job.exhausted) {
+          const wait = (job.notBefore ?? 0) - Date.now();
+          // Not yet: a timer may fire a little before notBefore, so look again when it is due.
+          if (wait > 0) setTimeout(() => this.pump(), wait + 1).unref();
+          else await this.refill(job);
         }
         if (!this.jobs.has(job.id)) continue;
         const next = job.buffer[0];

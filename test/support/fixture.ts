@@ -22,7 +22,9 @@ export class Fixture {
         this.routes[path] ??
         (path === '/robots.txt'
           ? undefined
-          : Object.entries(this.routes).find(([p]) => p.endsWith('*') && path.startsWith(p.slice(0, -1)))?.[1]);
+          : Object.entries(this.routes).find(
+              ([p]) => p.endsWith('*') && path.startsWith(p.slice(0, -1)),
+            )?.[1]);
       if (!route) {
         res.writeHead(404, { 'content-type': 'text/plain' }).end('no such fixture');
         return;
