@@ -1,0 +1,155 @@
+/**
+ * What a fetched page really is, so a block page or a "not found" served with 200 is never passed
+ * off as content. The rules read the status, the raw html, the title and the words extracted, and
+ * name no site: they look for the markup and wording bot checks, captcha walls, JavaScript-only
+ * shells and missing-page templates share, and only on pages too short to be an article.
+ */
+export const VERDICTS = ['ok', 'empty', 'challenge', 'not_found', 'error_page'] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+/** A page with fewer words than this is `empty`. */
+export const EMPTY_WORDS = 50;
+/** Challenge and not-found pages are short: a page with more words than this is neither. */
+const SHORT_WORDS = 200;
+
+/** Markup of bot-check and captcha services (scripts, form ids, cookies named in the page). */
+const CHALLENGE_MARKUP = new RegExp(
+  [
+    'cf-browser-verification',
+    'cf_chl_opt',
+    'cf-challenge',
+    'challenges\\.cloudflare\\.com',
+    '/cdn-cgi/challenge-platform/h/',
+    'cf-error-details',
+    'cf-turnstile',
+    'g-recaptcha',
+    'recaptcha/api\\.js',
+    'h-captcha',
+    'hcaptcha\\.com',
+    'captcha-delivery\\.com',
+    'px-captcha',
+    '_incapsula_resource',
+    'incapsula incident id',
+    'awswaf',
+    'aws-waf-token',
+    'ddos-guard',
+    'sucuri.{0,40}firewall',
+    '/_sec/cp_challenge',
+    'arkoselabs',
+    'funcaptcha',
+    'geetest',
+  ].join('|'),
+  'i',
+);
+
+/** What such pages say. */
+const CHALLENGE_WORDS = new RegExp(
+  [
+    'just a moment',
+    'checking (your|if the site connection is secure|the site connection)',
+    'checking your browser',
+    'verifying (your|the) browser',
+    'javascript is not available',
+    'verify(ing)? (that )?you are (a )?human',
+    'verify you are not a (robot|bot)',
+    'are you a robot',
+    "(i'?m|i am) not a robot",
+    'prove you are (a )?human',
+    'complete the (security check|captcha)',
+    'security check to access',
+    'unusual traffic from your computer',
+    'press (&|and) hold',
+    'attention required',
+    'access (to this page )?(has been )?denied',
+    "you don'?t have permission to access",
+    'you have been blocked',
+    'request unsuccessful',
+    'pardon our interruption',
+    'ddos protection by',
+    'one more step',
+    'bot (detection|protection|verification)',
+    'human verification',
+    'please (enable|turn on) (javascript|cookies)',
+    '(enable|turn on) javascript and cookies',
+    'javascript is (disabled|required|not enabled)',
+    '(you need to|you must|please) enable javascript',
+    '(this (site|app|page)|it) (requires|needs) javascript',
+    'without javascript',
+  ].join('|'),
+  'i',
+);
+
+/** What a missing page says, in its title, its first heading or its first lines. */
+const NOT_FOUND_WORDS = new RegExp(
+  [
+    '\\b404\\b',
+    'page not found',
+    '\\bnot found\\b',
+    "\\b(page|file|article|content|post|product|resource|url)\\b[^.!?\\n]{0,60}?\\b(does not|doesn'?t|could not|couldn'?t|cannot|can'?t|no longer) (exists?|be found|available)",
+    "(we|i) (couldn'?t|could not|can'?t|cannot) find (the|that|this|what)",
+    'no longer (exists|available)',
+    'nothing (was )?found',
+    "(this|that) page (does not|doesn'?t) exist",
+    'page (is )?(missing|unavailable|introuvable)',
+    'page introuvable',
+    'seite nicht gefunden',
+    'página no encontrada',
+    'pagina non trovata',
+    'pagina niet gevonden',
+    'ページが見つかりません',
+    'страница не найдена',
+  ].join('|'),
+  'i',
+);
+
+/** Bodies that are a script loader and little else: the page needs JavaScript to show anything. */
+const APP_ROOT =
+  /<div[^>]+id=["'](root|app|__next|__nuxt|svelte|main-app)["'][^>]*>\s*<\/div>|<app-root[^>]*>[^<]{0,40}<\/app-root>/i;
+
+export function wordCount(text: string): number {
+  return text.match(/[\p{L}\p{N}]+/gu)?.length ?? 0;
+}
+
+export interface VerdictInput {
+  status: number;
+  /** The page's html (empty for other types). */
+  html: string;
+  title: string;
+  /** The extracted content (markdown or text; html output has its tags stripped here). */
+  content: string;
+  isHtml: boolean;
+}
+
+export function verdictOf(p: VerdictInput): Verdict {
+  if (p.status >= 400) return 'error_page';
+  if (p.status < 200 || p.status >= 300) return 'ok';
+  const text = (p.content.includes('<') ? p.content.replace(/<[^>]*>/g, ' ') : p.content).replace(/[’‘]/g, "'");
+  const words = wordCount(text);
+  if (!p.isHtml) return 'ok';
+  if (words <= SHORT_WORDS) {
+    const head = `${p.title}\n${firstHeading(p.html)}\n${text.slice(0, 600)}`.replace(/[’‘]/g, "'");
+    const noscript = noscriptText(p.html);
+    if (
+      CHALLENGE_MARKUP.test(p.html) ||
+      CHALLENGE_WORDS.test(`${head}\n${noscript}`) ||
+      (words < EMPTY_WORDS && APP_ROOT.test(p.html) && /<script/i.test(p.html))
+    ) {
+      return 'challenge';
+    }
+    if (NOT_FOUND_WORDS.test(head)) return 'not_found';
+  }
+  return words < EMPTY_WORDS ? 'empty' : 'ok';
+}
+
+function firstHeading(html: string): string {
+  const m = /<h1[^>]*>([\s\S]{0,400}?)<\/h1>/i.exec(html);
+  return m ? m[1].replace(/<[^>]*>/g, ' ') : '';
+}
+
+function noscriptText(html: string): string {
+  const out: string[] = [];
+  for (const m of html.matchAll(/<noscript[^>]*>([\s\S]{0,2000}?)<\/noscript>/gi)) {
+    out.push(m[1].replace(/<[^>]*>/g, ' '));
+  }
+  return out.join('\n');
+}
