@@ -144,7 +144,7 @@ export class BatchController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<string | undefined> {
     if (!wants(req, 'application/x-ndjson')) {
-      const page = await this.batch.resultsJson(caller, id, q.after ?? -1, q.limit ?? 100);
+      const page = await this.batch.resultsJson(caller, id, q.after ?? -1, q.limit ?? 100, q.verdict);
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       return page;
     }
@@ -154,7 +154,7 @@ export class BatchController {
       res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
       let closed = false;
       res.on('close', () => (closed = true));
-      for await (const line of this.batch.resultLines(caller, id)) {
+      for await (const line of this.batch.resultLines(caller, id, q.verdict)) {
         if (closed) break;
         await write(res, line);
       }

@@ -249,30 +249,38 @@ export class BatchService {
    * RESULTS_PAGE_BYTES of JSON (a larger single result still goes alone). Sizes are read first, so
    * only the targets that fit are loaded; stored envelopes are spliced in, not parsed again.
    */
-  async resultsJson(caller: Caller, id: string, after: number, limit: number): Promise<string> {
-    const job = await this.own(caller, id);
+  async resultsJson(
+    caller: Caller,
+    id: string,
+    after: number,
+    limit: number,
+    verdict?: string,
+  ): Promise<string> {
+    await this.own(caller, id);
     let n = 0;
     let total = 0;
-    for (const { bytes } of await this.store.batchResultSizes(id, after, limit)) {
+    // One more than asked: whether a next page exists is known without guessing.
+    const sizes = await this.store.batchResultSizes(id, after, limit + 1, verdict);
+    for (const { bytes } of sizes.slice(0, limit)) {
       const cost = bytes + RESULT_OVERHEAD;
       if (n > 0 && total + cost > RESULTS_PAGE_BYTES) break;
       total += cost;
       n++;
     }
-    const page = n > 0 ? await this.store.batchTargetsPage(id, after, n) : [];
+    const page = n > 0 ? await this.store.batchTargetsPage(id, after, n, verdict) : [];
     await this.store.touchBatchJob(id, this.clock.now());
     const last = page[page.length - 1];
-    const next = last && last.idx < job.targetsTotal - 1 ? last.idx : null;
+    const next = last && sizes.length > n ? last.idx : null;
     return `{"results":[${page.map(resultJson).join(',')}],"next":${next}}`;
   }
 
   /** Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory. */
-  async *resultLines(caller: Caller, id: string, pageSize = 100): AsyncGenerator<string> {
+  async *resultLines(caller: Caller, id: string, verdict?: string, pageSize = 100): AsyncGenerator<string> {
     await this.own(caller, id);
     await this.store.touchBatchJob(id, this.clock.now());
     let after = -1;
     for (;;) {
-      const page = await this.store.batchTargetsPage(id, after, pageSize);
+      const page = await this.store.batchTargetsPage(id, after, pageSize, verdict);
       for (const t of page) yield `${resultJson(t)}\n`;
       if (page.length < pageSize) return;
       after = page[page.length - 1].idx;

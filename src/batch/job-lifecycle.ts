@@ -312,7 +312,15 @@ export class JobLifecycle extends JobRecovery {
       // recovery of a lost instance) is another's now, or pending again.
       const written =
         outcome.kind === 'done'
-          ? await s.finishHeldTarget({ jobId, idx, holder, now, status: 'done', result: outcome.result })
+          ? await s.finishHeldTarget({
+              jobId,
+              idx,
+              holder,
+              now,
+              status: 'done',
+              result: outcome.result,
+              verdict: outcome.verdict,
+            })
           : await s.finishHeldTarget({
               jobId,
               idx,
@@ -328,7 +336,7 @@ export class JobLifecycle extends JobRecovery {
       const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
       const dups =
         outcome.kind === 'done'
-          ? await s.finishDuplicates({ ...same, idx, result: outcome.result })
+          ? await s.finishDuplicates({ ...same, idx, result: outcome.result, verdict: outcome.verdict })
           : await s.finishDuplicates({
               ...same,
               idx,

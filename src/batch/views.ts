@@ -32,6 +32,8 @@ export class JobView {
   @ApiProperty() targets_total: number;
   @ApiProperty() targets_done: number;
   @ApiProperty() targets_failed: number;
+  @ApiProperty({ description: "Done targets whose verdict is not ok (see the envelope's verdict)." })
+  targets_flagged: number;
   @ApiProperty({ format: 'date-time' }) created_at: string;
   @ApiProperty({ format: 'date-time' }) lease_expires_at: string;
   @ApiProperty({ description: 'UTF-8 bytes of stored results.' }) nbytes: number;
@@ -128,6 +130,7 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
     targets_total: j.targetsTotal,
     targets_done: j.targetsDone,
     targets_failed: j.targetsFailed ?? 0,
+    targets_flagged: j.targetsFlagged ?? 0,
     created_at: iso(j.createdAt),
     lease_expires_at: iso(j.lease + ttlS),
     nbytes: j.nbytes,

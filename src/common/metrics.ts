@@ -8,8 +8,8 @@ export class Metrics {
 
   readonly fetches = new Counter({
     name: 'sift_fetches_total',
-    help: 'Fetches by outcome: ok, or the error code.',
-    labelNames: ['outcome'] as const,
+    help: 'Fetches by outcome (ok, or the error code) and the verdict of the page (none for an error).',
+    labelNames: ['outcome', 'verdict'] as const,
     registers: [this.registry],
   });
 

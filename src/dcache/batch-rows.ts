@@ -27,6 +27,8 @@ export interface BatchJob {
   ttlS?: number | null;
   /** The job whose failed targets this one fetches again. */
   parentId?: string | null;
+  /** Done targets whose verdict is not ok. Maintained by the store. */
+  targetsFlagged?: number;
 }
 
 export interface BatchTarget {
@@ -44,6 +46,7 @@ export interface BatchTarget {
   parentIdx?: number | null;
   /** The earlier target of the job with the same URL and options, whose result this one gets. */
   dupOf?: number | null;
+  verdict?: string | null;
 }
 
 export interface BatchEvent {
@@ -103,6 +106,7 @@ export function toJob(r: Selectable<BatchJobTable>): BatchJob {
     targetsFailed: r.targets_failed,
     ttlS: r.ttl_s,
     parentId: r.parent_id,
+    targetsFlagged: r.targets_flagged,
   };
 }
 
@@ -119,6 +123,7 @@ export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
     code: r.code,
     parentIdx: r.parent_idx,
     dupOf: r.dup_of,
+    verdict: r.verdict,
   };
 }
 

@@ -90,28 +90,36 @@ export class ContentCache {
 
   /** The page under key if it was fetched at or after minFetchedAt; a hit marks it recently used. */
   async get(key: string, minFetchedAt = 0): Promise<CachedPage | undefined> {
-    const warm = this.hot.get(key);
-    if (warm) {
-      if (warm.fetchedAt < minFetchedAt) {
-        this.misses++;
-        return undefined;
-      }
-      this.hits++;
-      this.touched.set(key, this.nextTick());
-      return { key, digest: warm.digest, body: warm.body, meta: warm.meta, fetchedAt: warm.fetchedAt };
+    const found = await this.lookup(key, minFetchedAt);
+    return found?.fresh ? found.page : undefined;
+  }
+
+  /**
+   * The page under key, fresh (fetched at or after minFetchedAt: a hit, marked recently used) or
+   * stale (counted a miss: what a conditional request may revalidate).
+   */
+  async lookup(key: string, minFetchedAt = 0): Promise<{ page: CachedPage; fresh: boolean } | undefined> {
+    const page = await this.read(key);
+    if (!page || page.fetchedAt < minFetchedAt) {
+      this.misses++;
+      return page && { page, fresh: false };
     }
+    this.hits++;
+    this.touched.set(key, this.nextTick());
+    return { page, fresh: true };
+  }
+
+  private async read(key: string): Promise<CachedPage | undefined> {
+    const warm = this.hot.get(key);
+    if (warm)
+      return { key, digest: warm.digest, body: warm.body, meta: warm.meta, fetchedAt: warm.fetchedAt };
     const row = await this.db
       .selectFrom('cache_entry as e')
       .innerJoin('cache_body as b', 'b.digest', 'e.digest')
       .select(['e.key', 'e.digest', 'e.meta', 'e.fetched_at', 'b.body'])
       .where('e.key', '=', key)
       .executeTakeFirst();
-    if (!row || row.fetched_at < minFetchedAt) {
-      this.misses++;
-      return undefined;
-    }
-    this.hits++;
-    this.touched.set(key, this.nextTick());
+    if (!row) return undefined;
     const page: CachedPage = {
       key: row.key,
       digest: row.digest,

@@ -23,6 +23,7 @@ function written(w: TargetWrite) {
     error: w.error ?? null,
     hint: w.hint ?? null,
     code: w.code ?? null,
+    verdict: w.verdict ?? null,
     updated_at: w.now,
   };
 }
@@ -37,6 +38,8 @@ export interface TargetWrite {
   error?: string | null;
   hint?: string | null;
   code?: string | null;
+  /** A done target's verdict (see FetchEnvelope.verdict). */
+  verdict?: string | null;
 }
 
 /**
@@ -96,16 +99,20 @@ export abstract class TargetRows extends JobRows {
     return rows.map(toTarget);
   }
 
-  /** One page of targets with idx > after, in idx order. */
-  async batchTargetsPage(jobId: string, after: number, limit: number): Promise<BatchTarget[]> {
-    const rows = await this.db
+  /** One page of targets with idx > after, in idx order (only those of `verdict` when given). */
+  async batchTargetsPage(
+    jobId: string,
+    after: number,
+    limit: number,
+    verdict?: string,
+  ): Promise<BatchTarget[]> {
+    let q = this.db
       .selectFrom('batch_target')
       .selectAll()
       .where('job_id', '=', jobId)
-      .where('idx', '>', after)
-      .orderBy('idx')
-      .limit(limit)
-      .execute();
+      .where('idx', '>', after);
+    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
+    const rows = await q.orderBy('idx').limit(limit).execute();
     return rows.map(toTarget);
   }
 
@@ -117,8 +124,9 @@ export abstract class TargetRows extends JobRows {
     jobId: string,
     after: number,
     limit: number,
+    verdict?: string,
   ): Promise<{ idx: number; bytes: number }[]> {
-    return this.db
+    let q = this.db
       .selectFrom('batch_target')
       .select([
         'idx',
@@ -127,10 +135,9 @@ export abstract class TargetRows extends JobRows {
         ),
       ])
       .where('job_id', '=', jobId)
-      .where('idx', '>', after)
-      .orderBy('idx')
-      .limit(limit)
-      .execute();
+      .where('idx', '>', after);
+    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
+    return q.orderBy('idx').limit(limit).execute();
   }
 
   /**
@@ -286,6 +293,7 @@ export abstract class TargetRows extends JobRows {
         error: null,
         hint: null,
         code: null,
+        verdict: null,
         holder: null,
         updated_at: w.now,
       })

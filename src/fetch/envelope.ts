@@ -1,5 +1,6 @@
 import { ApiProperty, ApiSchema } from '@nestjs/swagger';
 import type { Format } from './extract';
+import { VERDICTS, type Verdict } from './verdict';
 
 /**
  * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
@@ -17,6 +18,17 @@ export class FetchEnvelope {
   @ApiProperty({ description: 'UTF-8 bytes of content.', example: 54 }) bytes: number;
   @ApiProperty({ description: 'Whether content was cut at the output cap.' }) truncated: boolean;
   @ApiProperty({ description: 'Whether this came from the cache.' }) cached: boolean;
+  @ApiProperty({
+    description:
+      'Whether the cached copy was confirmed by the site (a 304 to a conditional request) for this answer.',
+  })
+  revalidated: boolean;
+  @ApiProperty({
+    enum: VERDICTS,
+    description:
+      'What the page is: ok; empty (a 2xx html page of under 50 words); challenge (a bot check, captcha wall or JavaScript-only shell); not_found (a 200 page that says it is missing); error_page (an upstream 4xx/5xx).',
+  })
+  verdict: Verdict;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
   @ApiProperty({ example: 'sha256:0f…' }) digest: string;
 }

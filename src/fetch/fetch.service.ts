@@ -3,14 +3,15 @@ import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { Metrics } from '../common/metrics';
 import { FetchError, InternalFault, SiftError, forbidden } from '../common/errors';
-import { ContentCache, HostStore, sha256Hex } from '../dcache';
+import { ContentCache, HostStore, sha256Hex, type CachedPage } from '../dcache';
+import { verdictOf, type Verdict } from './verdict';
 import { Robots } from './robots';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
 import type { FetchEnvelope } from './envelope';
 import { ContentJsonMemo, envelopeJson } from './envelope-json';
 import { ExtractPool } from './extract-pool';
-import { Fetcher, parseHttpUrl } from './fetcher';
+import { Fetcher, parseHttpUrl, type RawPage } from './fetcher';
 import { SingleFlight, type Waiter } from './single-flight';
 import { truncateUtf8 } from './truncate';
 
@@ -35,11 +36,11 @@ export interface FetchParams {
   robots?: boolean;
 }
 
-/** What the cache keeps beside the content. */
+/** What the cache keeps beside the content: the envelope's fields, and validators to revalidate it. */
 type PageMeta = Pick<
   FetchEnvelope,
   'url' | 'final_url' | 'status' | 'content_type' | 'title' | 'format' | 'truncated'
->;
+> & { verdict?: Verdict; etag?: string; last_modified?: string };
 
 interface Page {
   meta: PageMeta;
@@ -47,6 +48,8 @@ interface Page {
   digest: string;
   fetchedAt: number;
   cached: boolean;
+  /** A stale copy the site confirmed (304). */
+  revalidated?: boolean;
   retryAfterS?: number;
 }
 
@@ -127,7 +130,7 @@ export class FetchService {
     const started = performance.now();
     try {
       const out = await this.fetchOnce(caller, p, signal, opts);
-      this.metrics.fetches.inc({ outcome: 'ok' });
+      this.metrics.fetches.inc({ outcome: 'ok', verdict: out.envelope.verdict });
       this.metrics.fetchSeconds.observe(
         { cached: String(out.envelope.cached) },
         (performance.now() - started) / 1000,
@@ -136,6 +139,7 @@ export class FetchService {
     } catch (err) {
       this.metrics.fetches.inc({
         outcome: err instanceof SiftError || err instanceof InternalFault ? err.code : 'internal',
+        verdict: 'none',
       });
       throw err;
     }
@@ -157,8 +161,8 @@ export class FetchService {
     );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
     const waiter = { host: url.host, timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS, signal };
-    const page = await this.page(key, maxAge, waiter, (shared) =>
-      this.fetchAndExtract(key, url.href, format, caller, headers, robots, shared, opts),
+    const page = await this.page(key, maxAge, waiter, (shared, stale) =>
+      this.fetchAndExtract(key, url.href, format, caller, headers, robots, shared, opts, stale),
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const cut = truncateUtf8(page.content, cap);
@@ -173,6 +177,8 @@ export class FetchService {
       bytes: cut.bytes,
       truncated: cut.truncated || page.meta.truncated,
       cached: page.cached,
+      revalidated: page.revalidated ?? false,
+      verdict: page.meta.verdict ?? 'ok',
       fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
       digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
     };
@@ -203,6 +209,22 @@ export class FetchService {
     return out;
   }
 
+  /** The site answered 304 to a conditional request: the copy held is current again. */
+  private async revalidated(key: string, stale: CachedPage, meta: PageMeta, raw: RawPage): Promise<Page> {
+    const fetchedAt = this.clock.now();
+    const fresh: PageMeta = {
+      ...meta,
+      ...(raw.etag ? { etag: raw.etag } : {}),
+      ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
+    };
+    let digest = stale.digest;
+    await this.cache.put(key, stale.body, fresh as unknown as Record<string, unknown>, fetchedAt).then(
+      (d) => (digest = d),
+      (err: Error) => this.log.warn(`revalidated page not cached: ${err.message}`),
+    );
+    return { meta: fresh, content: stale.body, digest, fetchedAt, cached: true, revalidated: true };
+  }
+
   /**
    * The host's turn: 429 host_backoff while it is paused (for any caller, on any instance), and
    * with a Crawl-delay, the wait for the next slot it allows (slots are handed out in the database,
@@ -229,22 +251,22 @@ export class FetchService {
     key: string,
     maxAgeS: number,
     waiter: Waiter,
-    load: (signal: AbortSignal) => Promise<Page>,
+    load: (signal: AbortSignal, stale?: CachedPage) => Promise<Page>,
   ): Promise<Page> {
     const now = this.clock.now();
-    if (maxAgeS > 0) {
-      const hit = await this.cache.get(key, now - maxAgeS);
-      if (hit) {
-        return {
-          meta: hit.meta as unknown as PageMeta,
-          content: hit.body,
-          digest: hit.digest,
-          fetchedAt: hit.fetchedAt,
-          cached: true,
-        };
-      }
+    // max_age_s 0: no copy is fresh enough, but one with validators may still be confirmed (304).
+    const hit = await this.cache.lookup(key, maxAgeS > 0 ? now - maxAgeS : Number.POSITIVE_INFINITY);
+    if (hit?.fresh) {
+      return {
+        meta: hit.page.meta as unknown as PageMeta,
+        content: hit.page.body,
+        digest: hit.page.digest,
+        fetchedAt: hit.page.fetchedAt,
+        cached: true,
+      };
     }
-    return this.flights.run(key, waiter, load);
+    const stale = hit && (hit.page.meta.etag || hit.page.meta.last_modified) ? hit.page : undefined;
+    return this.flights.run(key, waiter, (signal) => load(signal, stale));
   }
 
   private async fetchAndExtract(
@@ -256,8 +278,18 @@ export class FetchService {
     robots: boolean,
     signal: AbortSignal,
     opts: FetchCallOptions,
+    stale?: CachedPage,
   ): Promise<Page> {
     const who = `${caller.callerClass}:${caller.name}`;
+    const staleMeta = stale?.meta as PageMeta | undefined;
+    if (staleMeta) {
+      // A conditional request: a 304 confirms the copy held (the caller's own headers stand).
+      headers = {
+        ...(staleMeta.etag ? { 'if-none-match': staleMeta.etag } : {}),
+        ...(staleMeta.last_modified ? { 'if-modified-since': staleMeta.last_modified } : {}),
+        ...headers,
+      };
+    }
     const target = parseHttpUrl(url);
     const crawlDelayMs = robots ? await this.robots.check(target, caller.callerClass, who) : 0;
     await this.enterHost(target.host, crawlDelayMs, signal);
@@ -276,6 +308,7 @@ export class FetchService {
         : undefined,
     });
     await this.noteBackoff(target.host, raw.status, raw.retryAfterS);
+    if (raw.status === 304 && stale && staleMeta) return this.revalidated(key, stale, staleMeta, raw);
     const kind = pageKind(raw.contentType, raw.body);
     const ok = raw.status >= 200 && raw.status < 300;
     if (!kind && ok) {
@@ -286,13 +319,10 @@ export class FetchService {
     }
     let title = '';
     let content = '';
+    let html = '';
     if (kind === 'html') {
-      const x = await this.extractor.extract(
-        decodeBody(raw.body, raw.contentType, true),
-        raw.finalUrl,
-        format,
-        { wait: opts.waitForExtraction },
-      );
+      html = decodeBody(raw.body, raw.contentType, true);
+      const x = await this.extractor.extract(html, raw.finalUrl, format, { wait: opts.waitForExtraction });
       title = x.title;
       content = x.content;
     } else if (kind) {
@@ -307,6 +337,9 @@ export class FetchService {
       title,
       format,
       truncated: stored.truncated,
+      verdict: verdictOf({ status: raw.status, html, title, content, isHtml: kind === 'html' }),
+      ...(raw.etag ? { etag: raw.etag } : {}),
+      ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
     };
     const fetchedAt = this.clock.now();
     let digest = sha256Hex(stored.text);

@@ -123,7 +123,10 @@ export interface VerdictInput {
 export function verdictOf(p: VerdictInput): Verdict {
   if (p.status >= 400) return 'error_page';
   if (p.status < 200 || p.status >= 300) return 'ok';
-  const text = (p.content.includes('<') ? p.content.replace(/<[^>]*>/g, ' ') : p.content).replace(/[’‘]/g, "'");
+  const text = (p.content.includes('<') ? p.content.replace(/<[^>]*>/g, ' ') : p.content).replace(
+    /[’‘]/g,
+    "'",
+  );
   const words = wordCount(text);
   if (!p.isHtml) return 'ok';
   if (words <= SHORT_WORDS) {

@@ -64,7 +64,7 @@ export async function attempt(
       if (await backoff(n, signal)) continue;
       if (signal.aborted) return undefined;
     }
-    return { kind: 'done', result: JSON.stringify(out.envelope) };
+    return { kind: 'done', result: JSON.stringify(out.envelope), verdict: out.envelope.verdict };
   }
 }
 

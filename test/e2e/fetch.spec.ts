@@ -122,10 +122,12 @@ describe('POST /v1/fetch', () => {
           'fetched_at',
           'final_url',
           'format',
+          'revalidated',
           'status',
           'title',
           'truncated',
           'url',
+          'verdict',
         ].sort(),
       );
       expect(e).toMatchObject({
@@ -133,6 +135,8 @@ describe('POST /v1/fetch', () => {
         final_url: fx.url('/article'),
         status: 200,
         format: 'markdown',
+        revalidated: false,
+        verdict: 'ok',
         title: 'The Article Title',
         truncated: false,
         cached: false,

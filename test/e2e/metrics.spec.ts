@@ -42,8 +42,8 @@ describe('GET /metrics', () => {
     expect(r.status).toBe(200);
     expect(r.headers['content-type']).toMatch(/text\/plain/);
     const t = r.text;
-    expect(value(t, 'sift_fetches_total{outcome="ok"}')).toBe(3);
-    expect(value(t, 'sift_fetches_total{outcome="blocked_address"}')).toBe(2);
+    expect(value(t, 'sift_fetches_total{outcome="ok",verdict="ok"}')).toBe(3);
+    expect(value(t, 'sift_fetches_total{outcome="blocked_address",verdict="none"}')).toBe(2);
     expect(value(t, 'sift_cache{stat="hits"}')).toBe(2);
     expect(value(t, 'sift_cache{stat="misses"}')).toBe(3); // the first fetch and both blocked ones
     expect(value(t, 'sift_batch_jobs{status="partial"}')).toBe(1);

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { ContentJsonMemo, envelopeJson } from '../../src/fetch/envelope-json';
 import type { FetchEnvelope } from '../../src/fetch/envelope';
+import { VERDICTS } from '../../src/fetch/verdict';
 
 describe('envelope JSON', () => {
   const envelopes: fc.Arbitrary<FetchEnvelope> = fc.record({
@@ -14,6 +15,8 @@ describe('envelope JSON', () => {
     bytes: fc.nat(),
     truncated: fc.boolean(),
     cached: fc.boolean(),
+    revalidated: fc.boolean(),
+    verdict: fc.constantFrom(...VERDICTS),
     fetched_at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
     digest: fc.stringMatching(/^sha256:[0-9a-f]{64}$/),
   });

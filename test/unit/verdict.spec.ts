@@ -41,7 +41,9 @@ describe('verdicts', () => {
   });
 
   it('ordinary pages of the labelled set are ok', () => {
-    expect(pages.filter((p) => p.label === 'ok' && p.verdict !== 'ok').map((p) => `${p.name} → ${p.verdict}`)).toEqual([]);
+    expect(
+      pages.filter((p) => p.label === 'ok' && p.verdict !== 'ok').map((p) => `${p.name} → ${p.verdict}`),
+    ).toEqual([]);
   });
 
   it('status and size: error_page for 4xx/5xx, empty under 50 words, non-html never empty', () => {
@@ -57,7 +59,11 @@ describe('verdicts', () => {
   (corpus ? it : it.skip)('no page of the shared corpus is flagged challenge or not_found', () => {
     const all = [
       ...articlePages(corpus!).map((p) => ({ name: p.id, html: p.html, url: p.url })),
-      ...readabilityPages(corpus!).map((p) => ({ name: p.name, html: p.html, url: 'http://fakehost/test/page.html' })),
+      ...readabilityPages(corpus!).map((p) => ({
+        name: p.name,
+        html: p.html,
+        url: 'http://fakehost/test/page.html',
+      })),
     ];
     expect(all.length).toBe(156);
     const flagged = all

@@ -1,5 +1,6 @@
 import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { VERDICTS, type Verdict } from '../../fetch/verdict';
 
 export class JobListQueryDto {
   /** The `next` value of the previous page. */
@@ -32,6 +33,11 @@ export class ResultsQueryDto {
   @Min(1)
   @Max(1000)
   limit?: number;
+
+  /** Only done targets with this verdict (e.g. challenge, to see what was blocked). */
+  @IsOptional()
+  @IsIn(VERDICTS)
+  verdict?: Verdict;
 }
 
 export class EventsQueryDto {
