@@ -6,6 +6,7 @@ import { FetchError, InternalFault, SiftError, forbidden } from '../common/error
 import { ContentCache, HostStore, sha256Hex, type CachedPage } from '../dcache';
 import { verdictOf, type Verdict } from './verdict';
 import { Robots } from './robots';
+import { HostSlots } from './host-slots';
 import { decodeBody, mediaType, pageKind } from './decode';
 import type { Format } from './extract';
 import type { FetchEnvelope } from './envelope';
@@ -96,6 +97,8 @@ export class FetchService {
   private readonly storeCap: number;
   /** Escaped contents of pages served from the cache. */
   private readonly contentJson = new ContentJsonMemo(16 * 1024 * 1024);
+  /** Upstream fetches per host in this process: SIFT_PER_HOST_CONCURRENCY for all work together. */
+  readonly slots: HostSlots;
 
   constructor(
     private readonly config: AppConfig,
@@ -108,6 +111,7 @@ export class FetchService {
     private readonly hosts: HostStore,
   ) {
     this.storeCap = Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
+    this.slots = new HostSlots(config.perHostConcurrency);
   }
 
   /**
@@ -292,21 +296,27 @@ export class FetchService {
     }
     const target = parseHttpUrl(url);
     const crawlDelayMs = robots ? await this.robots.check(target, caller.callerClass, who) : 0;
-    await this.enterHost(target.host, crawlDelayMs, signal);
+    const release = await this.slots.acquire(target.host, signal);
     let hop = 0;
-    const raw = await this.fetcher.fetch(url, {
-      callerClass: caller.callerClass,
-      caller: who,
-      timeoutMs: MAX_TIMEOUT_MS,
-      headers,
-      signal,
-      // Every redirect is checked against its own site's robots.txt (the first hop was above).
-      beforeHop: robots
-        ? async (u) => {
-            if (hop++ > 0) await this.robots.check(u, caller.callerClass, who);
-          }
-        : undefined,
-    });
+    let raw: RawPage;
+    try {
+      await this.enterHost(target.host, crawlDelayMs, signal);
+      raw = await this.fetcher.fetch(url, {
+        callerClass: caller.callerClass,
+        caller: who,
+        timeoutMs: MAX_TIMEOUT_MS,
+        headers,
+        signal,
+        // Every redirect is checked against its own site's robots.txt (the first hop was above).
+        beforeHop: robots
+          ? async (u) => {
+              if (hop++ > 0) await this.robots.check(u, caller.callerClass, who);
+            }
+          : undefined,
+      });
+    } finally {
+      release();
+    }
     await this.noteBackoff(target.host, raw.status, raw.retryAfterS);
     if (raw.status === 304 && stale && staleMeta) return this.revalidated(key, stale, staleMeta, raw);
     const kind = pageKind(raw.contentType, raw.body);

@@ -267,4 +267,46 @@ describe('a host that asks to wait', () => {
       await fx.stop();
     }
   }, 30_000);
+
+  it('/v1/fetch and batch targets share SIFT_PER_HOST_CONCURRENCY', async () => {
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_PER_HOST_CONCURRENCY: '2' }));
+    const held: (() => void)[] = [];
+    let open = 0;
+    let most = 0;
+    let holding = true;
+    const fx = await new Fixture({
+      '/hold/*': (req, res) => {
+        most = Math.max(most, ++open);
+        const answer = () => {
+          open--;
+          page(req, res);
+        };
+        if (holding) held.push(answer);
+        else setTimeout(answer, 20);
+      },
+    }).start();
+    try {
+      const sub = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: Array.from({ length: 4 }, (_, i) => ({ url: fx.url(`/hold/t${i}`) })) });
+      await waitUntil(() => held.length === 2 || undefined, 'two targets in flight');
+      const direct = http()
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/hold/direct'), max_age_s: 0 })
+        .then((r) => r);
+      await new Promise((r) => setTimeout(r, 300));
+      expect(fx.hitCount('/hold/direct')).toBe(0); // waiting for a slot of the host
+      // Let go: from now on each request is answered after 20 ms.
+      holding = false;
+      for (const h of held.splice(0)) h();
+      expect((await direct).status).toBe(200);
+      expect(await waitForJob(app, sub.body.id)).toMatchObject({ status: 'done' });
+      expect(most).toBe(2);
+    } finally {
+      for (const h of held) h();
+      await fx.stop();
+    }
+  });
 });
