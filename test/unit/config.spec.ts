@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
+import { SIFT_VERSION } from '../../src/version';
 
 describe('config', () => {
   it('has working defaults with an empty environment', () => {
@@ -71,5 +72,13 @@ describe('config', () => {
     const fromDefaults = loadConfig({ SIFT_TOKENS: env.SIFT_TOKENS });
     expect({ ...fromFile, userAgent: '' }).toEqual({ ...fromDefaults, userAgent: '' });
     expect(fromFile.tokens[0]).toMatchObject({ caller: 'dev', callerClass: 'fleet' });
+  });
+
+  it('SIFT_USER_AGENT is sift/<the version of package.json> by default', () => {
+    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+      version: string;
+    };
+    expect(SIFT_VERSION).toBe(pkg.version);
+    expect(loadConfig({}).userAgent).toBe(`sift/${pkg.version}`);
   });
 });
