@@ -1,6 +1,24 @@
-import { ApiProperty, ApiSchema } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
+import type { Metadata } from './metadata';
 import type { Format } from './extract';
 import { VERDICTS, type Verdict } from './verdict';
+
+@ApiSchema({ name: 'MetadataDto' })
+export class PageMetadata implements Metadata {
+  @ApiProperty({ type: String, nullable: true }) author: string | null;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true }) published_at: string | null;
+  @ApiProperty({ type: String, nullable: true, example: 'en' }) language: string | null;
+  @ApiProperty({ type: String, nullable: true }) site_name: string | null;
+  @ApiProperty({ type: String, nullable: true }) description: string | null;
+  @ApiProperty({ type: String, nullable: true }) canonical_url: string | null;
+  @ApiProperty({ type: String, nullable: true }) image: string | null;
+}
+
+@ApiSchema({ name: 'LinkDto' })
+export class PageLink {
+  @ApiProperty() url: string;
+  @ApiProperty() text: string;
+}
 
 /**
  * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
@@ -31,4 +49,11 @@ export class FetchEnvelope {
   verdict: Verdict;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
   @ApiProperty({ example: 'sha256:0f…' }) digest: string;
+  @ApiProperty({ type: PageMetadata, description: 'What the page says about itself; null where unknown.' })
+  metadata: PageMetadata;
+  @ApiPropertyOptional({
+    type: [PageLink],
+    description: "With the option links: true, the main content's links (absolute), each URL once.",
+  })
+  links?: PageLink[];
 }

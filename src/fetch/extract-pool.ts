@@ -1,13 +1,14 @@
 import * as os from 'node:os';
 import { Worker } from 'node:worker_threads';
 import { FetchError, InternalFault, SiftError } from '../common/errors';
-import type { Extraction, Format } from './extract';
+import type { ExtractOptions, Extraction, Format } from './extract';
 
 interface Job {
   id: number;
   html: string;
   url: string;
   format: Format;
+  opts?: ExtractOptions;
   resolve: (x: Extraction) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
@@ -35,7 +36,7 @@ const { extractHtml } = require(workerData.file);
 parentPort.postMessage({ ready: true });
 parentPort.on('message', (m) => {
   try {
-    parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format) });
+    parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format, m.opts) });
   } catch (e) {
     parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
   }
@@ -159,7 +160,13 @@ export class ExtractPool {
           this.replace(slot, new FetchError('timeout', `extracting the page took over ${this.timeoutMs} ms`)),
         this.timeoutMs,
       );
-      slot.worker.postMessage({ id: job.id, html: job.html, url: job.url, format: job.format });
+      slot.worker.postMessage({
+        id: job.id,
+        html: job.html,
+        url: job.url,
+        format: job.format,
+        opts: job.opts,
+      });
     }
   }
 
@@ -171,7 +178,7 @@ export class ExtractPool {
     html: string,
     url: string,
     format: Format,
-    opts: { wait?: boolean } = {},
+    opts: { wait?: boolean; extract?: ExtractOptions } = {},
   ): Promise<Extraction> {
     if (this.size > 0 && !this.closed && this.queue.length >= this.maxQueue) {
       if (!opts.wait) throw serverBusy();
@@ -180,7 +187,9 @@ export class ExtractPool {
     if (this.size === 0) {
       // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
       return Promise.resolve()
-        .then(() => (require(this.module) as typeof import('./extract')).extractHtml(html, url, format))
+        .then(() =>
+          (require(this.module) as typeof import('./extract')).extractHtml(html, url, format, opts.extract),
+        )
         .catch((err: Error) => {
           throw new InternalFault(
             'extraction_failed',
@@ -190,7 +199,7 @@ export class ExtractPool {
     }
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, html, url, format, resolve, reject });
+      this.queue.push({ id: this.nextId++, html, url, format, opts: opts.extract, resolve, reject });
       this.dispatch();
     });
   }

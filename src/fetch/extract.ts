@@ -4,12 +4,25 @@ import TurndownService from 'turndown';
 import { cleanArticle, precleanSource } from './clean';
 import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
+import { pageMetadata, type Metadata } from './metadata';
 
 export type Format = 'markdown' | 'text' | 'html';
 
 export interface Extraction {
   title: string;
   content: string;
+  metadata: Metadata;
+  /** With `links`: the links of the main content, absolute, in document order. */
+  links?: { url: string; text: string }[];
+}
+
+export interface ExtractOptions {
+  /** List the main content's links. */
+  links?: boolean;
+  /** CSS selectors: the content is what they match, in document order (Readability is not asked). */
+  include?: string[];
+  /** CSS selectors: what they match is removed before anything else. */
+  exclude?: string[];
 }
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
@@ -48,11 +61,39 @@ function metaContent(doc: Document, selectors: string[]): string {
   return '';
 }
 
-/** Main content of an html page, as markdown, text or cleaned html, with its title. */
-export function extractHtml(page: string, baseUrl: string, format: Format): Extraction {
+/** Main content of an html page, as markdown, text or cleaned html, with its title and metadata. */
+export function extractHtml(
+  page: string,
+  baseUrl: string,
+  format: Format,
+  opts: ExtractOptions = {},
+): Extraction {
   const html = limitDepth(page);
-  // One parse serves both the title fallback (read first) and Readability (which mutates it).
+  // One parse serves the title fallback and the metadata (read first) and Readability (which mutates it).
   const source = parse(html, baseUrl);
+  const metadata = pageMetadata(source as unknown as Document, baseUrl);
+  const done = (title: string, root: HTMLElement): Extraction => ({
+    title,
+    content: render(root, root.innerHTML, format),
+    metadata,
+    ...(opts.links ? { links: linksOf(root, baseUrl) } : {}),
+  });
+  if (opts.exclude?.length) {
+    for (const el of Array.from(source.querySelectorAll(opts.exclude.join(',')))) el.remove();
+  }
+  if (opts.include?.length) {
+    // The caller knows where the content is: what the selectors match, outermost only.
+    const picked = Array.from(source.querySelectorAll<Element>(opts.include.join(','))).filter(
+      (el, _i, all) => !all.some((other) => other !== el && other.contains(el)),
+    );
+    const root = source.createElement('div');
+    for (const el of picked) root.appendChild(el);
+    const title = tidy(
+      metaContent(source, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) ||
+        (source.title ?? ''),
+    );
+    return done(title, root as unknown as HTMLElement);
+  }
   const docTitle = (source.title ?? '').trim();
   // A document title with a dash that no metadata repeats may end in the site's name.
   const siteNamed =
@@ -78,17 +119,38 @@ export function extractHtml(page: string, baseUrl: string, format: Format): Extr
   if (article?.content) {
     const root = article.content as unknown as HTMLElement;
     cleanArticle(root);
-    return { title, content: render(root, root.innerHTML, format) };
+    return done(title, root);
   }
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).
   const doc = parse(html, baseUrl);
+  if (opts.exclude?.length) {
+    for (const el of Array.from(doc.querySelectorAll(opts.exclude.join(',')))) el.remove();
+  }
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(
     body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
   )) {
     el.remove();
   }
-  return { title, content: render(body, body.innerHTML, format) };
+  return done(title, body as unknown as HTMLElement);
+}
+
+/** The links of the content: absolute http(s) URLs with their text, each URL once. */
+function linksOf(root: HTMLElement, baseUrl: string): { url: string; text: string }[] {
+  const seen = new Set<string>();
+  const out: { url: string; text: string }[] = [];
+  for (const a of Array.from(root.querySelectorAll('a[href]'))) {
+    let u: URL;
+    try {
+      u = new URL(a.getAttribute('href') ?? '', baseUrl);
+    } catch {
+      continue;
+    }
+    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || seen.has(u.href)) continue;
+    seen.add(u.href);
+    out.push({ url: u.href, text: tidy(a.textContent ?? '') });
+  }
+  return out;
 }
 
 /**

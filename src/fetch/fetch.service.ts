@@ -8,7 +8,8 @@ import { verdictOf, type Verdict } from './verdict';
 import { Robots } from './robots';
 import { HostSlots } from './host-slots';
 import { decodeBody, mediaType, pageKind } from './decode';
-import type { Format } from './extract';
+import type { ExtractOptions, Format } from './extract';
+import { NO_METADATA, type Metadata } from './metadata';
 import type { FetchEnvelope } from './envelope';
 import { ContentJsonMemo, envelopeJson } from './envelope-json';
 import { ExtractPool } from './extract-pool';
@@ -35,13 +36,22 @@ export interface FetchParams {
   headers?: Record<string, string>;
   /** false: robots.txt is not asked (fleet callers only). */
   robots?: boolean;
+  links?: boolean;
+  include_selectors?: string[];
+  exclude_selectors?: string[];
 }
 
 /** What the cache keeps beside the content: the envelope's fields, and validators to revalidate it. */
 type PageMeta = Pick<
   FetchEnvelope,
   'url' | 'final_url' | 'status' | 'content_type' | 'title' | 'format' | 'truncated'
-> & { verdict?: Verdict; etag?: string; last_modified?: string };
+> & {
+  verdict?: Verdict;
+  etag?: string;
+  last_modified?: string;
+  metadata?: Metadata;
+  links?: { url: string; text: string }[];
+};
 
 interface Page {
   meta: PageMeta;
@@ -160,13 +170,25 @@ export class FetchService {
     const robots = checkRobotsOption(caller, p.robots);
     const url = parseHttpUrl(p.url);
     // A page fetched without asking robots.txt is kept apart from those fetched asking it.
+    const extract: ExtractOptions = {
+      ...(p.links ? { links: true } : {}),
+      ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
+      ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
+    };
     const key = sha256Hex(
-      JSON.stringify([caller.callerClass, url.href, format, headers, ...(robots ? [] : ['robots:false'])]),
+      JSON.stringify([
+        caller.callerClass,
+        url.href,
+        format,
+        headers,
+        ...(robots ? [] : ['robots:false']),
+        ...(Object.keys(extract).length > 0 ? [extract] : []),
+      ]),
     );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
     const waiter = { host: url.host, timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS, signal };
     const page = await this.page(key, maxAge, waiter, (shared, stale) =>
-      this.fetchAndExtract(key, url.href, format, caller, headers, robots, shared, opts, stale),
+      this.fetchAndExtract(key, url.href, format, extract, caller, headers, robots, shared, opts, stale),
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const cut = truncateUtf8(page.content, cap);
@@ -183,6 +205,8 @@ export class FetchService {
       cached: page.cached,
       revalidated: page.revalidated ?? false,
       verdict: page.meta.verdict ?? 'ok',
+      metadata: page.meta.metadata ?? NO_METADATA,
+      ...(p.links ? { links: page.meta.links ?? [] } : {}),
       fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
       digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
     };
@@ -277,6 +301,7 @@ export class FetchService {
     key: string,
     url: string,
     format: Format,
+    extract: ExtractOptions,
     caller: Caller,
     headers: Record<string, string>,
     robots: boolean,
@@ -330,11 +355,18 @@ export class FetchService {
     let title = '';
     let content = '';
     let html = '';
+    let metadata: Metadata | undefined;
+    let links: { url: string; text: string }[] | undefined;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
-      const x = await this.extractor.extract(html, raw.finalUrl, format, { wait: opts.waitForExtraction });
+      const x = await this.extractor.extract(html, raw.finalUrl, format, {
+        wait: opts.waitForExtraction,
+        extract,
+      });
       title = x.title;
       content = x.content;
+      metadata = x.metadata;
+      links = x.links;
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
     }
@@ -350,6 +382,8 @@ export class FetchService {
       verdict: verdictOf({ status: raw.status, html, title, content, isHtml: kind === 'html' }),
       ...(raw.etag ? { etag: raw.etag } : {}),
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
+      ...(metadata ? { metadata } : {}),
+      ...(links ? { links } : {}),
     };
     const fetchedAt = this.clock.now();
     let digest = sha256Hex(stored.text);

@@ -122,6 +122,7 @@ describe('POST /v1/fetch', () => {
           'fetched_at',
           'final_url',
           'format',
+          'metadata',
           'revalidated',
           'status',
           'title',

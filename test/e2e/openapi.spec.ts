@@ -92,7 +92,17 @@ describe('response shapes', () => {
           .send({ url: fx.url('/page') })
       ).body;
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
-      expect(keys(fresh)).toEqual(props('FetchResponseDto'));
+      // links is there only when asked for.
+      const envelopeProps = props('FetchResponseDto').filter((k) => k !== 'links');
+      expect(keys(fresh)).toEqual(envelopeProps);
+      const linked = (
+        await http()
+          .post('/v1/fetch')
+          .set(auth)
+          .send({ url: fx.url('/page'), links: true })
+      ).body;
+      expect(keys(linked)).toEqual(props('FetchResponseDto'));
+      expect(keys(linked.metadata)).toEqual(props('MetadataDto'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
 
       const sub = await http()
@@ -116,7 +126,7 @@ describe('response shapes', () => {
       }, 'a failed delivery');
       const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(auth)).body.results;
       for (const r of results) expect(keys(r)).toEqual(props('TargetResultDto'));
-      expect(keys(results[0].result)).toEqual(props('FetchResponseDto'));
+      expect(keys(results[0].result)).toEqual(envelopeProps);
       expect(keys(results[1].error)).toEqual(props('ErrorBodyDto'));
       const events = (await http().get(`/v1/batch/${sub.body.id}/events`).set(auth)).body.events;
       for (const e of events) expect(keys(e)).toEqual(props('EventDto'));

@@ -19,6 +19,15 @@ describe('envelope JSON', () => {
     verdict: fc.constantFrom(...VERDICTS),
     fetched_at: fc.date({ noInvalidDate: true }).map((d) => d.toISOString()),
     digest: fc.stringMatching(/^sha256:[0-9a-f]{64}$/),
+    metadata: fc.record({
+      author: fc.option(fc.string({ unit: 'grapheme' })),
+      published_at: fc.option(fc.date({ noInvalidDate: true }).map((d) => d.toISOString())),
+      language: fc.option(fc.string()),
+      site_name: fc.option(fc.string({ unit: 'grapheme' })),
+      description: fc.option(fc.string({ unit: 'binary' })),
+      canonical_url: fc.option(fc.webUrl()),
+      image: fc.option(fc.webUrl()),
+    }),
   });
 
   it('is JSON.stringify(envelope), byte for byte, whatever the fields hold', () => {

@@ -1,5 +1,5 @@
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { IsHeaderMap, IsHttpUrl } from './validators';
+import { IsHeaderMap, IsHttpUrl, IsSelectorList } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 
@@ -33,6 +33,21 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsHeaderMap()
   headers?: Record<string, string>;
+
+  /** true: the envelope lists the main content's links (`links: [{url, text}]`). */
+  @IsOptional()
+  @IsBoolean()
+  links?: boolean;
+
+  /** CSS selectors (at most 20): the content is what they match, instead of the main content found. */
+  @IsOptional()
+  @IsSelectorList()
+  include_selectors?: string[];
+
+  /** CSS selectors (at most 20): what they match is removed before the content is found. */
+  @IsOptional()
+  @IsSelectorList()
+  exclude_selectors?: string[];
 
   /** false: fetch without asking the site's robots.txt (fleet callers only; 403 for others). */
   @IsOptional()

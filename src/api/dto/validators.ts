@@ -1,4 +1,5 @@
 import { registerDecorator, type ValidationOptions } from 'class-validator';
+import { compile } from 'css-select';
 import { isHttpUrl } from '../../common/urls';
 
 export { MAX_URL_LENGTH } from '../../common/urls';
@@ -59,6 +60,32 @@ export function IsHeaderMap(options?: ValidationOptions): PropertyDecorator {
               ([k, v]) => TOKEN.test(k) && typeof v === 'string' && v.length <= 8192 && !/[\r\n\0]/.test(v),
             )
           );
+        },
+      },
+    });
+}
+
+/** A list of CSS selectors (at most 20, each at most 500 characters) that the extractor can run. */
+export function IsSelectorList(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isSelectorList',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: { message: '$property must be at most 20 valid CSS selectors', ...options },
+      validator: {
+        validate(value: unknown) {
+          if (!Array.isArray(value) || value.length > 20) return false;
+          return value.every((v) => {
+            if (typeof v !== 'string' || v.trim().length === 0 || v.length > 500) return false;
+            try {
+              // The selector engine the extractor's DOM runs: what it refuses, it would refuse there.
+              compile(v);
+              return true;
+            } catch {
+              return false;
+            }
+          });
         },
       },
     });

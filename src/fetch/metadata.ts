@@ -1,0 +1,165 @@
+/**
+ * What a page says about itself: author, publication time, language, site, description, canonical
+ * URL and lead image. Each is read from the most deliberate source first: JSON-LD, then
+ * OpenGraph and article meta tags, then other meta tags, then the page itself (a byline element,
+ * a <time>, <html lang>, <link rel=canonical>).
+ */
+export interface Metadata {
+  author: string | null;
+  published_at: string | null;
+  language: string | null;
+  site_name: string | null;
+  description: string | null;
+  canonical_url: string | null;
+  image: string | null;
+}
+
+export const NO_METADATA: Metadata = {
+  author: null,
+  published_at: null,
+  language: null,
+  site_name: null,
+  description: null,
+  canonical_url: null,
+  image: null,
+};
+
+type Json = Record<string, unknown>;
+
+const ARTICLE_TYPES = /article|posting|report|blog|news|webpage|review|recipe|howto|creativework/i;
+
+/** Every JSON-LD object of the page, @graph members included. */
+function jsonLd(doc: Document): Json[] {
+  const out: Json[] = [];
+  const walk = (v: unknown) => {
+    if (Array.isArray(v)) v.forEach(walk);
+    else if (v && typeof v === 'object') {
+      out.push(v as Json);
+      if (Array.isArray((v as Json)['@graph'])) walk((v as Json)['@graph']);
+    }
+  };
+  for (const s of Array.from(doc.querySelectorAll('script[type="application/ld+json"]'))) {
+    try {
+      walk(JSON.parse((s.textContent ?? '').trim()));
+    } catch {
+      // Broken JSON-LD is common; the other sources stand in.
+    }
+  }
+  return out;
+}
+
+function typeOf(o: Json): string {
+  const t = o['@type'];
+  return Array.isArray(t) ? t.join(' ') : typeof t === 'string' ? t : '';
+}
+
+/** A name from a string, a {name} object, or a list of them. */
+function names(v: unknown): string | null {
+  if (typeof v === 'string') return clean(v);
+  if (Array.isArray(v)) {
+    const all = v.map(names).filter((x): x is string => !!x);
+    return all.length > 0 ? all.join(', ') : null;
+  }
+  if (v && typeof v === 'object') return names((v as Json).name);
+  return null;
+}
+
+function url(v: unknown): string | null {
+  if (typeof v === 'string') return clean(v);
+  if (Array.isArray(v)) return url(v[0]);
+  if (v && typeof v === 'object') return url((v as Json).url ?? (v as Json)['@id']);
+  return null;
+}
+
+function clean(s: string | null | undefined): string | null {
+  const t = (s ?? '').replace(/\s+/g, ' ').trim();
+  return t.length > 0 && t.length <= 2000 ? t : null;
+}
+
+function meta(doc: Document, ...keys: string[]): string | null {
+  for (const k of keys) {
+    const el =
+      doc.querySelector(`meta[property="${k}"]`) ??
+      doc.querySelector(`meta[name="${k}"]`) ??
+      doc.querySelector(`meta[itemprop="${k}"]`);
+    const v = clean(el?.getAttribute('content'));
+    if (v) return v;
+  }
+  return null;
+}
+
+function absolute(u: string | null, base: string): string | null {
+  if (!u) return null;
+  try {
+    const r = new URL(u, base);
+    return r.protocol === 'http:' || r.protocol === 'https:' ? r.href : null;
+  } catch {
+    return null;
+  }
+}
+
+/** An ISO-8601 time, when the value is a date at all. */
+function isoTime(v: string | null): string | null {
+  if (!v) return null;
+  const t = Date.parse(v);
+  return Number.isNaN(t) ? null : new Date(t).toISOString();
+}
+
+/** A byline in the page: rel=author, or an element whose class or itemprop says author/byline. */
+function bylineInPage(doc: Document): string | null {
+  const el =
+    doc.querySelector('[rel="author"]') ??
+    doc.querySelector('[itemprop="author"] [itemprop="name"]') ??
+    doc.querySelector('[itemprop="author"]') ??
+    doc.querySelector('.byline, .author, .byline-name, .author-name, [class*="byline"]');
+  const t = clean(el?.textContent)?.replace(/^by\s+/i, '') ?? null;
+  return t && t.length <= 100 ? t : null;
+}
+
+/** Read before any cleaning changes the document. */
+export function pageMetadata(doc: Document, baseUrl: string): Metadata {
+  const ld = jsonLd(doc);
+  const article = ld.find(
+    (o) => ARTICLE_TYPES.test(typeOf(o)) && (o.headline || o.author || o.datePublished),
+  );
+  const site = ld.find((o) => /website|organization/i.test(typeOf(o)) && typeof o.name === 'string');
+  const html = doc.documentElement;
+  return {
+    author:
+      names(article?.author) ??
+      meta(doc, 'author', 'article:author', 'parsely-author', 'sailthru.author', 'dc.creator') ??
+      bylineInPage(doc),
+    published_at: isoTime(
+      (typeof article?.datePublished === 'string' ? article.datePublished : null) ??
+        meta(
+          doc,
+          'article:published_time',
+          'datePublished',
+          'parsely-pub-date',
+          'pubdate',
+          'publishdate',
+          'date',
+          'dc.date',
+          'dcterms.created',
+        ) ??
+        clean(doc.querySelector('time[datetime]')?.getAttribute('datetime')),
+    ),
+    language:
+      clean(html?.getAttribute('lang'))?.toLowerCase() ??
+      meta(doc, 'og:locale', 'language', 'content-language')?.replace('_', '-').toLowerCase() ??
+      clean(doc.querySelector('meta[http-equiv="content-language" i]')?.getAttribute('content')) ??
+      null,
+    site_name:
+      meta(doc, 'og:site_name', 'application-name', 'twitter:site') ??
+      names((article?.publisher as Json | undefined)?.name) ??
+      (site ? names(site.name) : null),
+    description:
+      meta(doc, 'description', 'og:description', 'twitter:description') ??
+      (typeof article?.description === 'string' ? clean(article.description) : null),
+    canonical_url: absolute(
+      clean(doc.querySelector('link[rel="canonical"]')?.getAttribute('href')) ?? meta(doc, 'og:url'),
+      baseUrl,
+    ),
+    image: absolute(meta(doc, 'og:image', 'og:image:url', 'twitter:image') ?? url(article?.image), baseUrl),
+  };
+}
