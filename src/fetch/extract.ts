@@ -4,7 +4,7 @@ import TurndownService from 'turndown';
 import { cleanArticle, precleanSource } from './clean';
 import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
-import { pageMetadata, type Metadata } from './metadata';
+import { pageMetadata, withDescription, type Metadata } from './metadata';
 
 export type Format = 'markdown' | 'text' | 'html';
 
@@ -75,7 +75,7 @@ export function extractHtml(
   const done = (title: string, root: HTMLElement): Extraction => ({
     title,
     content: render(root, root.innerHTML, format),
-    metadata,
+    metadata: withDescription(metadata, root as unknown as Element),
     ...(opts.links ? { links: linksOf(root, baseUrl) } : {}),
   });
   if (opts.exclude?.length) {

@@ -78,10 +78,11 @@ function clean(s: string | null | undefined): string | null {
 
 function meta(doc: Document, ...keys: string[]): string | null {
   for (const k of keys) {
+    // Names are matched without case: DC.creator and dc.creator are one.
     const el =
-      doc.querySelector(`meta[property="${k}"]`) ??
-      doc.querySelector(`meta[name="${k}"]`) ??
-      doc.querySelector(`meta[itemprop="${k}"]`);
+      doc.querySelector(`meta[property="${k}" i]`) ??
+      doc.querySelector(`meta[name="${k}" i]`) ??
+      doc.querySelector(`meta[itemprop="${k}" i]`);
     const v = clean(el?.getAttribute('content'));
     if (v) return v;
   }
@@ -127,7 +128,15 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
   return {
     author:
       names(article?.author) ??
-      meta(doc, 'author', 'article:author', 'parsely-author', 'sailthru.author', 'dc.creator') ??
+      meta(
+        doc,
+        'dc.creator',
+        'dcterms.creator',
+        'author',
+        'article:author',
+        'parsely-author',
+        'sailthru.author',
+      ) ??
       bylineInPage(doc),
     published_at: isoTime(
       (typeof article?.datePublished === 'string' ? article.datePublished : null) ??
@@ -150,16 +159,36 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
       clean(doc.querySelector('meta[http-equiv="content-language" i]')?.getAttribute('content')) ??
       null,
     site_name:
-      meta(doc, 'og:site_name', 'application-name', 'twitter:site') ??
+      meta(doc, 'og:site_name', 'application-name') ??
       names((article?.publisher as Json | undefined)?.name) ??
-      (site ? names(site.name) : null),
+      (site ? names(site.name) : null) ??
+      // A Twitter handle names the site last, without its @.
+      meta(doc, 'twitter:site')?.replace(/^@/, '') ??
+      null,
     description:
-      meta(doc, 'description', 'og:description', 'twitter:description') ??
-      (typeof article?.description === 'string' ? clean(article.description) : null),
+      (typeof article?.description === 'string' ? clean(article.description) : null) ??
+      meta(
+        doc,
+        'dc.description',
+        'dcterms.description',
+        'og:description',
+        'description',
+        'twitter:description',
+      ),
     canonical_url: absolute(
       clean(doc.querySelector('link[rel="canonical"]')?.getAttribute('href')) ?? meta(doc, 'og:url'),
       baseUrl,
     ),
     image: absolute(meta(doc, 'og:image', 'og:image:url', 'twitter:image') ?? url(article?.image), baseUrl),
   };
+}
+
+/** When the page's metadata has no description, the first paragraph of its main content stands in. */
+export function withDescription(m: Metadata, content: Element): Metadata {
+  if (m.description) return m;
+  for (const p of Array.from(content.querySelectorAll('p'))) {
+    const t = clean(p.textContent);
+    if (t) return { ...m, description: t };
+  }
+  return m;
 }

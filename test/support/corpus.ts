@@ -110,3 +110,21 @@ export function readabilityPages(corpus: string): { name: string; html: string; 
         '') as string,
     }));
 }
+
+/** The Readability pages with their whole expected-metadata.json. */
+export function readabilityMetadataPages(
+  corpus: string,
+): { name: string; html: string; expected: Record<string, unknown> }[] {
+  const dir = path.join(corpus, 'readability');
+  return fs
+    .readdirSync(dir)
+    .filter((name) => fs.existsSync(path.join(dir, name, 'expected-metadata.json')))
+    .map((name) => ({
+      name,
+      html: fs.readFileSync(path.join(dir, name, 'source.html'), 'utf8'),
+      expected: JSON.parse(fs.readFileSync(path.join(dir, name, 'expected-metadata.json'), 'utf8')) as Record<
+        string,
+        unknown
+      >,
+    }));
+}
