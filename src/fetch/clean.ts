@@ -24,6 +24,18 @@ function linkTextLen(el: Element): number {
   return n;
 }
 
+/** Rules that can be turned off one by one, to measure what each earns (test/support/corpus.ts). */
+export interface CleanRules {
+  /** The article ends at a "related", "recommended", "newsletter" or "read next" heading. */
+  articleEnd?: boolean;
+}
+
+export const ALL_RULES: Required<CleanRules> = { articleEnd: true };
+
+/** What a heading that ends the article says: what follows is other pages' teasers or a sign-up. */
+const ARTICLE_END =
+  /^(related(\s+(articles?|stories|posts?|content|coverage|reading|topics|news|links|videos))?|recommended(\s+(for you|stories|articles|reading|videos))?|more\s+(from|on|in|stories|articles|news|like this|to read|to explore)\b.*|read\s+(more|next|also)\b.*|you\s+(may|might)\s+(also\s+)?(like|enjoy|be interested in)\b.*|(most\s+)?(popular|read|viewed|shared)(\s+(now|stories|articles|today))?|trending(\s+now)?|top stories|also\s+(read|on|see)\b.*|what to read next|up next|next\s+(story|article|up)|sign up\b.*|subscribe\b.*|(our|get the|the)?\s*newsletters?\b.*|don'?t miss\b.*|latest\s+(news|stories|articles|posts))[\s:.!]*$/i;
+
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
 export function precleanSource(doc: Document): void {
   for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {
@@ -34,6 +46,38 @@ export function precleanSource(doc: Document): void {
   }
 }
 
+/**
+ * The article's end: a heading that announces other content (see ARTICLE_END) goes, with all that
+ * follows it inside its parent, and so on up to the article's root.
+ */
+export function cutAtArticleEnd(body: Element): void {
+  for (const h of Array.from(body.querySelectorAll<Element>('h2,h3,h4,h5,h6'))) {
+    if (!under(h, body)) continue;
+    const text = (h.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (text.length === 0 || text.length > 60 || !ARTICLE_END.test(text)) continue;
+    // Only in the article's second half: a heading near the top is the article's own.
+    if (textBefore(h, body) < textLen(body) / 2) continue;
+    for (let n: Element | null = h; n && n !== body; n = n.parentElement) {
+      while (n.nextElementSibling) n.nextElementSibling.remove();
+    }
+    h.remove();
+    return;
+  }
+}
+
+/** Characters of text in `root` before `el`. */
+function textBefore(el: Element, root: Element): number {
+  let n = 0;
+  const walk = (node: Node): boolean => {
+    if (node === el) return true;
+    if (node.nodeType === 3) n += (node.textContent ?? '').trim().length;
+    for (const c of Array.from(node.childNodes)) if (walk(c)) return true;
+    return false;
+  };
+  walk(root);
+  return n;
+}
+
 /** Whether el still hangs under root (the article may be a detached tree, so isConnected cannot tell). */
 function under(el: Element, root: Element): boolean {
   for (let n: Node | null = el; n; n = n.parentNode) if (n === root) return true;
@@ -41,7 +85,8 @@ function under(el: Element, root: Element): boolean {
 }
 
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
-export function cleanArticle(body: Element): void {
+export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES): void {
+  if (rules.articleEnd) cutAtArticleEnd(body);
   for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
   for (const el of Array.from(body.querySelectorAll<Element>('ul,ol,div,section,p,table'))) {
     if (!under(el, body)) continue; // inside something removed already

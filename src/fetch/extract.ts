@@ -1,7 +1,7 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import TurndownService from 'turndown';
-import { cleanArticle, precleanSource } from './clean';
+import { cleanArticle, precleanSource, type CleanRules } from './clean';
 import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
 import { pageMetadata, withDescription, type Metadata } from './metadata';
@@ -23,6 +23,8 @@ export interface ExtractOptions {
   include?: string[];
   /** CSS selectors: what they match is removed before anything else. */
   exclude?: string[];
+  /** Cleaning rules to run (all by default; turned off one by one only to measure them). */
+  rules?: CleanRules;
 }
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
@@ -118,7 +120,7 @@ export function extractHtml(
   const title = tidy(siteNamed && found === docTitle ? withoutSiteName(found) : found);
   if (article?.content) {
     const root = article.content as unknown as HTMLElement;
-    cleanArticle(root);
+    cleanArticle(root, opts.rules);
     return done(title, root);
   }
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).

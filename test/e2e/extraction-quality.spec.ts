@@ -1,5 +1,6 @@
 import { extractHtml } from '../../src/fetch/extract';
-import { articlePages, findCorpus, readabilityPages, scoreArticles } from '../support/corpus';
+import { ALL_RULES, type CleanRules } from '../../src/fetch/clean';
+import { articlePages, crossValidate, findCorpus, readabilityPages, scoreArticles } from '../support/corpus';
 
 /**
  * Extraction quality on the shared corpus of real pages (not part of a user's clone: skipped with
@@ -26,6 +27,26 @@ describeCorpus('extraction quality on the corpus', () => {
     );
     expect(all.f1).toBeGreaterThanOrEqual(0.94);
     expect(heldOut.f1).toBeGreaterThanOrEqual(0.94);
+  });
+
+  it('article benchmark, 5-fold cross-validated (fixed seed): F1 >= 0.96; each rule earns its place on folds it was not chosen on', () => {
+    const pages = articlePages(corpus!);
+    const text = (rules: CleanRules) => {
+      const out = new Map(pages.map((p) => [p.id, extractHtml(p.html, p.url, 'text', { rules }).content]));
+      return (id: string) => out.get(id)!;
+    };
+    const withAll = text(ALL_RULES);
+    const withoutArticleEnd = text({ ...ALL_RULES, articleEnd: false });
+    const all = scoreArticles(pages, withAll);
+    const cv = crossValidate(pages, { all: withAll });
+    // The rules as variants: each fold takes the variant that scored best on the other four.
+    const chosen = crossValidate(pages, { all: withAll, 'without articleEnd': withoutArticleEnd });
+    const without = crossValidate(pages, { 'without articleEnd': withoutArticleEnd });
+    console.log(
+      `article benchmark: all pages F1 ${all.f1.toFixed(4)}; cross-validated F1 ${cv.f1.toFixed(4)} (folds ${cv.folds.map((f) => f.f1.toFixed(4)).join(' ')}); without articleEnd ${without.f1.toFixed(4)}; chosen per fold: ${chosen.folds.map((f) => f.chosen).join(', ')} → ${chosen.f1.toFixed(4)}`,
+    );
+    expect(cv.f1).toBeGreaterThanOrEqual(0.96);
+    expect(cv.f1).toBeGreaterThanOrEqual(without.f1);
   });
 
   it('readability pages: titles match expected-metadata.json for >= 90%', () => {

@@ -2,6 +2,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
+import { prng } from './prng';
 
 export function findCorpus(): string | undefined {
   for (const c of [process.env.SIFT_CORPUS, path.resolve(process.cwd(), '..', 'shared', 'corpus')]) {
@@ -127,4 +128,42 @@ export function readabilityMetadataPages(
         unknown
       >,
     }));
+}
+
+/** The pages in k folds, shuffled by a fixed seed: the same folds on every run. */
+export function kFolds<T>(pages: T[], k = 5, seed = 20261130): T[][] {
+  const rand = prng(seed);
+  const order = pages.map((p) => ({ p, r: rand() })).sort((x, y) => x.r - y.r);
+  return Array.from({ length: k }, (_, i) => order.filter((_, j) => j % k === i).map((x) => x.p));
+}
+
+export interface CrossValidation {
+  /** Mean over the folds of the F1 on each fold of the variant chosen on the others. */
+  f1: number;
+  folds: { chosen: string; f1: number }[];
+}
+
+/**
+ * k-fold cross-validation of extraction variants (sets of rules): for each fold, the variant with
+ * the best F1 on the other folds is chosen, and scored on this one, which it was not chosen on.
+ * A rule earns its place when the variants with it are chosen and the mean rises.
+ */
+export function crossValidate(
+  pages: { id: string; truth: string }[],
+  variants: Record<string, (id: string) => string>,
+  k = 5,
+  seed?: number,
+): CrossValidation {
+  const folds = kFolds(pages, k, seed);
+  const out = folds.map((held, i) => {
+    const train = folds.filter((_, j) => j !== i).flat();
+    let best = '';
+    let bestF1 = -1;
+    for (const [name, extract] of Object.entries(variants)) {
+      const f1 = scoreArticles(train, extract).f1;
+      if (f1 > bestF1) [best, bestF1] = [name, f1];
+    }
+    return { chosen: best, f1: scoreArticles(held, variants[best]).f1 };
+  });
+  return { f1: out.reduce((s, f) => s + f.f1, 0) / out.length, folds: out };
 }

@@ -77,3 +77,33 @@ describe('titles', () => {
     expect(title(page(named, `<meta property="og:title" content="${named}">`))).toBe(named);
   });
 });
+
+describe("the article's end", () => {
+  const para = (n: number) =>
+    Array.from(
+      { length: n },
+      (_, i) =>
+        `<p>Paragraph ${i} of the story about the harbour, long enough to be read as the article's own text by the extractor, with commas, clauses and more words.</p>`,
+    ).join('');
+  const page = (after: string) =>
+    `<html><head><title>Harbour</title></head><body><article><h1>Harbour</h1>${para(8)}${after}</article></body></html>`;
+
+  it('stops at a "related" heading in the second half: the teasers after it go', () => {
+    const related =
+      '<h3>Related stories</h3><div class="teasers"><p>Another story about a different town and its market, teased here with a sentence of its own.</p><p>A third story about weather, also teased here with a sentence of its own.</p></div>';
+    const x = extractHtml(page(related), 'https://example.com/a', 'text');
+    expect(x.content).toContain('Paragraph 7 of the story');
+    expect(x.content).not.toContain('Related stories');
+    expect(x.content).not.toContain('different town');
+    const kept = extractHtml(page(related), 'https://example.com/a', 'text', {
+      rules: { articleEnd: false },
+    });
+    expect(kept.content).toContain('different town');
+  });
+
+  it('keeps a heading that only looks like one, early in the article', () => {
+    const html = `<html><body><article><h1>Harbour</h1><h2>Newsletter</h2>${para(8)}</article></body></html>`;
+    const x = extractHtml(html, 'https://example.com/a', 'text');
+    expect(x.content).toContain('Paragraph 7 of the story');
+  });
+});
