@@ -28,9 +28,15 @@ function linkTextLen(el: Element): number {
 export interface CleanRules {
   /** The article ends at a "related", "recommended", "newsletter" or "read next" heading. */
   articleEnd?: boolean;
+  /** Lines that are only an ad label, a control's name or a posted/updated stamp go. */
+  uiLines?: boolean;
 }
 
-export const ALL_RULES: Required<CleanRules> = { articleEnd: true };
+export const ALL_RULES: Required<CleanRules> = { articleEnd: true, uiLines: true };
+
+/** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
+const UI_LINE =
+  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*.{0,60})$/i;
 
 /** What a heading that ends the article says: what follows is other pages' teasers or a sign-up. */
 const ARTICLE_END =
@@ -87,6 +93,16 @@ function under(el: Element, root: Element): boolean {
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
+  if (rules.uiLines) {
+    for (const el of Array.from(body.querySelectorAll<Element>('p,div,span,li,h2,h3,h4,h5,h6'))) {
+      if (!under(el, body)) continue;
+      const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      if (text.length === 0 || text.length > 80) continue;
+      // A block holding other blocks is judged by them, not as one line.
+      if (el.querySelector('p,div,li')) continue;
+      if (UI_LINE.test(text)) el.remove();
+    }
+  }
   for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
   for (const el of Array.from(body.querySelectorAll<Element>('ul,ol,div,section,p,table'))) {
     if (!under(el, body)) continue; // inside something removed already

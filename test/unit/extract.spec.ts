@@ -107,3 +107,22 @@ describe("the article's end", () => {
     expect(x.content).toContain('Paragraph 7 of the story');
   });
 });
+
+describe('furniture lines', () => {
+  it('an ad label, a control and a posted/updated stamp go; the same words inside a sentence stay', () => {
+    const body = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<p>Paragraph ${i}: the council will print new maps and close the old road, as posted on the notice board last week.</p>`,
+    ).join('');
+    const html = `<html><body><article><h1>Maps</h1><p>Posted: 10:48, Tue, Nov 19, 2019</p><div>Advertisement</div>${body}<span>Sign In</span><p>Image 1 of 8</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.com/a', 'text');
+    for (const gone of ['Posted: 10:48', 'Advertisement', 'Sign In', 'Image 1 of 8'])
+      expect(x.content).not.toContain(gone);
+    expect(x.content).toContain('print new maps and close the old road, as posted');
+    const off = extractHtml(html, 'https://example.com/a', 'text', {
+      rules: { articleEnd: true, uiLines: false },
+    });
+    expect(off.content).toContain('Advertisement');
+  });
+});
