@@ -29,7 +29,7 @@ type Json = Record<string, unknown>;
 const ARTICLE_TYPES = /article|posting|report|blog|news|webpage|review|recipe|howto|creativework/i;
 
 /** Every JSON-LD object of the page, @graph members included. */
-function jsonLd(doc: Document): Json[] {
+function jsonLd(scripts: Element[]): Json[] {
   const out: Json[] = [];
   const walk = (v: unknown) => {
     if (Array.isArray(v)) v.forEach(walk);
@@ -38,7 +38,7 @@ function jsonLd(doc: Document): Json[] {
       if (Array.isArray((v as Json)['@graph'])) walk((v as Json)['@graph']);
     }
   };
-  for (const s of Array.from(doc.querySelectorAll('script[type="application/ld+json"]'))) {
+  for (const s of scripts) {
     try {
       walk(JSON.parse((s.textContent ?? '').trim()));
     } catch {
@@ -76,14 +76,42 @@ function clean(s: string | null | undefined): string | null {
   return t.length > 0 && t.length <= 2000 ? t : null;
 }
 
-function meta(doc: Document, ...keys: string[]): string | null {
+/** The page's head, read in one walk: meta contents by lower-cased name, JSON-LD, links, times. */
+interface Head {
+  meta: Map<string, string>;
+  ldScripts: Element[];
+  canonical: string | null;
+  time: string | null;
+}
+
+function readHead(doc: Document): Head {
+  const head: Head = { meta: new Map(), ldScripts: [], canonical: null, time: null };
+  for (const el of Array.from(doc.querySelectorAll('meta,script,link,time'))) {
+    const tag = el.tagName;
+    if (tag === 'META') {
+      const content = clean(el.getAttribute('content'));
+      if (!content) continue;
+      for (const attr of ['property', 'name', 'itemprop', 'http-equiv']) {
+        // Names are matched without case: DC.creator and dc.creator are one. The first one stands.
+        const k = el.getAttribute(attr)?.trim().toLowerCase();
+        if (k && !head.meta.has(k)) head.meta.set(k, content);
+      }
+    } else if (tag === 'SCRIPT') {
+      if ((el.getAttribute('type') ?? '').trim().toLowerCase() === 'application/ld+json')
+        head.ldScripts.push(el);
+    } else if (tag === 'LINK') {
+      if (!head.canonical && (el.getAttribute('rel') ?? '').toLowerCase().split(/\s+/).includes('canonical'))
+        head.canonical = clean(el.getAttribute('href'));
+    } else if (!head.time) {
+      head.time = clean(el.getAttribute('datetime'));
+    }
+  }
+  return head;
+}
+
+function meta(head: Head, ...keys: string[]): string | null {
   for (const k of keys) {
-    // Names are matched without case: DC.creator and dc.creator are one.
-    const el =
-      doc.querySelector(`meta[property="${k}" i]`) ??
-      doc.querySelector(`meta[name="${k}" i]`) ??
-      doc.querySelector(`meta[itemprop="${k}" i]`);
-    const v = clean(el?.getAttribute('content'));
+    const v = head.meta.get(k);
     if (v) return v;
   }
   return null;
@@ -108,18 +136,18 @@ function isoTime(v: string | null): string | null {
 
 /** A byline in the page: rel=author, or an element whose class or itemprop says author/byline. */
 function bylineInPage(doc: Document): string | null {
-  const el =
-    doc.querySelector('[rel="author"]') ??
-    doc.querySelector('[itemprop="author"] [itemprop="name"]') ??
-    doc.querySelector('[itemprop="author"]') ??
-    doc.querySelector('.byline, .author, .byline-name, .author-name, [class*="byline"]');
+  // One walk: the first element in the page that names itself a byline or its author.
+  const el = doc.querySelector(
+    '[rel="author"], [itemprop="author"], .byline, .author, .byline-name, .author-name, [class*="byline"]',
+  );
   const t = clean(el?.textContent)?.replace(/^by\s+/i, '') ?? null;
   return t && t.length <= 100 ? t : null;
 }
 
 /** Read before any cleaning changes the document. */
 export function pageMetadata(doc: Document, baseUrl: string): Metadata {
-  const ld = jsonLd(doc);
+  const head = readHead(doc);
+  const ld = jsonLd(head.ldScripts);
   const article = ld.find(
     (o) => ARTICLE_TYPES.test(typeOf(o)) && (o.headline || o.author || o.datePublished),
   );
@@ -128,8 +156,7 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
   return {
     author:
       names(article?.author) ??
-      meta(
-        doc,
+      meta(head,
         'dc.creator',
         'dcterms.creator',
         'author',
@@ -140,8 +167,7 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
       bylineInPage(doc),
     published_at: isoTime(
       (typeof article?.datePublished === 'string' ? article.datePublished : null) ??
-        meta(
-          doc,
+        meta(head,
           'article:published_time',
           'datePublished',
           'parsely-pub-date',
@@ -151,35 +177,30 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
           'dc.date',
           'dcterms.created',
         ) ??
-        clean(doc.querySelector('time[datetime]')?.getAttribute('datetime')),
+        head.time,
     ),
     language:
       clean(html?.getAttribute('lang'))?.toLowerCase() ??
-      meta(doc, 'og:locale', 'language', 'content-language')?.replace('_', '-').toLowerCase() ??
-      clean(doc.querySelector('meta[http-equiv="content-language" i]')?.getAttribute('content')) ??
+      meta(head, 'og:locale', 'language', 'content-language')?.replace('_', '-').toLowerCase() ??
       null,
     site_name:
-      meta(doc, 'og:site_name', 'application-name') ??
+      meta(head, 'og:site_name', 'application-name') ??
       names((article?.publisher as Json | undefined)?.name) ??
       (site ? names(site.name) : null) ??
       // A Twitter handle names the site last, without its @.
-      meta(doc, 'twitter:site')?.replace(/^@/, '') ??
+      meta(head, 'twitter:site')?.replace(/^@/, '') ??
       null,
     description:
       (typeof article?.description === 'string' ? clean(article.description) : null) ??
-      meta(
-        doc,
+      meta(head,
         'dc.description',
         'dcterms.description',
         'og:description',
         'description',
         'twitter:description',
       ),
-    canonical_url: absolute(
-      clean(doc.querySelector('link[rel="canonical"]')?.getAttribute('href')) ?? meta(doc, 'og:url'),
-      baseUrl,
-    ),
-    image: absolute(meta(doc, 'og:image', 'og:image:url', 'twitter:image') ?? url(article?.image), baseUrl),
+    canonical_url: absolute(head.canonical ?? meta(head, 'og:url'), baseUrl),
+    image: absolute(meta(head, 'og:image', 'og:image:url', 'twitter:image') ?? url(article?.image), baseUrl),
   };
 }
 
