@@ -18,12 +18,6 @@ function textLen(el: Element): number {
   return (el.textContent ?? '').replace(/\s+/g, ' ').trim().length;
 }
 
-function linkTextLen(el: Element): number {
-  let n = 0;
-  for (const a of Array.from(el.querySelectorAll<Element>('a'))) n += textLen(a);
-  return n;
-}
-
 /** Rules that can be turned off one by one, to measure what each earns (test/support/corpus.ts). */
 export interface CleanRules {
   /** The article ends at a "related", "recommended", "newsletter" or "read next" heading. */
@@ -93,23 +87,61 @@ function under(el: Element, root: Element): boolean {
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
-  if (rules.uiLines) {
-    for (const el of Array.from(body.querySelectorAll<Element>('p,div,span,li,h2,h3,h4,h5,h6'))) {
-      if (!under(el, body)) continue;
-      const text = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-      if (text.length === 0 || text.length > 80) continue;
-      // A block holding other blocks is judged by them, not as one line.
-      if (el.querySelector('p,div,li')) continue;
-      if (UI_LINE.test(text)) el.remove();
+  for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
+  // Every element's text and link-text length in one walk: measuring each element anew would read
+  // its subtree once per ancestor. The decisions below remove subtrees only after their
+  // ancestors were judged, so these lengths are the ones each check would have read.
+  const lens = measure(body);
+  const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
+  const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
+  for (const el of Array.from(
+    body.querySelectorAll<Element>('ul,ol,div,section,p,table,span,li,h2,h3,h4,h5,h6'),
+  )) {
+    if (!under(el, body)) continue; // inside something removed already
+    const m = lens.get(el);
+    if (!m || m.text === 0) continue;
+    // Mostly links: a menu, "related stories" or a tag list.
+    if (BLOCK.test(el.tagName) && m.link / m.text > 0.6 && m.text < 1000) {
+      el.remove();
+      continue;
+    }
+    // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
+    if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
+      if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
     }
   }
-  for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
-  for (const el of Array.from(body.querySelectorAll<Element>('ul,ol,div,section,p,table'))) {
-    if (!under(el, body)) continue; // inside something removed already
-    const len = textLen(el);
-    if (len === 0) continue;
-    const links = linkTextLen(el);
-    // Mostly links: a menu, "related stories" or a tag list.
-    if (links / len > 0.6 && len < 1000) el.remove();
-  }
+}
+
+interface Lengths {
+  /** Characters of text, whitespace runs counted as one. */
+  text: number;
+  /** Of which inside links. */
+  link: number;
+  /** Whether it holds a p, div or li. */
+  blocks: boolean;
+}
+
+function measure(root: Element): Map<Element, Lengths> {
+  const out = new Map<Element, Lengths>();
+  const walk = (el: Element, inLink: boolean): Lengths => {
+    const m: Lengths = { text: 0, link: 0, blocks: false };
+    const link = inLink || el.tagName === 'A';
+    for (const c of Array.from(el.childNodes)) {
+      if (c.nodeType === 3) {
+        const n = (c.textContent ?? '').replace(/\s+/g, ' ').length;
+        m.text += n;
+        if (link) m.link += n;
+      } else if (c.nodeType === 1) {
+        const child = c as Element;
+        const cm = walk(child, link);
+        m.text += cm.text;
+        m.link += cm.link;
+        m.blocks ||= cm.blocks || /^(P|DIV|LI)$/.test(child.tagName);
+      }
+    }
+    out.set(el, m);
+    return m;
+  };
+  walk(root, false);
+  return out;
 }

@@ -156,7 +156,8 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
   return {
     author:
       names(article?.author) ??
-      meta(head,
+      meta(
+        head,
         'dc.creator',
         'dcterms.creator',
         'author',
@@ -167,7 +168,8 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
       bylineInPage(doc),
     published_at: isoTime(
       (typeof article?.datePublished === 'string' ? article.datePublished : null) ??
-        meta(head,
+        meta(
+          head,
           'article:published_time',
           'datePublished',
           'parsely-pub-date',
@@ -192,7 +194,8 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
       null,
     description:
       (typeof article?.description === 'string' ? clean(article.description) : null) ??
-      meta(head,
+      meta(
+        head,
         'dc.description',
         'dcterms.description',
         'og:description',
