@@ -1,6 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import TurndownService from 'turndown';
+import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { cleanArticle, precleanSource, type CleanRules } from './clean';
 import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
@@ -28,18 +28,13 @@ export interface ExtractOptions {
 }
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
-// Readability: the reference main-content algorithm. turndown: the kept HTML-to-markdown converter.
-const gfm = require('turndown-plugin-gfm') as { gfm: TurndownService.Plugin };
-function markdownConverter(withGfm: boolean): TurndownService {
-  const t = new TurndownService({ headingStyle: 'atx', codeBlockStyle: 'fenced', bulletListMarker: '-' });
-  if (withGfm) t.use(gfm.gfm);
-  t.remove(['script', 'style', 'noscript', 'iframe', 'form', 'button'] as TurndownService.Filter);
-  return t;
-}
-const withTables = markdownConverter(true);
-// The gfm table rules read DOM properties linkedom lacks on some tables; without them, tables
-// come out as text rows instead of failing the page.
-const plain = markdownConverter(false);
+// Readability: the reference main-content algorithm. node-html-markdown: HTML to markdown (GFM
+// tables, fenced code), from the cleaned html that every format serializes anyway.
+const markdown = new NodeHtmlMarkdown({
+  bulletMarker: '-',
+  codeBlockStyle: 'fenced',
+  ignore: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
+});
 
 function parse(html: string, baseUrl: string) {
   let { document } = parseHTML(html);
@@ -171,10 +166,5 @@ function withoutSiteName(title: string): string {
 function render(body: HTMLElement, html: string, format: Format): string {
   if (format === 'html') return html.trim();
   if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  const node = body as unknown as TurndownService.Node;
-  try {
-    return withTables.turndown(node).trim();
-  } catch {
-    return plain.turndown(node).trim();
-  }
+  return markdown.translate(html).trim();
 }

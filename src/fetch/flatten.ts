@@ -34,7 +34,7 @@ const SELF_CLOSING_SIBLINGS: Record<string, string[]> = {
 
 /**
  * Rewrites html so no element nests deeper than maxDepth; a shallow document comes back as it was.
- * DOM algorithms (Readability walks ancestors, turndown recurses) are quadratic or recursive in
+ * DOM algorithms (Readability walks ancestors, the markdown converter recurses) are quadratic or recursive in
  * depth, so a hostile page nested 100,000 deep would take minutes or overflow the stack. This is one
  * linear pass over htmlparser2's tokenizer (its Parser keeps its stack with unshift, quadratic in
  * depth): tags past the limit are dropped, their text kept.
