@@ -96,7 +96,9 @@ export class ExtractPool {
     const worker = new Worker(WORKER_CODE, {
       eval: true,
       workerData: { file: this.module },
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 4 },
+      // A DOM per page is short-lived garbage: with a 4 MB young generation, scavenges took about a
+      // third of each worker's time; 16 MB cuts that for about 20 MB more resident memory.
+      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: 16 },
     });
     const slot: Slot = { worker, ready: false };
     worker.on('message', (m: { id: number; ok?: Extraction; err?: string; ready?: boolean }) => {
