@@ -59,8 +59,8 @@ export class EnvSchema {
   SIFT_IDEM_TTL_S = 86400;
 
   /** Seconds between webhook attempts, comma separated; the last repeats until SIFT_WEBHOOK_GIVE_UP_S. */
-  @Matches(/^\d{1,6}(,\d{1,6}){0,31}$/, {
-    message: 'SIFT_WEBHOOK_RETRY_S must be seconds, comma separated (e.g. 5,30,120,600,3600)',
+  @Matches(/^[1-9]\d{0,5}(,[1-9]\d{0,5}){0,31}$/, {
+    message: 'SIFT_WEBHOOK_RETRY_S must be seconds (at least 1), comma separated (e.g. 5,30,120,600,3600)',
   })
   SIFT_WEBHOOK_RETRY_S = '5,30,120,600,3600';
 

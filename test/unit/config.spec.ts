@@ -81,4 +81,10 @@ describe('config', () => {
     expect(SIFT_VERSION).toBe(pkg.version);
     expect(loadConfig({}).userAgent).toBe(`sift/${pkg.version}`);
   });
+
+  it('webhook retry delays are whole seconds of at least 1', () => {
+    expect(loadConfig({ SIFT_WEBHOOK_RETRY_S: '1,2,3' }).webhookRetryS).toEqual([1, 2, 3]);
+    for (const bad of ['0', '5,0', '5,,30', 'soon', '-1'])
+      expect(() => loadConfig({ SIFT_WEBHOOK_RETRY_S: bad })).toThrow(/SIFT_WEBHOOK_RETRY_S/);
+  });
 });
