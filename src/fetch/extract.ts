@@ -1,6 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { NodeHtmlMarkdown } from 'node-html-markdown';
+import { convert } from '@kreuzberg/html-to-markdown-node';
 import { cleanArticle, precleanSource, type CleanRules } from './clean';
 import { limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
@@ -28,13 +28,18 @@ export interface ExtractOptions {
 }
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
-// Readability: the reference main-content algorithm. node-html-markdown: HTML to markdown (GFM
-// tables, fenced code), from the cleaned html that every format serializes anyway.
-const markdown = new NodeHtmlMarkdown({
-  bulletMarker: '-',
-  codeBlockStyle: 'fenced',
-  ignore: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
-});
+// Readability: the reference main-content algorithm. html-to-markdown (native): HTML to markdown
+// (GFM tables, fenced code), from the cleaned html that every format serializes anyway; about six
+// times faster than node-html-markdown, whose output building is quadratic in the page's length.
+const MARKDOWN = {
+  bullets: '-',
+  escapeAsterisks: true,
+  escapeUnderscores: true,
+  compactTables: true,
+  extractMetadata: false,
+  preprocessing: { enabled: false },
+  excludeSelectors: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
+};
 
 function parse(html: string, baseUrl: string) {
   let { document } = parseHTML(html);
@@ -166,5 +171,13 @@ function withoutSiteName(title: string): string {
 function render(body: HTMLElement, html: string, format: Format): string {
   if (format === 'html') return html.trim();
   if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  return markdown.translate(html).trim();
+  return (convert(collapseSpace(html), MARKDOWN).content ?? '').trim();
+}
+
+/**
+ * Runs of whitespace outside <pre> become one space, as a browser shows them: the converter keeps
+ * the source's line breaks inside a paragraph otherwise.
+ */
+function collapseSpace(html: string): string {
+  return html.replace(/(<pre\b[\s\S]*?<\/pre>)|\s+/gi, (run: string, pre?: string) => pre ?? ' ');
 }

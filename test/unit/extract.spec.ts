@@ -126,3 +126,38 @@ describe('furniture lines', () => {
     expect(off.content).toContain('Advertisement');
   });
 });
+
+describe('markdown', () => {
+  const md = (body: string) =>
+    extractHtml(
+      `<html><head><title>T</title></head><body>${body}</body></html>`,
+      'http://x.test/a/',
+      'markdown',
+    ).content;
+
+  it('joins a paragraph broken across source lines, keeps <pre> as it is, and escapes emphasis marks', () => {
+    const out = md(
+      '<article><p>The more you\n   write tests, the more\n confident you are, *really*, with snake_case.</p>' +
+        '<pre><code>x = 1\n    y = 2</code></pre><p>After the code, <a href="../b">a link</a>.</p></article>',
+    );
+    expect(out).toContain(
+      'The more you write tests, the more confident you are, \\*really\\*, with snake\\_case.',
+    );
+    expect(out).toContain('```\nx = 1\n    y = 2\n```');
+    expect(out).toContain('[a link](http://x.test/b)');
+  });
+
+  it('writes GFM tables, nested lists, headings and quotes', () => {
+    const out = md(
+      '<article><h2>Results</h2><p>Words enough to make this an article about tables and lists.</p>' +
+        '<table><tr><th>name</th><th>score</th></tr><tr><td>a</td><td>1</td></tr></table>' +
+        '<ul><li>one<ul><li>inner</li></ul></li><li>two</li></ul><ol><li>first</li><li>second</li></ol>' +
+        '<blockquote><p>quoted words</p></blockquote></article>',
+    );
+    expect(out).toContain('## Results');
+    expect(out).toMatch(/\| name \| score \|\n\| -+ \| -+ \|\n\| a \| 1 \|/);
+    expect(out).toMatch(/^- one\n {2}- inner\n- two$/m);
+    expect(out).toMatch(/^1\. first\n2\. second$/m);
+    expect(out).toContain('> quoted words');
+  });
+});
