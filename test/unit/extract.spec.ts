@@ -1,4 +1,5 @@
-import { extractHtml } from '../../src/fetch/extract';
+import { parseHTML } from 'linkedom';
+import { elementsWithTags, extractHtml } from '../../src/fetch/extract';
 import { limitDepth } from '../../src/fetch/flatten';
 import { truncateUtf8 } from '../../src/fetch/truncate';
 
@@ -159,5 +160,23 @@ describe('markdown', () => {
     expect(out).toMatch(/^- one\n {2}- inner\n- two$/m);
     expect(out).toMatch(/^1\. first\n2\. second$/m);
     expect(out).toContain('> quoted words');
+  });
+});
+
+describe('elementsWithTags', () => {
+  it('lists what querySelectorAll lists, in the same order, templates unsearched', () => {
+    const { document } = parseHTML(
+      '<html><head><style>x</style></head><body><div><p>a<br><b>b</b></p><table><tr><td><p>c</p></td></tr></table>' +
+        '<template><p>inside</p></template><h2>h</h2><ul><li><p>d</p><ol><li>e</li></ol></li></ul></div><p>f<br></p>' +
+        '<h1>g</h1><script>s</script><noscript>n</noscript></body></html>',
+    );
+    const names = (els: unknown[]) => (els as Element[]).map((e) => `${e.tagName}:${e.textContent}`);
+    for (const tags of [['p'], ['h1', 'h2'], ['br'], ['script', 'noscript'], ['li', 'td', 'P'], ['style']]) {
+      for (const root of [document, document.body, document.querySelector('div')!] as unknown as Element[]) {
+        expect(names(elementsWithTags(root as never, tags))).toEqual(
+          names(Array.from(root.querySelectorAll(tags.join(',')))),
+        );
+      }
+    }
   });
 });
