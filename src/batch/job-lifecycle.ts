@@ -304,55 +304,79 @@ export class JobLifecycle extends JobRecovery {
     outcome: TargetOutcome,
     opts: { durable?: boolean } = {},
   ): Promise<boolean> {
+    return (await this.recordResults([{ jobId, idx, holder, outcome }], opts))[0];
+  }
+
+  /**
+   * Several results, each as recordResult writes it, in one transaction (a commit per result was
+   * a tenth of the runner's time): whether each was written.
+   */
+  async recordResults(
+    results: { jobId: string; idx: number; holder: string; outcome: TargetOutcome }[],
+    opts: { durable?: boolean } = {},
+  ): Promise<boolean[]> {
     const now = this.clock.now();
     return this.store.transaction(async (s) => {
-      const job = await s.batchJob(jobId);
-      if (!job || job.status !== 'running') return false;
-      // Written only while `holder` still holds the target: one taken back (cancel, restart,
-      // recovery of a lost instance) is another's now, or pending again.
-      const written =
-        outcome.kind === 'done'
-          ? await s.finishHeldTarget({
-              jobId,
-              idx,
-              holder,
-              now,
-              status: 'done',
-              result: outcome.result,
-              verdict: outcome.verdict,
-            })
-          : await s.finishHeldTarget({
-              jobId,
-              idx,
-              holder,
-              now,
-              status: 'failed',
-              error: outcome.message,
-              hint: outcome.hint,
-              code: outcome.code,
-            });
-      if (!written) return false;
-      // Targets with the same URL and options wait for this one, and get what it got.
-      const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
-      const dups =
-        outcome.kind === 'done'
-          ? await s.finishDuplicates({ ...same, idx, result: outcome.result, verdict: outcome.verdict })
-          : await s.finishDuplicates({
-              ...same,
-              idx,
-              error: outcome.message,
-              hint: outcome.hint,
-              code: outcome.code,
-            });
-      for (const i of [idx, ...dups]) {
-        if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx: i });
-        else await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
-      }
-      // The schema's triggers have moved the counts: read them back.
-      const after = (await s.batchJob(jobId))!;
-      if (after.targetsDone >= after.targetsTotal) await this.end(s, after, now);
-      return true;
+      const written: boolean[] = [];
+      for (const r of results) written.push(await this.recordIn(s, r.jobId, r.idx, r.holder, r.outcome, now));
+      return written;
     }, opts);
+  }
+
+  private async recordIn(
+    s: BatchStore,
+    jobId: string,
+    idx: number,
+    holder: string,
+    outcome: TargetOutcome,
+    now: number,
+  ): Promise<boolean> {
+    const job = await s.batchJob(jobId);
+    if (!job || job.status !== 'running') return false;
+    // Written only while `holder` still holds the target: one taken back (cancel, restart,
+    // recovery of a lost instance) is another's now, or pending again.
+    const written =
+      outcome.kind === 'done'
+        ? await s.finishHeldTarget({
+            jobId,
+            idx,
+            holder,
+            now,
+            status: 'done',
+            result: outcome.result,
+            verdict: outcome.verdict,
+          })
+        : await s.finishHeldTarget({
+            jobId,
+            idx,
+            holder,
+            now,
+            status: 'failed',
+            error: outcome.message,
+            hint: outcome.hint,
+            code: outcome.code,
+          });
+    if (!written) return false;
+    // Targets with the same URL and options wait for this one, and get what it got.
+    const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
+    const dups =
+      outcome.kind === 'done'
+        ? await s.finishDuplicates({ ...same, idx, result: outcome.result, verdict: outcome.verdict })
+        : await s.finishDuplicates({
+            ...same,
+            idx,
+            error: outcome.message,
+            hint: outcome.hint,
+            code: outcome.code,
+          });
+    for (const i of [idx, ...dups]) {
+      if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx: i });
+      else await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
+    }
+    // The schema's triggers have moved the counts: read them back.
+    const after = (await s.batchJob(jobId))!;
+    if (after.targetsDone >= after.targetsTotal) await this.end(s, after, now);
+    return true;
   }
 
   /**

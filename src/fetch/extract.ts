@@ -143,7 +143,7 @@ export function extractHtml(
 }
 
 interface ElementTree {
-  tagName: string;
+  localName: string;
   firstElementChild: ElementTree | null;
   nextElementSibling: ElementTree | null;
   parentNode: ElementTree | null;
@@ -154,12 +154,13 @@ interface ElementTree {
  * gives them (the content of a <template> is not searched).
  */
 export function elementsWithTags(root: ElementTree, tags: string[]): ElementTree[] {
-  const wanted = new Set(tags.map((t) => t.toUpperCase()));
+  // localName: a plain field; tagName upper-cases it at every read.
+  const wanted = new Set(tags.map((t) => t.toLowerCase()));
   const out: ElementTree[] = [];
   let el = root.firstElementChild;
   while (el) {
-    if (wanted.has(el.tagName)) out.push(el);
-    const child = el.tagName === 'TEMPLATE' ? null : el.firstElementChild;
+    if (wanted.has(el.localName)) out.push(el);
+    const child = el.localName === 'template' ? null : el.firstElementChild;
     if (child) {
       el = child;
       continue;

@@ -25,6 +25,23 @@ const POLL_MS = 2000;
 /** How long a job whose pending targets' hosts are all busy waits before it claims again. */
 const HOST_WAIT_MS = 100;
 
+/** Results written in one transaction, at most. */
+const RECORD_GROUP = 64;
+/**
+ * How long a result waits for others to share its commit: results rarely end during another's
+ * write, so without it each had a transaction of its own.
+ */
+const RECORD_LINGER_MS = 5;
+
+interface QueuedResult {
+  jobId: string;
+  idx: number;
+  outcome: TargetOutcome;
+  mayEnd: boolean;
+  resolve: () => void;
+  reject: (err: Error) => void;
+}
+
 interface ActiveJob {
   id: string;
   caller: Caller;
@@ -61,9 +78,16 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private pumping = false;
   private again = false;
   private stopped = true;
+  /** Free slots a claim waits for while targets are in flight: a quarter of the pool. */
+  private get claimAtLeast(): number {
+    return Math.max(1, Math.floor(this.config.runnerConcurrency / 4));
+  }
   /** While the database is full, no new target starts before this time (ms). */
   private pausedUntil = 0;
   private poller?: NodeJS.Timeout;
+  /** Results waiting for the next group commit, and the commit under way. */
+  private readonly toRecord: QueuedResult[] = [];
+  private recording?: Promise<void>;
 
   constructor(
     private readonly store: BatchStore,
@@ -235,6 +259,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
         const job = this.jobs.get(ids[(this.rr + n) % ids.length]);
         if (!job) continue;
         if (job.buffer.length === 0 && !job.exhausted) {
+          // A claim is a transaction: while most slots are busy, wait until a few more are free
+          // (each target that ends pumps again) rather than claim one target at a time.
+          if (this.inFlight > 0 && this.config.runnerConcurrency - this.inFlight < this.claimAtLeast)
+            continue;
           const wait = (job.notBefore ?? 0) - Date.now();
           // Not yet: a timer may fire a little before notBefore, so look again when it is due.
           if (wait > 0) setTimeout(() => this.pump(), wait + 1).unref();
@@ -303,22 +331,59 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     this.pausedUntil = Date.now() + 1000;
   }
 
+  /**
+   * Queues a result for the next group commit: the results that end within RECORD_LINGER_MS of
+   * each other, or while a write is under way, are written in one transaction. Resolves once this
+   * one is written.
+   */
+  private record(jobId: string, idx: number, outcome: TargetOutcome, mayEnd: boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.toRecord.push({ jobId, idx, outcome, mayEnd, resolve, reject });
+      this.writeResults();
+    });
+  }
+
+  private writeResults(): void {
+    if (this.recording || this.toRecord.length === 0) return;
+    this.recording = new Promise((r) => setTimeout(r, RECORD_LINGER_MS))
+      .then(() => this.writeGroups())
+      .finally(() => {
+        this.recording = undefined;
+        this.writeResults(); // queued after the last look
+      });
+  }
+
   /** A result is never dropped for a full database: its write is tried again until it fits. */
-  private async record(jobId: string, idx: number, o: TargetOutcome, mayEnd: boolean): Promise<void> {
-    let written: boolean;
-    for (;;) {
+  private async writeGroups(): Promise<void> {
+    while (this.toRecord.length > 0) {
+      const group = this.toRecord.splice(0, RECORD_GROUP);
       try {
-        written = await this.lifecycle.recordResult(jobId, idx, this.instance.id, o, { durable: mayEnd });
-        break;
+        let written: boolean[];
+        for (;;) {
+          try {
+            written = await this.lifecycle.recordResults(
+              group.map((r) => ({
+                jobId: r.jobId,
+                idx: r.idx,
+                holder: this.instance.id,
+                outcome: r.outcome,
+              })),
+              // A group that may end a job commits durably (see recordResult).
+              { durable: group.some((r) => r.mayEnd) },
+            );
+            break;
+          } catch (err) {
+            if (!isStorageFull(err) || this.stopped) throw err;
+            this.pauseForStorage();
+            await new Promise((r) => setTimeout(r, 1000));
+          }
+        }
+        group.forEach((r, i) => written[i] && this.metrics.targets.inc({ status: r.outcome.kind }));
+        if (written.some(Boolean)) await this.store.evictBatchOldest(this.config.batchMaxBytes);
+        for (const r of group) r.resolve();
       } catch (err) {
-        if (!isStorageFull(err) || this.stopped) throw err;
-        this.pauseForStorage();
-        await new Promise((r) => setTimeout(r, 1000));
+        for (const r of group) r.reject(err as Error);
       }
-    }
-    if (written) {
-      this.metrics.targets.inc({ status: o.kind });
-      await this.store.evictBatchOldest(this.config.batchMaxBytes);
     }
   }
 }
