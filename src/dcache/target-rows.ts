@@ -143,9 +143,14 @@ export abstract class TargetRows extends JobRows {
   /**
    * Claims up to `limit` of the job's pending targets for `holder`, lowest idx first: they become
    * running, held by it. A target is passed over while its host already has `perHost` targets
-   * running, over all jobs and all instances. On PostgreSQL, rows another transaction is claiming
-   * are skipped, not waited for (FOR UPDATE SKIP LOCKED), so no two instances hold one target;
-   * claims are serialized (see lockClaims) so the per-host count they read is exact.
+   * running, over all jobs and all instances, or while its host is paused. Claims are serialized
+   * (see lockClaims), so the per-host counts read here stay exact until the claim commits; the
+   * update takes only targets still pending, so a target cancelled or taken back meanwhile is not
+   * claimed.
+   *
+   * The choice is made here from three small reads, not in one statement: as one statement (a
+   * window over the candidates, joined with the running counts), SQLite spent about 0.4 ms per
+   * claim building temporary indexes and b-trees.
    */
   async claimTargets(c: {
     jobId: string;
@@ -156,29 +161,55 @@ export abstract class TargetRows extends JobRows {
     limit: number;
     perHost: number;
   }): Promise<{ idx: number; url: string; options: string; deferrals: number }[]> {
-    const lock = this.pg ? sql`FOR UPDATE SKIP LOCKED` : sql``;
-    // `picked` is read once (MATERIALIZED): as a plain IN (subquery), PostgreSQL may run a locking
-    // subquery again after each row it updates, and so claim past the limit.
-    const r = await sql<{ idx: number; url: string; options: string; deferrals: number }>`
-      WITH running AS (
-        SELECT host, count(*) AS n FROM batch_target WHERE status = 'running' GROUP BY host),
-      candidates AS (
-        SELECT p.idx, p.host,
-          row_number() OVER (PARTITION BY p.host ORDER BY p.idx) + coalesce(r.n, 0) AS slot
-        FROM (SELECT idx, host FROM batch_target
-              WHERE job_id = ${c.jobId} AND status = 'pending' AND dup_of IS NULL
-                AND host NOT IN (SELECT host FROM host_state WHERE paused_until > ${c.nowMs ?? c.now * 1000})
-              ORDER BY idx LIMIT ${CLAIM_SCAN}) AS p
-        LEFT JOIN running AS r ON r.host = p.host),
-      picked AS MATERIALIZED (
-        SELECT idx FROM batch_target
-        WHERE job_id = ${c.jobId} AND status = 'pending' AND dup_of IS NULL AND idx IN (
-          SELECT idx FROM candidates WHERE slot <= ${c.perHost} ORDER BY idx LIMIT ${c.limit})
-        ORDER BY idx ${lock})
-      UPDATE batch_target SET status = 'running', holder = ${c.holder}, updated_at = ${c.now}
-      WHERE job_id = ${c.jobId} AND idx IN (SELECT idx FROM picked)
-      RETURNING idx, url, options, deferrals`.execute(this.db);
-    return r.rows.sort((a, b) => a.idx - b.idx);
+    const running = await this.db
+      .selectFrom('batch_target')
+      .select(['host', (eb) => eb.fn.countAll<number | string>().as('n')])
+      .where('status', '=', 'running')
+      .groupBy('host')
+      .execute();
+    const busy = new Map(running.map((r) => [r.host, Number(r.n)]));
+    const nowMs = c.nowMs ?? c.now * 1000;
+    const picked: number[] = [];
+    // Most claims find their targets among the first few; a job whose first targets' hosts are
+    // busy is looked at further, up to CLAIM_SCAN targets in all.
+    let after = -1;
+    let scanned = 0;
+    for (let page = Math.min(CLAIM_SCAN, c.limit * 2); picked.length < c.limit && scanned < CLAIM_SCAN;) {
+      const rows = await this.db
+        .selectFrom('batch_target')
+        .select(['idx', 'host'])
+        .where('job_id', '=', c.jobId)
+        .where('status', '=', 'pending')
+        .where('dup_of', 'is', null)
+        .where('idx', '>', after)
+        .where('host', 'not in', (eb) =>
+          eb.selectFrom('host_state').select('host').where('paused_until', '>', nowMs),
+        )
+        .orderBy('idx')
+        .limit(page)
+        .execute();
+      for (const r of rows) {
+        const n = busy.get(r.host) ?? 0;
+        if (n >= c.perHost) continue;
+        busy.set(r.host, n + 1);
+        picked.push(r.idx);
+        if (picked.length >= c.limit) break;
+      }
+      if (rows.length < page) break;
+      after = rows[rows.length - 1].idx;
+      scanned += rows.length;
+      page = CLAIM_SCAN - scanned;
+    }
+    if (picked.length === 0) return [];
+    const rows = await this.db
+      .updateTable('batch_target')
+      .set({ status: 'running', holder: c.holder, updated_at: c.now })
+      .where('job_id', '=', c.jobId)
+      .where('status', '=', 'pending')
+      .where('idx', 'in', picked)
+      .returning(['idx', 'url', 'options', 'deferrals'])
+      .execute();
+    return rows.sort((a, b) => a.idx - b.idx);
   }
 
   /** Whether the job has a pending target left to claim (a duplicate waits for its first). */
