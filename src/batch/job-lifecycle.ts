@@ -359,8 +359,9 @@ export class JobLifecycle extends JobRecovery {
     if (!written) return false;
     // Targets with the same URL and options wait for this one, and get what it got.
     const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
-    const dups =
-      outcome.kind === 'done'
+    const dups = !(await this.factsOf(s, jobId)).dups
+      ? []
+      : outcome.kind === 'done'
         ? await s.finishDuplicates({ ...same, idx, result: outcome.result, verdict: outcome.verdict })
         : await s.finishDuplicates({
             ...same,

@@ -1,6 +1,7 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { BatchStore, RECOVERY_LOCK } from '../dcache';
+import { SizedLru } from '../common/sized-lru';
+import { BatchStore, RECOVERY_LOCK, type Webhook } from '../dcache';
 import { JobSignals } from './job-signals';
 import { iso, jobView } from './views';
 import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob, type EventType } from './job-status';
@@ -25,6 +26,11 @@ export interface RestartReport {
  */
 export abstract class JobRecovery {
   protected readonly log = new Logger('lifecycle');
+  /**
+   * What never changes about a job once it is submitted, read once per job instead of at every
+   * event and result: its webhook, and whether any of its targets waits for a duplicate.
+   */
+  private readonly facts = new SizedLru<{ hook: Webhook | undefined; dups: boolean }>(50_000, () => 1);
 
   constructor(
     protected readonly store: BatchStore,
@@ -150,12 +156,25 @@ export abstract class JobRecovery {
    * Appends the event; once it is committed, this instance's event streams and runner hear of it,
    * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
    */
+  /** The job's webhook and whether it has duplicates (see `facts`). */
+  protected async factsOf(
+    s: BatchStore,
+    jobId: string,
+  ): Promise<{ hook: Webhook | undefined; dups: boolean }> {
+    let f = this.facts.get(jobId);
+    if (!f) {
+      f = { hook: await s.webhookOf(jobId), dups: await s.hasDuplicates(jobId) };
+      this.facts.set(jobId, f);
+    }
+    return f;
+  }
+
   protected async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
     const seq = await s.appendEvent({ jobId, type, at, data });
     await s.notify(JOBS_CHANNEL, `${type}:${jobId}`);
     s.onCommit(() => this.signals.evented(jobId));
     // A webhook that takes this type gets the event through the outbox, written with the event.
-    const hook = await s.webhookOf(jobId);
+    const { hook } = await this.factsOf(s, jobId);
     if (hook?.events.includes(type)) {
       const job = (await s.batchJob(jobId))!;
       // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)

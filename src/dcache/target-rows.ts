@@ -278,6 +278,18 @@ export abstract class TargetRows extends JobRows {
     return rows.map((r) => r.idx).sort((a, b) => a - b);
   }
 
+  /** Whether any target of the job waits for an earlier one with the same URL and options. */
+  async hasDuplicates(jobId: string): Promise<boolean> {
+    const row = await this.db
+      .selectFrom('batch_target')
+      .select('idx')
+      .where('job_id', '=', jobId)
+      .where('dup_of', 'is not', null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
   /** The job's failed targets, in idx order: what a retry fetches again. */
   async failedTargets(
     jobId: string,

@@ -386,15 +386,24 @@ export class FetchService {
       ...(links ? { links } : {}),
     };
     const fetchedAt = this.clock.now();
-    let digest = sha256Hex(stored.text);
+    let digest: string | undefined;
     if (!TRANSIENT_STATUS.has(raw.status)) {
       // The page is already in hand: a cache that cannot store it (a full disk) must not lose it.
-      await this.cache.put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt).then(
-        (d) => (digest = d),
-        (err: Error) => this.log.warn(`page not cached: ${err.message}`),
-      );
+      digest = await this.cache
+        .put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt)
+        .catch((err: Error) => {
+          this.log.warn(`page not cached: ${err.message}`);
+          return undefined;
+        });
     }
-    return { meta, content: stored.text, digest, fetchedAt, cached: false, retryAfterS: raw.retryAfterS };
+    return {
+      meta,
+      content: stored.text,
+      digest: digest ?? sha256Hex(stored.text),
+      fetchedAt,
+      cached: false,
+      retryAfterS: raw.retryAfterS,
+    };
   }
 }
 
