@@ -24,11 +24,9 @@ export interface CleanRules {
   articleEnd?: boolean;
   /** Lines that are only an ad label, a control's name or a posted/updated stamp go. */
   uiLines?: boolean;
-  /** A quoted post (a blockquote) is taken out of the wrappers an embed puts around it. */
-  quotes?: boolean;
 }
 
-export const ALL_RULES: Required<CleanRules> = { articleEnd: true, uiLines: true, quotes: true };
+export const ALL_RULES: Required<CleanRules> = { articleEnd: true, uiLines: true };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
 const UI_LINE =
@@ -39,39 +37,12 @@ const ARTICLE_END =
   /^(related(\s+(articles?|stories|posts?|content|coverage|reading|topics|news|links|videos))?|recommended(\s+(for you|stories|articles|reading|videos))?|more\s+(from|on|in|stories|articles|news|like this|to read|to explore)\b.*|read\s+(more|next|also)\b.*|you\s+(may|might)\s+(also\s+)?(like|enjoy|be interested in)\b.*|(most\s+)?(popular|read|viewed|shared)(\s+(now|stories|articles|today))?|trending(\s+now)?|top stories|also\s+(read|on|see)\b.*|what to read next|up next|next\s+(story|article|up)|sign up\b.*|subscribe\b.*|(our|get the|the)?\s*newsletters?\b.*|don'?t miss\b.*|latest\s+(news|stories|articles|posts))[\s:.!]*$/i;
 
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
-export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES): void {
-  if (rules.quotes) unwrapQuotes(doc);
+export function precleanSource(doc: Document): void {
   for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {
     if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
       continue;
     const ci = classId(el);
     if (ci.length < 200 && FURNITURE.test(ci) && textLen(el) < 400) el.remove();
-  }
-}
-
-/**
- * A post quoted in an article (a social-media embed, a quoted message) is a blockquote inside
- * wrappers whose class names say "social" or "embed", which both this cleaning and Readability
- * take for furniture, and whose links make them look like link lists. The wrappers go (when they
- * hold nothing but the quote) and the blockquote loses its class and id, so the quote is judged by
- * its text like any paragraph.
- */
-function unwrapQuotes(doc: Document): void {
-  for (const bq of Array.from(doc.querySelectorAll<Element>('blockquote'))) {
-    const own = textLen(bq);
-    if (own < 40) continue;
-    let outer: Element = bq;
-    for (
-      let up = bq.parentElement;
-      up && up !== doc.body && up.tagName !== 'ARTICLE';
-      up = up.parentElement
-    ) {
-      if (textLen(up) > own + 20) break;
-      outer = up;
-    }
-    if (outer !== bq) outer.replaceWith(bq);
-    bq.removeAttribute('class');
-    bq.removeAttribute('id');
   }
 }
 

@@ -107,7 +107,7 @@ export function extractHtml(
     metaContent(source, ['meta[property="og:title"]', 'meta[name="twitter:title"]']) || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
   try {
-    precleanSource(source as unknown as Document, opts.rules);
+    precleanSource(source as unknown as Document);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,

@@ -48,7 +48,6 @@ describeCorpus('extraction quality on the corpus', () => {
       all: text(ALL_RULES),
       'without articleEnd': text({ ...ALL_RULES, articleEnd: false }),
       'without uiLines': text({ ...ALL_RULES, uiLines: false }),
-      'without quotes': text({ ...ALL_RULES, quotes: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

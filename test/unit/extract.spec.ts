@@ -1,6 +1,5 @@
 import { parseHTML } from 'linkedom';
 import { elementsWithTags, extractHtml } from '../../src/fetch/extract';
-import { ALL_RULES } from '../../src/fetch/clean';
 import { limitDepth } from '../../src/fetch/flatten';
 import { truncateUtf8 } from '../../src/fetch/truncate';
 
@@ -179,24 +178,5 @@ describe('elementsWithTags', () => {
         );
       }
     }
-  });
-});
-
-describe('quoted posts', () => {
-  const para = (i: number) =>
-    `<p>Paragraph ${i} of the story about the slogan, long enough to be read as the article's own text by the extractor, with commas, clauses and more words.</p>`;
-  const embed =
-    '<div class="social-media-embed"><blockquote class="post-embed"><p>Yes this is real and the state spent half a million dollars on it: <a href="https://t.example/x1">https://t.example/x1</a></p>— A. Reader (@reader) <a href="https://example.net/reader/status/1">November 18, 2019</a></blockquote><script src="https://example.net/widgets.js"></script></div>';
-  const page = `<html><head><title>Slogan</title></head><body><article><h1>Slogan</h1>${para(0)}${para(1)}${para(2)}${embed}${para(3)}${para(4)}</article></body></html>`;
-
-  it('a post quoted in the article stays, out of its embed wrappers; without the rule it goes', () => {
-    const x = extractHtml(page, 'https://example.com/a', 'text');
-    expect(x.content).toContain('Yes this is real and the state spent half a million dollars on it');
-    expect(x.content.indexOf('Paragraph 2')).toBeLessThan(x.content.indexOf('Yes this is real'));
-    expect(x.content.indexOf('Yes this is real')).toBeLessThan(x.content.indexOf('Paragraph 3'));
-    const without = extractHtml(page, 'https://example.com/a', 'text', {
-      rules: { ...ALL_RULES, quotes: false },
-    });
-    expect(without.content).not.toContain('Yes this is real');
   });
 });
