@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { extractHtml } from '../../src/fetch/extract';
-import { verdictOf, type Verdict } from '../../src/fetch/verdict';
+import { verdictOf, wordCount, type Verdict } from '../../src/fetch/verdict';
 import { articlePages, findCorpus, readabilityPages } from '../support/corpus';
 
 /** The verdict of a page as the FetchService gives it: its text extracted, then judged. */
@@ -71,5 +71,15 @@ describe('verdicts', () => {
       .filter((p) => p.verdict === 'challenge' || p.verdict === 'not_found');
     console.log(`corpus: ${flagged.length} of ${all.length} flagged challenge or not_found`);
     expect(flagged).toEqual([]);
+  });
+});
+
+describe('wordCount', () => {
+  it('counts letters-and-digits runs, skips tags when asked, and stops at the cap', () => {
+    expect(wordCount('Don’t stop: 3 words, café!')).toBe(6);
+    expect(wordCount('<p>ab<i>cd</i> e</p>', Infinity, true)).toBe(3);
+    expect(wordCount('<p>ab<i>cd</i> e</p>')).toBe(7);
+    expect(wordCount('word '.repeat(5000), 201)).toBe(201);
+    expect(wordCount('x <unclosed y', Infinity, true)).toBe(3);
   });
 });
