@@ -151,30 +151,42 @@ export abstract class DeliveryRows extends EventRows {
     return this.transaction(async (s) => {
       if (!(await s.finishDelivery(w))) return false;
       if (w.state !== 'delivered') return undefined;
-      const next = await s.db
-        .updateTable('batch_delivery')
-        .set((eb) => ({ holder: w.holder, attempts: eb('attempts', '+', 1) }))
-        .where('job_id', '=', w.jobId)
-        .where('seq', '=', (eb) =>
-          eb
-            .selectFrom('batch_delivery')
-            .select((e) => e.fn.min('seq').as('seq'))
-            .where('job_id', '=', w.jobId)
-            .where('state', '=', 'pending'),
-        )
-        .where('holder', 'is', null)
-        .where('next_attempt_at', '<=', now)
-        .returning(['seq', 'payload', 'attempts', 'created_at'])
-        .executeTakeFirst();
-      return (
-        next && {
-          seq: Number(next.seq),
-          payload: next.payload,
-          attempts: next.attempts,
-          createdAt: next.created_at,
-        }
-      );
+      return s.takeNextDelivery(w.jobId, w.holder, now);
     });
+  }
+
+  /**
+   * Takes for `holder` the job's next delivery (its first pending one), when it is due and no one
+   * holds it. Undefined when there is none.
+   */
+  async takeNextDelivery(
+    jobId: string,
+    holder: string,
+    now: number,
+  ): Promise<Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
+    const next = await this.db
+      .updateTable('batch_delivery')
+      .set((eb) => ({ holder, attempts: eb('attempts', '+', 1) }))
+      .where('job_id', '=', jobId)
+      .where('seq', '=', (eb) =>
+        eb
+          .selectFrom('batch_delivery')
+          .select((e) => e.fn.min('seq').as('seq'))
+          .where('job_id', '=', jobId)
+          .where('state', '=', 'pending'),
+      )
+      .where('holder', 'is', null)
+      .where('next_attempt_at', '<=', now)
+      .returning(['seq', 'payload', 'attempts', 'created_at'])
+      .executeTakeFirst();
+    return (
+      next && {
+        seq: Number(next.seq),
+        payload: next.payload,
+        attempts: next.attempts,
+        createdAt: next.created_at,
+      }
+    );
   }
 
   /** Writes how an attempt ended, only while `holder` still holds the delivery. */

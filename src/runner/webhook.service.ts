@@ -19,6 +19,8 @@ import { InstanceService } from './instance.service';
 const MAX_ANSWER = 4096;
 /** How often due deliveries (retries, those another instance left) are looked for. */
 const POLL_MS = 1000;
+/** How long a job's sending waits for its next event before it ends (see nextQueued). */
+const LINGER_MS = 50;
 
 interface Outcome {
   state: DeliveryState;
@@ -40,6 +42,8 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
   /** Jobs whose deliveries this instance is sending now. */
   private readonly sending = new Map<string, AbortController>();
   private readonly tasks = new Set<Promise<void>>();
+  /** Jobs whose sending waits a moment for their next event (see start), and how to wake each. */
+  private readonly waiting = new Map<string, () => void>();
   private stopped = true;
   private pumping = false;
   private again = false;
@@ -56,7 +60,9 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
   ) {
     // A job being sent here goes on by itself (see start); any other may be claimable now.
     signals.onDeliveryQueued((jobId) => {
-      if (!this.sending.has(jobId)) this.pump();
+      const wake = this.waiting.get(jobId);
+      if (wake) wake();
+      else if (!this.sending.has(jobId)) this.pump();
     });
   }
 
@@ -136,7 +142,13 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
             outcome: outcome.state === 'pending' ? 'retry' : outcome.state,
           });
         }
-        d = next ? { ...d, ...next } : undefined;
+        if (!next && outcome.state === 'delivered' && (await this.nextQueued(d.jobId, ac.signal))) {
+          // The job's next event came while this one was sent: taken without a claim.
+          const taken = await this.store.takeNextDelivery(d.jobId, this.instance.id, this.clock.now());
+          d = taken ? { ...d, ...taken } : undefined;
+        } else {
+          d = next ? { ...d, ...next } : undefined;
+        }
       }
     })()
       .catch((err: Error) => this.log.error(`deliveries of ${first.jobId}: ${err.message}`))
@@ -147,6 +159,26 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         this.pump();
       });
     this.tasks.add(task);
+  }
+
+  /**
+   * Waits up to LINGER_MS for the job's next event. A job's events come in a stream while it runs,
+   * and each sent faster than the next comes would otherwise end its sending and start it again
+   * with a claim (a transaction under the claim lock).
+   */
+  private nextQueued(jobId: string, signal: AbortSignal): Promise<boolean> {
+    return new Promise((resolve) => {
+      const done = (queued: boolean) => {
+        clearTimeout(timer);
+        this.waiting.delete(jobId);
+        signal.removeEventListener('abort', onAbort);
+        resolve(queued);
+      };
+      const onAbort = () => done(false);
+      const timer = setTimeout(() => done(false), LINGER_MS);
+      this.waiting.set(jobId, () => done(true));
+      signal.addEventListener('abort', onAbort, { once: true });
+    });
   }
 
   /** One attempt, and what it says about the next; undefined when stopped meanwhile. */
