@@ -316,9 +316,15 @@ export class JobLifecycle extends JobRecovery {
     opts: { durable?: boolean } = {},
   ): Promise<boolean[]> {
     const now = this.clock.now();
+    // Written in job order: each result's count triggers lock its job's row, and two transactions
+    // locking the same jobs' rows in opposite orders would deadlock (PostgreSQL).
+    const order = results.map((_, i) => i).sort((a, b) => cmp(results[a].jobId, results[b].jobId) || a - b);
     return this.store.transaction(async (s) => {
-      const written: boolean[] = [];
-      for (const r of results) written.push(await this.recordIn(s, r.jobId, r.idx, r.holder, r.outcome, now));
+      const written: boolean[] = new Array<boolean>(results.length);
+      for (const i of order) {
+        const r = results[i];
+        written[i] = await this.recordIn(s, r.jobId, r.idx, r.holder, r.outcome, now);
+      }
       return written;
     }, opts);
   }
@@ -435,4 +441,8 @@ export class JobLifecycle extends JobRecovery {
       return { job: (await s.batchJob(jobId))!, changed: true };
     }, DURABLE);
   }
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -38,6 +38,8 @@ interface QueuedResult {
   idx: number;
   outcome: TargetOutcome;
   mayEnd: boolean;
+  /** Written in a transaction of its own (the group it was in failed). */
+  alone?: boolean;
   resolve: () => void;
   reject: (err: Error) => void;
 }
@@ -356,7 +358,16 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   /** A result is never dropped for a full database: its write is tried again until it fits. */
   private async writeGroups(): Promise<void> {
     while (this.toRecord.length > 0) {
-      const group = this.toRecord.splice(0, RECORD_GROUP);
+      // One job per group: a transaction then locks one job row (the count triggers update it),
+      // as a single result's does; two groups locking two jobs' rows in opposite orders would
+      // deadlock on PostgreSQL.
+      const first = this.toRecord.shift()!;
+      const group = [first];
+      for (let i = 0; !first.alone && i < this.toRecord.length && group.length < RECORD_GROUP;) {
+        const r = this.toRecord[i];
+        if (r.jobId === first.jobId && !r.alone) group.push(...this.toRecord.splice(i, 1));
+        else i++;
+      }
       try {
         let written: boolean[];
         for (;;) {
@@ -382,7 +393,12 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
         if (written.some(Boolean)) await this.store.evictBatchOldest(this.config.batchMaxBytes);
         for (const r of group) r.resolve();
       } catch (err) {
-        for (const r of group) r.reject(err as Error);
+        if (group.length === 1) {
+          first.reject(err as Error);
+          continue;
+        }
+        // The group failed as a whole: each of its results is tried alone, so a bad write costs one.
+        this.toRecord.unshift(...group.map((r) => ({ ...r, alone: true })));
       }
     }
   }

@@ -128,6 +128,20 @@ describeEachBackend('JobLifecycle', (db) => {
       );
     });
 
+    it('two instances writing results of several jobs together, in opposite orders, at once: no deadlock', async () => {
+      const jobs: string[] = [];
+      for (let j = 0; j < 6; j++) jobs.push((await life.submit(draft(2), limits)).job.id);
+      for (const holder of [ME, OTHER]) {
+        for (const id of jobs) expect(await life.claim(id, holder, 1)).toBeDefined();
+      }
+      const write = (holder: string, idx: number, order: string[]) =>
+        life.recordResults(order.map((jobId) => ({ jobId, idx, holder, outcome: done() })));
+      const [mine, theirs] = await Promise.all([write(ME, 0, jobs), write(OTHER, 1, [...jobs].reverse())]);
+      expect(mine).toEqual(jobs.map(() => true));
+      expect(theirs).toEqual(jobs.map(() => true));
+      for (const id of jobs) expect((await store.batchJob(id))!.status).toBe('done');
+    });
+
     it('a result for a job that is not running is discarded (lost work stays lost)', async () => {
       const { job } = await life.submit(draft(2), limits);
       await start(job.id);
