@@ -228,14 +228,17 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
   const { origin, child: server } = await startServer();
   const out: Record<string, number | string> = {};
   const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-bench-')), 'sift.db');
-  const sift = await startSiftProcess({
-    SIFT_DB: db,
-    SIFT_TOKENS: `${TOKEN}:bench:fleet`,
-    SIFT_FLEET_ALLOW: '127.0.0.0/8',
-    SIFT_RUNNER_CONCURRENCY: String(CONCURRENCY),
-    SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY),
-    ...(process.env.SIFT_EXTRACT_WORKERS ? { SIFT_EXTRACT_WORKERS: process.env.SIFT_EXTRACT_WORKERS } : {}),
-  });
+  const sift = await startSiftProcess(
+    {
+      SIFT_DB: db,
+      SIFT_TOKENS: `${TOKEN}:bench:fleet`,
+      SIFT_FLEET_ALLOW: '127.0.0.0/8',
+      SIFT_RUNNER_CONCURRENCY: String(CONCURRENCY),
+      SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY),
+      ...(process.env.SIFT_EXTRACT_WORKERS ? { SIFT_EXTRACT_WORKERS: process.env.SIFT_EXTRACT_WORKERS } : {}),
+    },
+    (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  );
   const pid = sift.child.pid!;
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   try {

@@ -125,10 +125,10 @@ function measure(root: Element): Map<Element, Lengths> {
   const out = new Map<Element, Lengths>();
   const walk = (el: Element, inLink: boolean): Lengths => {
     const m: Lengths = { text: 0, link: 0, blocks: false };
-    const link = inLink || el.tagName === 'A';
-    for (const c of Array.from(el.childNodes)) {
+    const link = inLink || el.localName === 'a';
+    for (let c = el.firstChild; c; c = c.nextSibling) {
       if (c.nodeType === 3) {
-        const n = (c.textContent ?? '').replace(/\s+/g, ' ').length;
+        const n = collapsedLength((c as Text).data);
         m.text += n;
         if (link) m.link += n;
       } else if (c.nodeType === 1) {
@@ -136,7 +136,8 @@ function measure(root: Element): Map<Element, Lengths> {
         const cm = walk(child, link);
         m.text += cm.text;
         m.link += cm.link;
-        m.blocks ||= cm.blocks || /^(P|DIV|LI)$/.test(child.tagName);
+        m.blocks ||=
+          cm.blocks || child.localName === 'p' || child.localName === 'div' || child.localName === 'li';
       }
     }
     out.set(el, m);
@@ -144,4 +145,29 @@ function measure(root: Element): Map<Element, Lengths> {
   };
   walk(root, false);
   return out;
+}
+
+/** `s.replace(/\s+/g, ' ').length`, without building the string. */
+export function collapsedLength(s: string): number {
+  let n = 0;
+  let space = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const isSpace =
+      c === 32 ||
+      (c >= 9 && c <= 13) ||
+      (c > 127 &&
+        (c === 0xa0 ||
+          c === 0x1680 ||
+          (c >= 0x2000 && c <= 0x200a) ||
+          c === 0x2028 ||
+          c === 0x2029 ||
+          c === 0x202f ||
+          c === 0x205f ||
+          c === 0x3000 ||
+          c === 0xfeff));
+    if (!isSpace || !space) n++;
+    space = isSpace;
+  }
+  return n;
 }

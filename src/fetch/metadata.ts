@@ -76,36 +76,87 @@ function clean(s: string | null | undefined): string | null {
   return t.length > 0 && t.length <= 2000 ? t : null;
 }
 
-/** The page's head, read in one walk: meta contents by lower-cased name, JSON-LD, links, times. */
-interface Head {
+/**
+ * What the page says of itself, read in one walk over its elements (each CSS selector query walks
+ * them all): meta contents by lower-cased name, every meta content, JSON-LD, the canonical link,
+ * the first time, the first byline element.
+ */
+export interface Head {
   meta: Map<string, string>;
+  /** Every meta content, trimmed. */
+  contents: Set<string>;
+  /** `og:title`, then `twitter:title`, by their exact attribute (the title's fallback). */
+  title: string;
   ldScripts: Element[];
   canonical: string | null;
   time: string | null;
+  byline: Element | null;
 }
 
-function readHead(doc: Document): Head {
-  const head: Head = { meta: new Map(), ldScripts: [], canonical: null, time: null };
-  for (const el of Array.from(doc.querySelectorAll('meta,script,link,time'))) {
-    const tag = el.tagName;
-    if (tag === 'META') {
-      const content = clean(el.getAttribute('content'));
-      if (!content) continue;
-      for (const attr of ['property', 'name', 'itemprop', 'http-equiv']) {
-        // Names are matched without case: DC.creator and dc.creator are one. The first one stands.
-        const k = el.getAttribute(attr)?.trim().toLowerCase();
-        if (k && !head.meta.has(k)) head.meta.set(k, content);
+interface Tree {
+  localName: string;
+  firstElementChild: Tree | null;
+  nextElementSibling: Tree | null;
+  parentNode: Tree | null;
+}
+
+/** The first element that names itself a byline or its author: rel/itemprop author, or by class. */
+function isByline(el: Element): boolean {
+  if (el.getAttribute('rel') === 'author' || el.getAttribute('itemprop') === 'author') return true;
+  const cls = el.getAttribute('class');
+  if (!cls) return false;
+  return cls.includes('byline') || cls.split(/\s+/).some((c) => c === 'author' || c === 'author-name');
+}
+
+export function readHead(doc: Document): Head {
+  const head: Head = {
+    meta: new Map(),
+    contents: new Set(),
+    title: '',
+    ldScripts: [],
+    canonical: null,
+    time: null,
+    byline: null,
+  };
+  let og = '';
+  let twitter = '';
+  const root = doc as unknown as Tree;
+  let t = root.firstElementChild;
+  while (t) {
+    const el = t as unknown as Element;
+    const tag = t.localName;
+    if (tag === 'meta') {
+      const raw = el.getAttribute('content');
+      if (raw !== null) head.contents.add(raw.trim());
+      const content = clean(raw);
+      if (content) {
+        for (const attr of ['property', 'name', 'itemprop', 'http-equiv']) {
+          // Names are matched without case: DC.creator and dc.creator are one. The first one stands.
+          const k = el.getAttribute(attr)?.trim().toLowerCase();
+          if (k && !head.meta.has(k)) head.meta.set(k, content);
+        }
+        if (!og && el.getAttribute('property') === 'og:title') og = raw!.trim();
+        if (!twitter && el.getAttribute('name') === 'twitter:title') twitter = raw!.trim();
       }
-    } else if (tag === 'SCRIPT') {
+    } else if (tag === 'script') {
       if ((el.getAttribute('type') ?? '').trim().toLowerCase() === 'application/ld+json')
         head.ldScripts.push(el);
-    } else if (tag === 'LINK') {
+    } else if (tag === 'link') {
       if (!head.canonical && (el.getAttribute('rel') ?? '').toLowerCase().split(/\s+/).includes('canonical'))
         head.canonical = clean(el.getAttribute('href'));
-    } else if (!head.time) {
+    } else if (tag === 'time' && !head.time) {
       head.time = clean(el.getAttribute('datetime'));
     }
+    if (!head.byline && isByline(el)) head.byline = el;
+    const child = tag === 'template' ? null : t.firstElementChild;
+    if (child) {
+      t = child;
+      continue;
+    }
+    while (t !== root && !t.nextElementSibling) t = t.parentNode!;
+    t = t === root ? null : t.nextElementSibling;
   }
+  head.title = og || twitter;
   return head;
 }
 
@@ -135,18 +186,13 @@ function isoTime(v: string | null): string | null {
 }
 
 /** A byline in the page: rel=author, or an element whose class or itemprop says author/byline. */
-function bylineInPage(doc: Document): string | null {
-  // One walk: the first element in the page that names itself a byline or its author.
-  const el = doc.querySelector(
-    '[rel="author"], [itemprop="author"], .byline, .author, .byline-name, .author-name, [class*="byline"]',
-  );
+function bylineText(el: Element | null): string | null {
   const t = clean(el?.textContent)?.replace(/^by\s+/i, '') ?? null;
   return t && t.length <= 100 ? t : null;
 }
 
 /** Read before any cleaning changes the document. */
-export function pageMetadata(doc: Document, baseUrl: string): Metadata {
-  const head = readHead(doc);
+export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metadata {
   const ld = jsonLd(head.ldScripts);
   const article = ld.find(
     (o) => ARTICLE_TYPES.test(typeOf(o)) && (o.headline || o.author || o.datePublished),
@@ -165,7 +211,7 @@ export function pageMetadata(doc: Document, baseUrl: string): Metadata {
         'parsely-author',
         'sailthru.author',
       ) ??
-      bylineInPage(doc),
+      bylineText(head.byline),
     published_at: isoTime(
       (typeof article?.datePublished === 'string' ? article.datePublished : null) ??
         meta(

@@ -47,9 +47,12 @@ export interface SiftProcess {
 }
 
 /** Starts `node dist/src/main.js` with env and waits until /healthz answers. */
-export async function startSiftProcess(env: Record<string, string>): Promise<SiftProcess> {
+export async function startSiftProcess(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+): Promise<SiftProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [ensureBuilt()], {
+  const child = spawn(process.execPath, [...nodeArgs, ensureBuilt()], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,7 @@
-import { parseHTML } from 'linkedom';
-import { elementsWithTags, extractHtml } from '../../src/fetch/extract';
+import { Readability } from '@mozilla/readability';
+import { Event, parseHTML } from 'linkedom';
+import { collapsedLength } from '../../src/fetch/clean';
+import { elementsWithTags, extractHtml, tuneReadability } from '../../src/fetch/extract';
 import { limitDepth } from '../../src/fetch/flatten';
 import { truncateUtf8 } from '../../src/fetch/truncate';
 
@@ -177,6 +179,84 @@ describe('elementsWithTags', () => {
           names(Array.from(root.querySelectorAll(tags.join(',')))),
         );
       }
+    }
+  });
+});
+
+describe('Readability, tuned', () => {
+  it('judges visibility as Readability does, reading style only where the attribute is', () => {
+    const { document } = parseHTML(
+      '<html><body><div id="a">x</div><div id="b" hidden>x</div><div id="c" aria-hidden="true">x</div>' +
+        '<div id="d" aria-hidden="false">x</div><div id="e" aria-hidden="true" class="mwe-math-fallback-image-inline">x</div>' +
+        '<div id="f" style="display: none">x</div><div id="g" style="visibility:hidden">x</div>' +
+        '<div id="h" style="color: red">x</div><svg id="i"><g></g></svg></body></html>',
+    );
+    const reader = new Readability<Element>(document as unknown as Document);
+    const original = reader as unknown as { _isProbablyVisible(el: Element): boolean };
+    const before = (Array.from(document.querySelectorAll('[id], g')) as unknown as Element[]).map((el) =>
+      Boolean(original._isProbablyVisible(el)),
+    );
+    tuneReadability(reader);
+    const after = (Array.from(document.querySelectorAll('[id], g')) as unknown as Element[]).map((el) =>
+      Boolean(original._isProbablyVisible(el)),
+    );
+    expect(after).toEqual(before);
+    expect(before).toEqual([true, false, false, true, true, false, false, true, true, true]);
+  });
+
+  it('returns the same article, serialized for no debug line', () => {
+    const html =
+      '<html><head><title>T</title></head><body><nav>menu</nav><article><h1>T</h1>' +
+      Array.from(
+        { length: 12 },
+        (_, i) => `<p>Paragraph ${i}, with words enough to be read as text.</p>`,
+      ).join('') +
+      '</article></body></html>';
+    const plain = new Readability(parseHTML(html).document as unknown as Document).parse();
+    const reader = new Readability<Element>(parseHTML(html).document as unknown as Document, {
+      serializer: (el) => el as Element,
+    });
+    tuneReadability(reader);
+    const tuned = reader.parse()!;
+    expect((tuned.content as unknown as Element).innerHTML).toBe(plain!.content);
+    expect(Object.getOwnPropertyNames(tuned.content)).not.toContain('innerHTML');
+  });
+});
+
+describe('extraction documents', () => {
+  it('give nodes no listener map: dispatching finds none, adding one fails clearly', () => {
+    extractHtml('<p>loads the extractor</p>', 'http://x.test/', 'text');
+    const { document } = parseHTML('<html><body><p>x</p></body></html>');
+    expect(document.body.dispatchEvent(new Event('click') as never)).toBe(true);
+    expect(() => document.body.addEventListener('click', () => undefined)).toThrow(
+      'event listeners are not supported on extraction documents',
+    );
+  });
+});
+
+describe('collapsedLength', () => {
+  it('is the length of the text with every whitespace run as one space', () => {
+    const chars = [
+      'a',
+      'é',
+      ' ',
+      '\t',
+      '\n',
+      '\r',
+      '\v',
+      '\f',
+      '\u00a0',
+      '\u2003',
+      '\u3000',
+      '\ufeff',
+      '\u200b',
+      'z',
+    ];
+    let seed = 7;
+    const rand = () => (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % chars.length;
+    for (let i = 0; i < 500; i++) {
+      const s = Array.from({ length: i % 40 }, () => chars[rand()]).join('');
+      expect(collapsedLength(s)).toBe(s.replace(/\s+/g, ' ').length);
     }
   });
 });
