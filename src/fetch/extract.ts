@@ -1,5 +1,5 @@
 import { Readability } from '@mozilla/readability';
-import { EventTarget as DomEventTarget, parseHTML } from 'linkedom';
+import { parseHTML } from 'linkedom';
 import { convert } from '@kreuzberg/html-to-markdown-node';
 import { cleanArticle, precleanSource, type CleanRules } from './clean';
 import { limitDepth } from './flatten';
@@ -40,29 +40,6 @@ const MARKDOWN = {
   preprocessing: { enabled: false },
   excludeSelectors: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
 };
-
-/**
- * linkedom gives every node (attributes included) an entry in one WeakMap, for event listeners
- * that a parsed page never gets: a sixth of the time of a real page's extraction went to filling
- * it (and more to collecting it). Nodes here get their event methods without the entry; a listener
- * cannot be added to them (nothing in extraction adds one), and dispatching finds none.
- */
-class ListenerlessTarget {
-  addEventListener(): never {
-    throw new Error('event listeners are not supported on extraction documents');
-  }
-  removeEventListener(): void {}
-}
-Object.setPrototypeOf(ListenerlessTarget.prototype, DomEventTarget.prototype);
-{
-  // The base class of every node (linkedom exports only facades of it): found from a parsed node.
-  let base: unknown = parseHTML('<p>').document.constructor;
-  while (base && Object.getPrototypeOf(base) !== DomEventTarget) base = Object.getPrototypeOf(base);
-  if (base) {
-    Object.setPrototypeOf(base, ListenerlessTarget);
-    Object.setPrototypeOf((base as { prototype: object }).prototype, ListenerlessTarget.prototype);
-  }
-}
 
 function parse(html: string, baseUrl: string) {
   let { document } = parseHTML(html);

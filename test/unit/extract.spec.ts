@@ -1,5 +1,5 @@
 import { Readability } from '@mozilla/readability';
-import { Event, parseHTML } from 'linkedom';
+import { parseHTML } from 'linkedom';
 import { collapsedLength } from '../../src/fetch/clean';
 import { elementsWithTags, extractHtml, tuneReadability } from '../../src/fetch/extract';
 import { limitDepth } from '../../src/fetch/flatten';
@@ -220,17 +220,6 @@ describe('Readability, tuned', () => {
     const tuned = reader.parse()!;
     expect((tuned.content as unknown as Element).innerHTML).toBe(plain!.content);
     expect(Object.getOwnPropertyNames(tuned.content)).not.toContain('innerHTML');
-  });
-});
-
-describe('extraction documents', () => {
-  it('give nodes no listener map: dispatching finds none, adding one fails clearly', () => {
-    extractHtml('<p>loads the extractor</p>', 'http://x.test/', 'text');
-    const { document } = parseHTML('<html><body><p>x</p></body></html>');
-    expect(document.body.dispatchEvent(new Event('click') as never)).toBe(true);
-    expect(() => document.body.addEventListener('click', () => undefined)).toThrow(
-      'event listeners are not supported on extraction documents',
-    );
   });
 });
 
