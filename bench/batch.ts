@@ -21,6 +21,8 @@ const N = Number(process.env.BENCH_TARGETS ?? 10_000);
 /** Targets per round of the side-by-side comparison. */
 const ROUND = Number(process.env.BENCH_ROUND_TARGETS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Node options for the sift process, to compare launch settings (e.g. "--max-semi-space-size=4"). */
+const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
 const CONCURRENCY = 16;
 const TOKEN = 'bench-batch-token';
 
@@ -237,7 +239,7 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
       SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY),
       ...(process.env.SIFT_EXTRACT_WORKERS ? { SIFT_EXTRACT_WORKERS: process.env.SIFT_EXTRACT_WORKERS } : {}),
     },
-    (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+    NODE_ARGS,
   );
   const pid = sift.child.pid!;
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
