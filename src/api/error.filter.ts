@@ -23,28 +23,6 @@ const BY_STATUS: Record<number, [ErrorCode, string]> = {
   503: ['server_busy', 'try again later'],
 };
 
-/** Body-parser errors arrive as plain errors carrying an HTTP status and a type. */
-function fromBodyParser(err: { type?: string; status?: number; message?: string }): Envelope | undefined {
-  if (err.type === 'entity.parse.failed') {
-    return {
-      status: 400,
-      code: 'invalid_request',
-      message: 'the body is not valid JSON',
-      hint: 'send a JSON object as the body',
-    };
-  }
-  if (err.type === 'entity.too.large') {
-    const [code, hint] = BY_STATUS[413];
-    return { status: 413, code, message: 'the body is larger than sift accepts', hint };
-  }
-  if (typeof err.status === 'number' && err.status >= 400 && err.status < 500 && err.type) {
-    const [code, hint] =
-      BY_STATUS[err.status] ?? (['invalid_request', 'fix the request and send it again'] as const);
-    return { status: err.status, code, message: err.message ?? 'bad request', hint };
-  }
-  return undefined;
-}
-
 /** The one place errors become responses: {"error": {code, message, hint}}, never a stack trace. */
 @Catch()
 export class ErrorFilter implements ExceptionFilter {
@@ -66,8 +44,6 @@ export class ErrorFilter implements ExceptionFilter {
     const e = isStorageFull(err) ? storageFull() : err;
     if (e instanceof SiftError)
       return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };
-    const parsed = fromBodyParser(e as object);
-    if (parsed) return parsed;
     if (e instanceof HttpException) {
       const status = e.getStatus();
       const [code, hint] =

@@ -1,10 +1,10 @@
 import { Injectable } from '@nestjs/common';
-import { json } from 'body-parser';
-import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { NextFunction, Request, Response } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import { checkTargetCount } from '../batch/batch.service';
 import { Authenticator, type AuthedRequest } from './authenticator';
+import { readJsonBody } from './json-body';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -49,20 +49,12 @@ function routeOf(req: Request): string {
  */
 @Injectable()
 export class RequestGate {
-  private readonly parsers = new Map<number, RequestHandler>();
-
   constructor(
     private readonly auth: Authenticator,
     private readonly config: AppConfig,
   ) {}
 
-  private parser(limit: number): RequestHandler {
-    let p = this.parsers.get(limit);
-    if (!p) this.parsers.set(limit, (p = json({ limit, inflate: false })));
-    return p;
-  }
-
-  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
+  readonly middleware = (req: Request, _res: Response, next: NextFunction): void => {
     if (req.path !== '/v1' && !req.path.startsWith('/v1/')) return next();
     this.auth.authenticate(req as AuthedRequest).then((caller) => {
       const route = routeOf(req);
@@ -70,21 +62,25 @@ export class RequestGate {
       if (limit === undefined) return next();
       const encoding = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
       if (encoding !== '' && encoding !== 'identity') return next(unsupportedEncoding(encoding));
-      this.parser(limit)(req, res, (err?: unknown) => {
-        if ((err as { type?: string } | undefined)?.type === 'entity.too.large') return next(tooLarge(limit));
-        if (err) return next(err);
-        if (route === 'POST /v1/batch') {
-          const targets = (req.body as { targets?: unknown } | undefined)?.targets;
-          if (Array.isArray(targets)) {
-            try {
-              checkTargetCount(this.config.limits[caller.callerClass].maxTargets, targets.length, caller);
-            } catch (e) {
-              return next(e);
+      readJsonBody(
+        req,
+        limit,
+        () => tooLarge(limit),
+        (err?: unknown) => {
+          if (err) return next(err);
+          if (route === 'POST /v1/batch') {
+            const targets = (req.body as { targets?: unknown } | undefined)?.targets;
+            if (Array.isArray(targets)) {
+              try {
+                checkTargetCount(this.config.limits[caller.callerClass].maxTargets, targets.length, caller);
+              } catch (e) {
+                return next(e);
+              }
             }
           }
-        }
-        next();
-      });
+          next();
+        },
+      );
     }, next);
   };
 }

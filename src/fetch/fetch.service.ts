@@ -11,7 +11,7 @@ import { decodeBody, mediaType, pageKind } from './decode';
 import type { ExtractOptions, Format } from './extract';
 import { NO_METADATA, type Metadata } from './metadata';
 import type { FetchEnvelope } from './envelope';
-import { ContentJsonMemo, envelopeJson } from './envelope-json';
+import { ContentJsonMemo, envelopeBytes } from './envelope-json';
 import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl, type RawPage } from './fetcher';
 import { SingleFlight, type Waiter } from './single-flight';
@@ -125,14 +125,14 @@ export class FetchService {
   }
 
   /**
-   * The envelope as JSON, what POST /v1/fetch sends. A page served from the cache reuses the
-   * escaped form of its content.
+   * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A page served from the cache reuses the
+   * escaped and encoded form of its content.
    */
-  async fetchJson(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<string> {
+  async fetchJson(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<Buffer> {
     const { envelope } = await this.fetchDetailed(caller, p, signal);
     return envelope.cached
-      ? envelopeJson(envelope, this.contentJson.get(envelope.digest, envelope.content))
-      : JSON.stringify(envelope);
+      ? envelopeBytes(envelope, this.contentJson.get(envelope.digest, envelope.content))
+      : Buffer.from(JSON.stringify(envelope));
   }
 
   async fetchDetailed(

@@ -200,6 +200,33 @@ describe('exposure: the holes an outside review found', () => {
       expect(JSON.parse(streamed.body).error.code).toBe('payload_too_large');
     });
 
+    it('reads a JSON body as UTF-8 only, a BOM skipped; anything else is named', async () => {
+      const send = (type: string | undefined, body: string) => {
+        const r = request(app.getHttpServer()).post('/v1/fetch').set(fleet);
+        return type === undefined ? r.send(body) : r.set('content-type', type).send(body);
+      };
+      const url = JSON.stringify({ url: fx.url('/article') });
+      const ok = await send('application/json; charset=UTF-8', `\ufeff ${url}`);
+      expect([ok.status, ok.body.title]).toEqual([200, 'Userinfo Article']);
+      expect(ok.headers['content-type']).toBe('application/json; charset=utf-8');
+      expect(Number(ok.headers['content-length'])).toBe(Buffer.byteLength(JSON.stringify(ok.body)));
+
+      const utf16 = await send('application/json; charset=utf-16le', url);
+      expect([utf16.status, utf16.body.error.code]).toEqual([415, 'unsupported_media_type']);
+      expect(utf16.body.error.message).toContain('utf-16le');
+      // A JSON text that is not an object or an array, or no JSON text at all.
+      for (const body of ['"http://x.test/"', '42', 'null', ' \n ']) {
+        const r = await send('application/json', body);
+        expect([body, r.status, r.body.error.message]).toEqual([body, 400, 'the body is not valid JSON']);
+      }
+      const empty = await send('application/json', '');
+      expect([empty.status, empty.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(empty.body.error.message).toContain('url');
+      // Not JSON by its media type: not read, and the route says what it lacks.
+      const text = await send('text/plain', url);
+      expect([text.status, text.body.error.code]).toEqual([400, 'invalid_request']);
+    });
+
     it('/v1/batch takes 2 MiB from a restricted caller and 32 MiB from a fleet caller', async () => {
       // 2.5 MiB: 900 targets with long URLs (port 1: nothing listens, they fail at once).
       const targets = Array.from({ length: 900 }, (_, i) => ({

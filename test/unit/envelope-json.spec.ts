@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import { ContentJsonMemo, envelopeJson } from '../../src/fetch/envelope-json';
+import { ContentJsonMemo, envelopeBytes } from '../../src/fetch/envelope-json';
 import type { FetchEnvelope } from '../../src/fetch/envelope';
 import { VERDICTS } from '../../src/fetch/verdict';
 
@@ -30,10 +30,12 @@ describe('envelope JSON', () => {
     }),
   });
 
-  it('is JSON.stringify(envelope), byte for byte, whatever the fields hold', () => {
+  const bytesOf = (e: FetchEnvelope) => envelopeBytes(e, Buffer.from(JSON.stringify(e.content)));
+
+  it('is the UTF-8 of JSON.stringify(envelope), byte for byte, whatever the fields hold', () => {
     fc.assert(
       fc.property(envelopes, (e) => {
-        expect(envelopeJson(e, JSON.stringify(e.content))).toBe(JSON.stringify(e));
+        expect(bytesOf(e).equals(Buffer.from(JSON.stringify(e)))).toBe(true);
       }),
       { numRuns: 500 },
     );
@@ -51,20 +53,20 @@ describe('envelope JSON', () => {
       fc.property(envelopes, extra, fc.boolean(), (e, more, before) => {
         const added = Object.fromEntries(Object.entries(more).filter(([k]) => k !== 'content'));
         const grown = (before ? { ...added, ...e } : { ...e, ...added }) as FetchEnvelope;
-        expect(envelopeJson(grown, JSON.stringify(grown.content))).toBe(JSON.stringify(grown));
+        expect(bytesOf(grown).toString()).toBe(JSON.stringify(grown));
       }),
       { numRuns: 500 },
     );
   });
 
-  it('the memo gives each digest the escaped form of its own content, within its budget', () => {
+  it('the memo gives each digest the escaped and encoded form of its own content, within its budget', () => {
     const memo = new ContentJsonMemo(8 * 1024);
     const pages = Array.from({ length: 50 }, (_, i) => ({
       digest: `d${i}`,
       content: `"page ${i}"\n€${'x'.repeat(i * 10)}`,
     }));
     for (let round = 0; round < 3; round++) {
-      for (const p of pages) expect(memo.get(p.digest, p.content)).toBe(JSON.stringify(p.content));
+      for (const p of pages) expect(memo.get(p.digest, p.content).toString()).toBe(JSON.stringify(p.content));
     }
   });
 });
