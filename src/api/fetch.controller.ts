@@ -34,13 +34,21 @@ export class FetchController {
   ): Promise<void> {
     const leave = this.admission.enter('fetch', caller);
     // A caller that hangs up stops waiting; the shared fetch stops when nobody else waits for it.
-    const gone = new AbortController();
+    // The signal is made when a wait begins: a cache hit answers without one.
+    let gone: AbortController | undefined;
     const onClose = () => {
-      if (!res.writableFinished) gone.abort();
+      if (!res.writableFinished) gone?.abort();
     };
-    res.once('close', onClose);
+    const signal = () => {
+      if (!gone) {
+        gone = new AbortController();
+        if (!res.socket || res.socket.destroyed) gone.abort();
+        else res.once('close', onClose);
+      }
+      return gone.signal;
+    };
     try {
-      const json = await this.fetcher.fetchJson(caller, body, gone.signal);
+      const json = await this.fetcher.fetchJson(caller, body, signal);
       // Written as it is: the envelope is JSON already, and most of a cache hit's bytes are kept.
       res
         .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length })

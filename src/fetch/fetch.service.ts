@@ -70,6 +70,12 @@ export interface FetchOutcome {
   retryAfterS?: number;
 }
 
+/**
+ * What stops the caller's wait: a signal, or what makes one when a wait begins (a cache hit never
+ * waits, so it never pays for one).
+ */
+export type CallerSignal = AbortSignal | (() => AbortSignal);
+
 export interface FetchCallOptions {
   /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
   waitForExtraction?: boolean;
@@ -128,7 +134,7 @@ export class FetchService {
    * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A page served from the cache reuses the
    * escaped and encoded form of its content.
    */
-  async fetchJson(caller: Caller, p: FetchParams, signal?: AbortSignal): Promise<Buffer> {
+  async fetchJson(caller: Caller, p: FetchParams, signal?: CallerSignal): Promise<Buffer> {
     const { envelope } = await this.fetchDetailed(caller, p, signal);
     return envelope.cached
       ? envelopeBytes(envelope, this.contentJson.get(envelope.digest, envelope.content))
@@ -138,7 +144,7 @@ export class FetchService {
   async fetchDetailed(
     caller: Caller,
     p: FetchParams,
-    signal?: AbortSignal,
+    signal?: CallerSignal,
     opts: FetchCallOptions = {},
   ): Promise<FetchOutcome> {
     const started = performance.now();
@@ -162,7 +168,7 @@ export class FetchService {
   private async fetchOnce(
     caller: Caller,
     p: FetchParams,
-    signal: AbortSignal | undefined,
+    signal: CallerSignal | undefined,
     opts: FetchCallOptions,
   ): Promise<FetchOutcome> {
     const format: Format = p.format ?? 'markdown';
@@ -186,7 +192,13 @@ export class FetchService {
       ]),
     );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
-    const waiter = { host: url.host, timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS, signal };
+    const waiter: Waiter = {
+      host: url.host,
+      timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      get signal() {
+        return typeof signal === 'function' ? signal() : signal;
+      },
+    };
     const page = await this.page(key, maxAge, waiter, (shared, stale) =>
       this.fetchAndExtract(key, url.href, format, extract, caller, headers, robots, shared, opts, stale),
     );

@@ -1,3 +1,4 @@
+import * as http from 'node:http';
 import * as zlib from 'node:zlib';
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
@@ -13,6 +14,7 @@ describe('POST /v1/fetch', () => {
   let app: INestApplication;
   let fx: Fixture;
   let closedPort: number;
+  const held: http.IncomingMessage[] = [];
   const clock = new TestClock();
   const post = (body: object, headers: Record<string, string> = fleet) =>
     request(app.getHttpServer()).post('/v1/fetch').set(headers).send(body);
@@ -45,6 +47,9 @@ describe('POST /v1/fetch', () => {
         setTimeout(() => send(200, 'text/plain', `slow body ${Date.now()}`)(req, res), 150),
       '/slow': (_req, res) => {
         slowTimer = setTimeout(() => res.end('too late'), 5000);
+      },
+      '/held': (req) => {
+        held.push(req);
       },
       '/r1': redirect('/r2'),
       '/r2': redirect('/plain', 301),
@@ -259,6 +264,29 @@ describe('POST /v1/fetch', () => {
       const r = await post({ url: `https://127.0.0.1:${fx.port}/plain` });
       expect(r.status).toBe(502);
       expect(r.body.error.code).toBe('tls_error');
+    });
+
+    it('a caller that hangs up stops the fetch it alone waited for', async () => {
+      const server = app.getHttpServer() as http.Server;
+      if (!server.listening) await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+      const { port } = server.address() as { port: number };
+      const body = JSON.stringify({ url: fx.url('/held'), timeout_ms: 20_000 });
+      const call = http.request({
+        port,
+        host: '127.0.0.1',
+        method: 'POST',
+        path: '/v1/fetch',
+        headers: { ...fleet, 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      });
+      call.on('error', () => undefined);
+      call.end(body);
+      while (held.length === 0) await new Promise((r) => setTimeout(r, 20));
+      const upstream = held[0];
+      const closed = new Promise<void>((r) => upstream.socket.once('close', () => r()));
+      call.destroy();
+      const started = Date.now();
+      await closed;
+      expect(Date.now() - started).toBeLessThan(5000);
     });
 
     it('504 timeout within timeout_ms', async () => {
