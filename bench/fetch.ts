@@ -44,16 +44,25 @@ function extractionMBps(): Record<string, number | string> {
     for (const p of pages) fn(p.html, p.url);
     return bytes / 1e6 / ((performance.now() - t) / 1000);
   };
-  time((h, u) => extractHtml(h, u, 'text')); // warm-up
-  const readability = time((h) => new Readability(parseHTML(h).document as unknown as Document).parse());
+  const ways: Record<string, (html: string, url: string) => unknown> = {
+    'Readability over linkedom alone': (h) =>
+      new Readability(parseHTML(h).document as unknown as Document).parse(),
+    'sift text': (h, u) => extractHtml(h, u, 'text'),
+    'sift markdown': (h, u) => extractHtml(h, u, 'markdown'),
+    'sift html': (h, u) => extractHtml(h, u, 'html'),
+  };
+  for (const fn of Object.values(ways)) time(fn); // warm-up
+  // Five alternating rounds, medians: one pass each drifts by 10-20% with the machine and the GC.
+  const rounds: Record<string, number[]> = Object.fromEntries(Object.keys(ways).map((k) => [k, []]));
+  for (let r = 0; r < 5; r++) for (const [k, fn] of Object.entries(ways)) rounds[k].push(time(fn));
+  const median = (xs: number[]) => xs.sort((a, b) => a - b)[xs.length >> 1];
   return {
     'extraction corpus': corpus
-      ? `article-benchmark, ${pages.length} pages`
-      : `${pages.length} generated pages`,
-    'extraction MB/s, Readability over linkedom alone': +readability.toFixed(2),
-    'extraction MB/s, sift text': +time((h, u) => extractHtml(h, u, 'text')).toFixed(2),
-    'extraction MB/s, sift markdown': +time((h, u) => extractHtml(h, u, 'markdown')).toFixed(2),
-    'extraction MB/s, sift html': +time((h, u) => extractHtml(h, u, 'html')).toFixed(2),
+      ? `article-benchmark, ${pages.length} pages, medians of 5 alternating rounds`
+      : `${pages.length} generated pages, medians of 5 alternating rounds`,
+    ...Object.fromEntries(
+      Object.entries(rounds).map(([k, xs]) => [`extraction MB/s, ${k}`, +median(xs).toFixed(2)]),
+    ),
   };
 }
 
@@ -80,7 +89,7 @@ export async function benchFetch(): Promise<Record<string, number | string>> {
     const cachedRps = median(cached.map((r) => r.rps));
     out['/healthz req/s (median of 3)'] = Math.round(healthRps);
     out['cached /v1/fetch req/s (median of 3)'] = Math.round(cachedRps);
-    out['cached/healthz ratio (goal >= 0.5)'] = +(cachedRps / healthRps).toFixed(2);
+    out['cached/healthz ratio (goal >= 0.7)'] = +(cachedRps / healthRps).toFixed(2);
     out['cached/healthz ratio, each pair'] = health
       .map((h, i) => (cached[i].rps / h.rps).toFixed(2))
       .join(' ');
