@@ -11,10 +11,10 @@ import { decodeBody, mediaType, pageKind } from './decode';
 import type { ExtractOptions, Format } from './extract';
 import { NO_METADATA, type Metadata } from './metadata';
 import type { FetchEnvelope } from './envelope';
-import { ContentJsonMemo, envelopeBytes } from './envelope-json';
 import { ExtractPool } from './extract-pool';
 import { Fetcher, parseHttpUrl, type RawPage } from './fetcher';
 import { SingleFlight, type Waiter } from './single-flight';
+import { SizedLru } from '../common/sized-lru';
 import { truncateUtf8 } from './truncate';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -68,6 +68,24 @@ export interface FetchOutcome {
   envelope: FetchEnvelope;
   /** Seconds the upstream asked to wait before trying again (429/503), when it said. */
   retryAfterS?: number;
+  /** A cache hit's answer, kept with its JSON once written (see FetchService.answers). */
+  answer?: Answer;
+}
+
+/**
+ * A cache hit's answer: everything in it follows from the cached page (named by its digest, its
+ * fetch time and its stored fields), the URL as the caller wrote it and the output cap; the cache
+ * key holds the rest (caller class, format, headers, robots, extraction options).
+ */
+interface Answer {
+  /** Its place in FetchService.answers. */
+  key: string;
+  digest: string;
+  fetchedAt: number;
+  meta: PageMeta;
+  envelope: FetchEnvelope;
+  /** The envelope as UTF-8 JSON, once written. */
+  json?: Buffer;
 }
 
 /**
@@ -112,7 +130,15 @@ export class FetchService {
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
   /** Escaped contents of pages served from the cache. */
-  private readonly contentJson = new ContentJsonMemo(16 * 1024 * 1024);
+  /**
+   * The answers of recent cache hits, by cache key, cap and URL as given: a page asked for again
+   * is answered with the bytes written the first time (building and escaping the envelope is most
+   * of the cost of a hit). An entry counts only while the cache hands out the same page.
+   */
+  private readonly answers = new SizedLru<Answer>(
+    16 * 1024 * 1024,
+    (a) => (a.json?.length ?? 0) + a.envelope.content.length * 2,
+  );
   /** Upstream fetches per host in this process: SIFT_PER_HOST_CONCURRENCY for all work together. */
   readonly slots: HostSlots;
 
@@ -131,14 +157,15 @@ export class FetchService {
   }
 
   /**
-   * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A page served from the cache reuses the
-   * escaped and encoded form of its content.
+   * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A cache hit answered before is sent
+   * as it was written then.
    */
   async fetchJson(caller: Caller, p: FetchParams, signal?: CallerSignal): Promise<Buffer> {
-    const { envelope } = await this.fetchDetailed(caller, p, signal);
-    return envelope.cached
-      ? envelopeBytes(envelope, this.contentJson.get(envelope.digest, envelope.content))
-      : Buffer.from(JSON.stringify(envelope));
+    const { envelope, answer } = await this.fetchDetailed(caller, p, signal);
+    if (answer?.json) return answer.json;
+    const json = Buffer.from(JSON.stringify(envelope));
+    if (answer) this.answers.set(answer.key, { ...answer, json });
+    return json;
   }
 
   async fetchDetailed(
@@ -203,6 +230,18 @@ export class FetchService {
       this.fetchAndExtract(key, url.href, format, extract, caller, headers, robots, shared, opts, stale),
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
+    const hit = page.cached && !page.revalidated;
+    const answerKey = hit ? `${key} ${cap} ${p.url}` : '';
+    if (hit) {
+      const answer = this.answers.get(answerKey);
+      if (
+        answer?.digest === page.digest &&
+        answer.fetchedAt === page.fetchedAt &&
+        answer.meta === page.meta
+      ) {
+        return { envelope: answer.envelope, answer };
+      }
+    }
     const cut = truncateUtf8(page.content, cap);
     const envelope: FetchEnvelope = {
       url: withoutUserinfo(p.url),
@@ -222,7 +261,11 @@ export class FetchService {
       fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
       digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
     };
-    return { envelope, retryAfterS: page.retryAfterS };
+    if (!hit) return { envelope, retryAfterS: page.retryAfterS };
+    return {
+      envelope,
+      answer: { key: answerKey, digest: page.digest, fetchedAt: page.fetchedAt, meta: page.meta, envelope },
+    };
   }
 
   private checkHeaders(caller: Caller, headers: Record<string, string> | undefined): Record<string, string> {

@@ -344,6 +344,23 @@ describe('POST /v1/fetch', () => {
       expect(d.body).toMatchObject({ cached: true, content: c.body.content });
     });
 
+    it('a page asked for again gets the same answer; each cap and URL as written gets its own', async () => {
+      const url = fx.url('/article?again');
+      const first = await post({ url });
+      const hits = [await post({ url }), await post({ url })];
+      expect(hits[1].text).toBe(hits[0].text);
+      expect(hits[0].body).toEqual({ ...first.body, cached: true });
+      for (let i = 0; i < 2; i++) {
+        const capped = await post({ url, max_bytes: 100 });
+        expect(capped.body).toMatchObject({ cached: true, truncated: true });
+        expect(capped.body.bytes).toBeLessThanOrEqual(100);
+        expect(capped.body.content).toBe(first.body.content.slice(0, capped.body.content.length));
+        const written = await post({ url: `${url}#part` });
+        expect(written.body).toMatchObject({ cached: true, url: `${url}#part`, truncated: false });
+        expect((await post({ url })).text).toBe(hits[0].text);
+      }
+    });
+
     it('an entry older than max_age_s is fetched again', async () => {
       const url = fx.url('/counted?age');
       await post({ url });
