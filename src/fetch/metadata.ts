@@ -55,7 +55,7 @@ function typeOf(o: Json): string {
 
 /** A name from a string, a {name} object, or a list of them. */
 function names(v: unknown): string | null {
-  if (typeof v === 'string') return clean(v);
+  if (typeof v === 'string') return stated(v);
   if (Array.isArray(v)) {
     const all = v.map(names).filter((x): x is string => !!x);
     return all.length > 0 ? all.join(', ') : null;
@@ -65,7 +65,7 @@ function names(v: unknown): string | null {
 }
 
 function url(v: unknown): string | null {
-  if (typeof v === 'string') return clean(v);
+  if (typeof v === 'string') return stated(v);
   if (Array.isArray(v)) return url(v[0]);
   if (v && typeof v === 'object') return url((v as Json).url ?? (v as Json)['@id']);
   return null;
@@ -74,6 +74,28 @@ function url(v: unknown): string | null {
 function clean(s: string | null | undefined): string | null {
   const t = (s ?? '').replace(/\s+/g, ' ').trim();
   return t.length > 0 && t.length <= 2000 ? t : null;
+}
+
+const NAMED: Record<string, string> = { quot: '"', amp: '&', apos: "'", lt: '<', gt: '>' };
+
+/**
+ * Character references still in a value the page meant as text: attribute values escaped twice
+ * (`&amp;#039;`), JSON-LD strings written HTML-escaped. Numeric ones and the five XML names are
+ * read; a reference to no character reads U+FFFD; anything else stays as written.
+ */
+export function unescapeRefs(s: string): string {
+  if (!s.includes('&')) return s;
+  return s
+    .replace(/&(quot|amp|apos|lt|gt);/g, (_, name: string) => NAMED[name])
+    .replace(/&#(?:x([0-9a-f]+)|([0-9]+));/gi, (_, hex: string | undefined, dec: string | undefined) => {
+      const n = parseInt(hex ?? dec!, hex ? 16 : 10);
+      return String.fromCodePoint(n === 0 || n > 0x10ffff || (n >= 0xd800 && n <= 0xdfff) ? 0xfffd : n);
+    });
+}
+
+/** A value the page states about itself (a meta content, a JSON-LD string), as text. */
+function stated(s: string | null | undefined): string | null {
+  return clean(s && unescapeRefs(s));
 }
 
 /**
@@ -128,12 +150,16 @@ export function readHead(doc: Document): Head {
     if (tag === 'meta') {
       const raw = el.getAttribute('content');
       if (raw !== null) head.contents.add(raw.trim());
-      const content = clean(raw);
+      const content = stated(raw);
       if (content) {
         for (const attr of ['property', 'name', 'itemprop', 'http-equiv']) {
           // Names are matched without case: DC.creator and dc.creator are one. The first one stands.
-          const k = el.getAttribute(attr)?.trim().toLowerCase();
-          if (k && !head.meta.has(k)) head.meta.set(k, content);
+          // A property may list several names (RDFa): "dc:description og:description".
+          const names = el.getAttribute(attr)?.trim().toLowerCase();
+          if (!names) continue;
+          for (const k of attr === 'property' ? names.split(/\s+/) : [names]) {
+            if (!head.meta.has(k)) head.meta.set(k, content);
+          }
         }
         if (!og && el.getAttribute('property') === 'og:title') og = raw!.trim();
         if (!twitter && el.getAttribute('name') === 'twitter:title') twitter = raw!.trim();
@@ -187,7 +213,13 @@ function isoTime(v: string | null): string | null {
 
 /** A byline in the page: rel=author, or an element whose class or itemprop says author/byline. */
 function bylineText(el: Element | null): string | null {
-  const t = clean(el?.textContent)?.replace(/^by\s+/i, '') ?? null;
+  const t =
+    clean(el?.textContent)
+      ?.replace(/^by\s+/i, '')
+      // "Name — Apr 16, 2015 8:02 pm": a spaced dash or bar, then words with a number, is a date.
+      .replace(/\s+[-–—|·•]\s+(?=[^-–—|·•]*\d)[^]*$/, '')
+      // A separator left at the end, the date it led to being elsewhere in the markup.
+      .replace(/[\s\-–—|·•,:]+$/, '') ?? null;
   return t && t.length <= 100 ? t : null;
 }
 
@@ -239,7 +271,7 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
       meta(head, 'twitter:site')?.replace(/^@/, '') ??
       null,
     description:
-      (typeof article?.description === 'string' ? clean(article.description) : null) ??
+      (typeof article?.description === 'string' ? stated(article.description) : null) ??
       meta(
         head,
         'dc.description',

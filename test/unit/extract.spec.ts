@@ -3,6 +3,7 @@ import { parseHTML } from 'linkedom';
 import { collapsedLength } from '../../src/fetch/clean';
 import { elementsWithTags, extractHtml, tuneReadability } from '../../src/fetch/extract';
 import { limitDepth } from '../../src/fetch/flatten';
+import { unescapeRefs } from '../../src/fetch/metadata';
 import { truncateUtf8 } from '../../src/fetch/truncate';
 
 describe('extraction of hostile pages', () => {
@@ -247,5 +248,45 @@ describe('collapsedLength', () => {
       const s = Array.from({ length: i % 40 }, () => chars[rand()]).join('');
       expect(collapsedLength(s)).toBe(s.replace(/\s+/g, ' ').length);
     }
+  });
+});
+
+describe('metadata as the page states it', () => {
+  const metadataOf = (head: string, body = '<article><p>Some text of the article itself.</p></article>') =>
+    extractHtml(
+      `<!doctype html><html><head>${head}</head><body>${body}</body></html>`,
+      'http://x.test/',
+      'text',
+    ).metadata;
+
+  it('reads character references left in a stated value, and only there', () => {
+    expect(
+      unescapeRefs('That&#039;s &amp; &quot;it&quot; &#x1F62D; &#128557; &#xFFFFFFFF; &#x0; &#xg; &nbsp;'),
+    ).toBe('That\'s & "it" 😭 😭 \ufffd \ufffd &#xg; &nbsp;');
+    const m = metadataOf(
+      '<meta name="description" content="That&amp;#039;s twice escaped">' +
+        '<script type="application/ld+json">{"@type":"NewsArticle","headline":"h","author":{"name":"Ann &amp; Bo"}}</script>',
+    );
+    expect([m.description, m.author]).toEqual(["That's twice escaped", 'Ann & Bo']);
+    // The page's own text, standing in for a missing description, is not read twice.
+    expect(metadataOf('', '<article><p>Write &amp;amp; for an ampersand.</p></article>').description).toBe(
+      'Write &amp; for an ampersand.',
+    );
+  });
+
+  it('takes every name a property lists', () => {
+    const m = metadataOf('<meta property="og:description og:site_name" content="Both at once">');
+    expect([m.description, m.site_name]).toEqual(['Both at once', 'Both at once']);
+  });
+
+  it('cuts a date and a dangling separator off a byline, and nothing else', () => {
+    const byline = (text: string) =>
+      metadataOf('', `<p class="byline">${text}</p><article><p>Text.</p></article>`).author;
+    expect(byline('By Dan Goodin - Apr 16, 2015 8:02 pm UTC')).toBe('Dan Goodin');
+    expect(byline('Nicolas Perriault —')).toBe('Nicolas Perriault');
+    expect(byline('Ann Lee | 5 min read')).toBe('Ann Lee');
+    expect(byline('Jean-Luc Picard')).toBe('Jean-Luc Picard');
+    expect(byline('Staff - Reuters')).toBe('Staff - Reuters');
+    expect(byline('Agent 99')).toBe('Agent 99');
   });
 });
