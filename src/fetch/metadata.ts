@@ -218,6 +218,11 @@ function bylineText(el: Element | null): string | null {
       ?.replace(/^by\s+/i, '')
       // "Name — Apr 16, 2015 8:02 pm": a spaced dash or bar, then words with a number, is a date.
       .replace(/\s+[-–—|·•]\s+(?=[^-–—|·•]*\d)[^]*$/, '')
+      // "Name January 18, 2017 11:00 PM": a month, a day and a year end the name.
+      .replace(
+        /\s+(?:on\s+)?(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{1,2}(?:st|nd|rd|th)?,?\s+\d{4}\b[^]*$/i,
+        '',
+      )
       // A separator left at the end, the date it led to being elsewhere in the markup.
       .replace(/[\s\-–—|·•,:]+$/, '') ?? null;
   return t && t.length <= 100 ? t : null;
@@ -236,6 +241,9 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
       names(article?.author) ??
       meta(
         head,
+        // Dublin Core as RDFa properties first: the form it defines; then as meta names.
+        'dc:creator',
+        'dcterms:creator',
         'dc.creator',
         'dcterms.creator',
         'author',
@@ -254,6 +262,8 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
           'pubdate',
           'publishdate',
           'date',
+          'dc:date',
+          'dcterms:created',
           'dc.date',
           'dcterms.created',
         ) ??
@@ -274,6 +284,8 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
       (typeof article?.description === 'string' ? stated(article.description) : null) ??
       meta(
         head,
+        'dc:description',
+        'dcterms:description',
         'dc.description',
         'dcterms.description',
         'og:description',

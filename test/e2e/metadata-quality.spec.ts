@@ -12,8 +12,8 @@ const describeCorpus = corpus ? describe : describe.skip;
 
 const FIELDS: [keyof Metadata, string, number][] = [
   // ours, theirs, floor
-  ['author', 'byline', 0.6],
-  ['description', 'excerpt', 0.8],
+  ['author', 'byline', 0.72],
+  ['description', 'excerpt', 0.9],
   ['site_name', 'siteName', 0.85],
   ['published_at', 'publishedTime', 0.8],
   ['language', 'lang', 0.95],

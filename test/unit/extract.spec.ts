@@ -274,6 +274,14 @@ describe('metadata as the page states it', () => {
     );
   });
 
+  it('prefers Dublin Core as RDFa properties to Dublin Core as meta names', () => {
+    const m = metadataOf(
+      '<meta name="DC.creator" content="As a name"><meta property="dc:creator" content="As a property">' +
+        '<meta name="DC.description" content="Name description"><meta property="dcterms:description" content="Property description">',
+    );
+    expect([m.author, m.description]).toEqual(['As a property', 'Property description']);
+  });
+
   it('takes every name a property lists', () => {
     const m = metadataOf('<meta property="og:description og:site_name" content="Both at once">');
     expect([m.description, m.site_name]).toEqual(['Both at once', 'Both at once']);
@@ -285,6 +293,8 @@ describe('metadata as the page states it', () => {
     expect(byline('By Dan Goodin - Apr 16, 2015 8:02 pm UTC')).toBe('Dan Goodin');
     expect(byline('Nicolas Perriault —')).toBe('Nicolas Perriault');
     expect(byline('Ann Lee | 5 min read')).toBe('Ann Lee');
+    expect(byline('Steven Musil January 18, 2017 11:00 PM PST @stevenmusil')).toBe('Steven Musil');
+    expect(byline('April May on Sept. 3rd, 2021')).toBe('April May');
     expect(byline('Jean-Luc Picard')).toBe('Jean-Luc Picard');
     expect(byline('Staff - Reuters')).toBe('Staff - Reuters');
     expect(byline('Agent 99')).toBe('Agent 99');
