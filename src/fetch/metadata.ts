@@ -40,7 +40,8 @@ function jsonLd(scripts: Element[]): Json[] {
   };
   for (const s of scripts) {
     try {
-      walk(JSON.parse((s.textContent ?? '').trim()));
+      // A script written for XHTML wraps its JSON in CDATA or a comment.
+      walk(JSON.parse((s.textContent ?? '').replace(/^\s*(?:<!\[CDATA\[|<!--)|(?:\]\]>|-->)\s*$/g, '')));
     } catch {
       // Broken JSON-LD is common; the other sources stand in.
     }

@@ -282,6 +282,15 @@ describe('metadata as the page states it', () => {
     expect([m.author, m.description]).toEqual(['As a property', 'Property description']);
   });
 
+  it('reads JSON-LD wrapped for XHTML in CDATA or a comment', () => {
+    const ld =
+      '{"@type":"Article","headline":"h","author":{"@type":"Organization","name":"Org"},"datePublished":"2001-10-29T01:59:14Z"}';
+    for (const wrapped of [`\n  <![CDATA[\n  ${ld}\n  ]]>\n`, `<!--${ld}-->`, ld]) {
+      const m = metadataOf(`<script type="application/ld+json">${wrapped}</script>`);
+      expect([m.author, m.published_at]).toEqual(['Org', '2001-10-29T01:59:14.000Z']);
+    }
+  });
+
   it('takes every name a property lists', () => {
     const m = metadataOf('<meta property="og:description og:site_name" content="Both at once">');
     expect([m.description, m.site_name]).toEqual(['Both at once', 'Both at once']);
