@@ -262,7 +262,10 @@ describe('a host that asks to wait', () => {
         .sort((x, y) => x - y)
         .slice(1)
         .map((t, i) => t - arrivals[i]);
-      for (const g of gaps) expect(g).toBeGreaterThanOrEqual(990);
+      // Slots are handed out 1,000 ms apart; each request reaches the fixture after its own latency
+      // (in this one process, event-loop lag under load), so 50 ms of it are allowed. Unspaced, the
+      // six would arrive within a few milliseconds.
+      for (const g of gaps) expect(g).toBeGreaterThanOrEqual(950);
     } finally {
       await fx.stop();
     }
