@@ -207,7 +207,9 @@ describe('three processes on one PostgreSQL database, one killed', () => {
       await watch.end();
     }
     // B and D write events A's stream must show: let a few answers go before the cancel.
-    // Six answers to requests still waiting (one dropped early would answer nobody).
+    // Six answers to requests still waiting (one dropped early would answer nobody). A target is
+    // marked running when it is claimed, before its request reaches the fixture: wait for six there.
+    await waitUntil(() => (held.filter((h) => h.open).length >= 6 ? true : undefined), 'six requests held');
     const six = held.filter((h) => h.open).slice(0, 6);
     for (const h of six) {
       held.splice(held.indexOf(h), 1);
