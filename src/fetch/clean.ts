@@ -24,9 +24,21 @@ export interface CleanRules {
   articleEnd?: boolean;
   /** Lines that are only an ad label, a control's name or a posted/updated stamp go. */
   uiLines?: boolean;
+  /** Furniture by class that holds a blockquote (an embedded post, a quote box) stays: it is quoted text. */
+  embeds?: boolean;
+  /** A comment section goes before Readability, whatever its length. */
+  comments?: boolean;
+  /** Runs of teasers (a heading that is all one link, a line or two under it) go. */
+  teasers?: boolean;
 }
 
-export const ALL_RULES: Required<CleanRules> = { articleEnd: true, uiLines: true };
+export const ALL_RULES: Required<CleanRules> = {
+  articleEnd: true,
+  uiLines: true,
+  embeds: true,
+  comments: true,
+  teasers: true,
+};
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
 const UI_LINE =
@@ -34,16 +46,93 @@ const UI_LINE =
 
 /** What a heading that ends the article says: what follows is other pages' teasers or a sign-up. */
 const ARTICLE_END =
-  /^(related(\s+(articles?|stories|posts?|content|coverage|reading|topics|news|links|videos))?|recommended(\s+(for you|stories|articles|reading|videos))?|more\s+(from|on|in|stories|articles|news|like this|to read|to explore)\b.*|read\s+(more|next|also)\b.*|you\s+(may|might)\s+(also\s+)?(like|enjoy|be interested in)\b.*|(most\s+)?(popular|read|viewed|shared)(\s+(now|stories|articles|today))?|trending(\s+now)?|top stories|also\s+(read|on|see)\b.*|what to read next|up next|next\s+(story|article|up)|sign up\b.*|subscribe\b.*|(our|get the|the)?\s*newsletters?\b.*|don'?t miss\b.*|latest\s+(news|stories|articles|posts))[\s:.!]*$/i;
+  /^(related(\s+(articles?|stories|posts?|content|coverage|reading|topics|news|links|videos))?|recommended(\s+(for you|stories|articles|reading|videos))?|more\s+(from|on|in|stories|articles|news|like this|to read|to explore)\b.*|read\s+(more|next|also)\b.*|you\s+(may|might)\s+(also\s+)?(like|enjoy|be interested in)\b.*|(most\s+)?(popular|read|viewed|shared)(\s+(now|stories|articles|today))?|trending(\s+now)?|top stories|also\s+(read|on|see)\b.*|what to read next|up next|next\s+(story|article|up)|sign up\b.*|subscribe\b.*|(our|get the|the)?\s*newsletters?\b.*|don'?t miss\b.*|latest\s+(news|stories|articles|posts)|(\d+\s+)?comments?(\s*\(\d+\))?|\d+\s+(responses?|replies|thoughts)\b.*|discussion|join the (conversation|discussion)|leave a (reply|comment)|(post|add|write) a comment|reader comments|have your say|get (our|the)\b.*\b(emails?|newsletters?|briefing))[\s:.!]*$/i;
+
+/** Class or id words of a comment section (a list of readers' comments, a reply form). */
+const COMMENTS =
+  /(^|[-_\s])(comments|comment-?(list|section|area|thread|threads|wrap|wrapper|container|block|holder|stream|form)|commentlist|disqus(_thread)?|discussion|replies|respond|reader-?comments)([-_\s]|$)/i;
+
+/**
+ * An embedded post (a tweet, an Instagram caption) is a blockquote in wrappers of its own, named
+ * for where it comes from ("social-media-embed"). Readability takes such a wrapper for a share bar,
+ * or for a block of links (a post's text is half links and a date). The wrappers that hold nothing
+ * but the quote are replaced by it: the quote is judged as the quoted text it is.
+ */
+function unwrapQuotes(doc: Document): void {
+  for (const q of Array.from(doc.querySelectorAll<Element>('blockquote'))) {
+    const len = textLen(q);
+    if (len === 0) continue;
+    let outer: Element | null = null;
+    for (let n = q.parentElement, depth = 0; n && depth < 3; n = n.parentElement, depth++) {
+      if (!/^(DIV|SECTION|FIGURE|SPAN)$/.test(n.tagName) || textLen(n) > len + 20) break;
+      outer = n;
+    }
+    if (outer) outer.replaceWith(q);
+  }
+}
 
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
-export function precleanSource(doc: Document): void {
+export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES): void {
+  if (rules.embeds) unwrapQuotes(doc);
+  const heading = doc.querySelector('h1');
   for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {
     if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
       continue;
     const ci = classId(el);
-    if (ci.length < 200 && FURNITURE.test(ci) && textLen(el) < 400) el.remove();
+    if (ci.length >= 200) continue;
+    // A comment thread can be longer than the post it follows: judged by its name and by not
+    // holding the page's heading, not by its length.
+    if (rules.comments && COMMENTS.test(ci) && !(heading && el.contains(heading))) {
+      el.remove();
+      continue;
+    }
+    if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
   }
+
+  if (rules.comments) {
+    for (const el of [
+      ...Array.from(doc.querySelectorAll<Element>('[itemtype*="schema.org/Comment" i]')),
+      ...threads(doc),
+    ])
+      if (el.parentNode && !(heading && el.contains(heading))) el.remove();
+  }
+}
+
+/** What a control under a reader's comment says. */
+const REPLY =
+  /^(reply|respond|report|flag|antworten|répondre|responder|rispondi|antwoorden|svara|odpowiedz)$/i;
+
+/**
+ * Comment threads by their shape, whatever their names: a block whose children hold, one by one,
+ * a "Reply" (or "Report") control each, and are a comment's length (under 3,000 characters).
+ * Two controls in a row meet at the thread: their nearest common ancestor.
+ */
+function threads(doc: Document): Element[] {
+  const controls = Array.from(doc.querySelectorAll<Element>('a,button,span')).filter((c) => {
+    const text = c.textContent ?? '';
+    return text.length <= 20 && REPLY.test(text.trim());
+  });
+  const found = new Set<Element>();
+  for (let i = 1; i < controls.length; i++) {
+    const meet = commonAncestor(controls[i - 1], controls[i]);
+    if (!meet || found.has(meet) || /^(BODY|HTML|MAIN|ARTICLE)$/.test(meet.tagName)) continue;
+    let items = 0;
+    let long = false;
+    for (let c = meet.firstElementChild; c; c = c.nextElementSibling) {
+      if (!controls.some((x) => c.contains(x))) continue;
+      items++;
+      long ||= textLen(c) >= 3000;
+    }
+    if (items >= 2 && !long) found.add(meet);
+  }
+  return [...found];
+}
+
+function commonAncestor(a: Element, b: Element): Element | null {
+  const up = new Set<Element>();
+  for (let n = a.parentElement; n; n = n.parentElement) up.add(n);
+  for (let n = b.parentElement; n; n = n.parentElement) if (up.has(n)) return n;
+  return null;
 }
 
 /**
@@ -85,13 +174,14 @@ function under(el: Element, root: Element): boolean {
 }
 
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
-export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES): void {
+export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
   for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
   // Every element's text and link-text length in one walk: measuring each element anew would read
   // its subtree once per ancestor. The decisions below remove subtrees only after their
   // ancestors were judged, so these lengths are the ones each check would have read.
   const lens = measure(body);
+  if (rules.teasers) removeTeasers(body, lens, hostOf(pageUrl));
   const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
   const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
   for (const el of Array.from(
@@ -109,6 +199,50 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES): void
     if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
       if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
     }
+  }
+}
+
+const HEADING = /^H[2-6]$/;
+
+/** The host of a URL (relative to `base`, a host) without a leading "www.", or undefined. */
+function hostOf(url: string | undefined, base?: string): string | undefined {
+  if (url === undefined) return undefined;
+  try {
+    return new URL(url, base ? `http://${base}/` : undefined).host.replace(/^www\./, '');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Teasers of this site's other pages: blocks under 500 characters led by a heading that is all one
+ * link to this site. A block whose children are mostly two or more of them is a "more stories"
+ * grid, wherever it sits and whatever its class: it goes. An article's own subheadings are not
+ * links, and a list of products links to the shops that sell them.
+ */
+function removeTeasers(body: Element, lens: Map<Element, Lengths>, host: string | undefined): void {
+  const isTeaser = (el: Element): boolean => {
+    const m = lens.get(el);
+    if (!m || m.text === 0 || m.text >= 500) return false;
+    const h = HEADING.test(el.tagName) ? el : el.querySelector('h2,h3,h4,h5,h6');
+    const hm = h && lens.get(h);
+    if (!hm || hm.text === 0 || hm.link !== hm.text) return false;
+    const a = h.localName === 'a' ? h : (h.closest('a') ?? h.querySelector('a'));
+    return hostOf(a?.getAttribute('href') ?? undefined, host) === host;
+  };
+  for (const el of Array.from(body.querySelectorAll<Element>('div,section,ul,ol'))) {
+    if (!under(el, body)) continue;
+    const m = lens.get(el);
+    if (!m || m.text === 0) continue;
+    let n = 0;
+    let chars = 0;
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+      if (isTeaser(c)) {
+        n++;
+        chars += lens.get(c)!.text;
+      }
+    }
+    if (n >= 2 && chars >= 0.6 * m.text) el.remove();
   }
 }
 

@@ -92,7 +92,7 @@ export function extractHtml(
   const fallbackTitle = head.title || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
   try {
-    precleanSource(source as unknown as Document);
+    precleanSource(source as unknown as Document, opts.rules);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,
@@ -107,7 +107,7 @@ export function extractHtml(
   const title = tidy(siteNamed && found === docTitle ? withoutSiteName(found) : found);
   if (article?.content) {
     const root = article.content as unknown as HTMLElement;
-    cleanArticle(root, opts.rules);
+    cleanArticle(root, opts.rules, baseUrl);
     return done(title, root);
   }
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).

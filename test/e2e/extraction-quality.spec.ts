@@ -48,6 +48,9 @@ describeCorpus('extraction quality on the corpus', () => {
       all: text(ALL_RULES),
       'without articleEnd': text({ ...ALL_RULES, articleEnd: false }),
       'without uiLines': text({ ...ALL_RULES, uiLines: false }),
+      'without embeds': text({ ...ALL_RULES, embeds: false }),
+      'without comments': text({ ...ALL_RULES, comments: false }),
+      'without teasers': text({ ...ALL_RULES, teasers: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

@@ -1,6 +1,6 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { collapsedLength } from '../../src/fetch/clean';
+import { ALL_RULES, collapsedLength } from '../../src/fetch/clean';
 import { elementsWithTags, extractHtml, tuneReadability } from '../../src/fetch/extract';
 import { limitDepth } from '../../src/fetch/flatten';
 import { unescapeRefs } from '../../src/fetch/metadata';
@@ -105,10 +105,81 @@ describe("the article's end", () => {
     expect(kept.content).toContain('different town');
   });
 
+  it.each(['12 Comments', 'Leave a Reply', 'Join the conversation', 'Get our daily email'])(
+    'stops at "%s" in the second half',
+    (heading) => {
+      const after = `<h3>${heading}</h3><div><p>A reader writes a long remark about the harbour and its boats, with a sentence of its own.</p></div>`;
+      const x = extractHtml(page(after), 'https://example.com/a', 'text');
+      expect(x.content).toContain('Paragraph 7 of the story');
+      expect(x.content).not.toContain('long remark');
+      expect(
+        extractHtml(page(after), 'https://example.com/a', 'text', {
+          rules: { ...ALL_RULES, articleEnd: false },
+        }).content,
+      ).toContain('long remark');
+    },
+  );
+
   it('keeps a heading that only looks like one, early in the article', () => {
     const html = `<html><body><article><h1>Harbour</h1><h2>Newsletter</h2>${para(8)}</article></body></html>`;
     const x = extractHtml(html, 'https://example.com/a', 'text');
     expect(x.content).toContain('Paragraph 7 of the story');
+  });
+});
+
+describe('comments, teasers and embedded posts', () => {
+  const words = (n: number, seed: number) =>
+    Array.from(
+      { length: n },
+      (_, i) => ['river', 'stone', 'lamp', 'quiet', 'orange', 'north', 'paper', 'window'][(i * 3 + seed) % 8],
+    ).join(' ');
+  const post = `<p>The short post, first paragraph: ${words(30, 1)}.</p><p>The short post, second paragraph: ${words(20, 2)}.</p>`;
+  const on = (html: string) => extractHtml(html, 'https://example.com/a', 'text').content;
+  const without = (html: string, rule: string) =>
+    extractHtml(html, 'https://example.com/a', 'text', { rules: { ...ALL_RULES, [rule]: false } }).content;
+
+  it('a short post before a longer comment thread: the post, never the comments, whatever their names', () => {
+    const item = (i: number) =>
+      `<div class="c-item"><div class="c-head"><span>user${i}</span> <span>${i + 2} hours ago</span></div><div class="c-text"><p>${words(40, i)} remark ${i}.</p></div><div class="c-foot"><a href="#">Reply</a> · <a href="#">Like</a></div></div>`;
+    const html = `<html><head><title>A note</title></head><body><div class="wrap"><div class="col"><h1>A note</h1>${post}</div><div class="col2"><div class="c-list">${Array.from({ length: 20 }, (_, i) => item(i)).join('')}</div></div></div></body></html>`;
+    expect(on(html)).toContain('The short post, second paragraph');
+    expect(on(html)).not.toMatch(/remark \d+/);
+    expect(without(html, 'comments')).toMatch(/remark \d+/);
+  });
+
+  it('a section named for comments goes, however long; a wrapper holding the heading stays', () => {
+    const replies = Array.from(
+      { length: 25 },
+      (_, i) =>
+        `<div class="post-reply"><div class="user">user${i}</div><div class="body"><p>${words(45, i)} remark ${i}.</p></div></div>`,
+    ).join('');
+    const html = `<html><body><div class="main-content"><h1>A note</h1><div class="text">${post}</div><section class="discussion">${replies}</section></div></body></html>`;
+    expect(on(html)).toContain('The short post, second paragraph');
+    expect(on(html)).not.toMatch(/remark \d+/);
+    expect(without(html, 'comments')).toMatch(/remark \d+/);
+    const wrapped = `<html><body><div class="story with-discussion"><h1>A note</h1>${post}</div><div class="elsewhere"><p>Another block of the page: ${words(45, 3)}.</p></div></body></html>`;
+    expect(on(wrapped)).toContain('The short post, second paragraph');
+  });
+
+  it("a grid of this site's teasers after the article goes; a list of products linking to shops stays", () => {
+    const card = (i: number, href: string) =>
+      `<div class="card"><h3><a href="${href}">Story ${i}: ${words(6, i)}</a></h3><p>${words(35, i + 3)} teaser ${i}.</p></div>`;
+    const page = (cards: string) =>
+      `<html><body><main><article><h1>A post</h1>${post}<p>${words(30, 5)}.</p></article><div class="grid">${cards}</div></main></body></html>`;
+    const own = page(Array.from({ length: 6 }, (_, i) => card(i, `/story-${i}`)).join(''));
+    expect(on(own)).toContain('The short post, second paragraph');
+    expect(on(own)).not.toMatch(/teaser \d/);
+    expect(without(own, 'teasers')).toMatch(/teaser \d/);
+    const shops = page(Array.from({ length: 6 }, (_, i) => card(i, `https://shop${i}.test/item`)).join(''));
+    expect(on(shops)).toMatch(/teaser \d/);
+  });
+
+  it('an embedded post in a wrapper named for its network is kept as the quote it is', () => {
+    const tweet =
+      '<div class="social-media-embed"><blockquote class="twitter-tweet"><p>Yes this is real and yes the state spent half a million on it: <a href="https://t.co/x">https://t.co/x</a></p>— A Reader (@reader) <a href="https://twitter.com/reader/status/1">November 18, 2019</a></blockquote><script src="https://platform.twitter.com/widgets.js"></script></div>';
+    const html = `<html><body><article><h1>A post</h1>${post}${tweet}<p>${words(40, 6)}.</p></article></body></html>`;
+    expect(on(html)).toContain('Yes this is real');
+    expect(without(html, 'embeds')).not.toContain('Yes this is real');
   });
 });
 
