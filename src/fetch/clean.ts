@@ -181,7 +181,7 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
   // its subtree once per ancestor. The decisions below remove subtrees only after their
   // ancestors were judged, so these lengths are the ones each check would have read.
   const lens = measure(body);
-  if (rules.teasers) removeTeasers(body, lens, hostOf(pageUrl));
+  if (rules.teasers && pageUrl) removeTeasers(body, lens, pageUrl);
   const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
   const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
   for (const el of Array.from(
@@ -204,31 +204,39 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
 
 const HEADING = /^H[2-6]$/;
 
-/** The host of a URL (relative to `base`, a host) without a leading "www.", or undefined. */
-function hostOf(url: string | undefined, base?: string): string | undefined {
-  if (url === undefined) return undefined;
+/** Whether `href` leads to another page of the site of `page` (the same host, "www." aside). */
+function otherPageOfSite(href: string, page: URL): boolean {
+  let u: URL;
   try {
-    return new URL(url, base ? `http://${base}/` : undefined).host.replace(/^www\./, '');
+    u = new URL(href, page);
   } catch {
-    return undefined;
+    return false;
   }
+  const host = (h: string) => h.replace(/^www\./, '');
+  return host(u.host) === host(page.host) && (u.pathname !== page.pathname || u.search !== page.search);
 }
 
 /**
  * Teasers of this site's other pages: blocks under 500 characters led by a heading that is all one
- * link to this site. A block whose children are mostly two or more of them is a "more stories"
- * grid, wherever it sits and whatever its class: it goes. An article's own subheadings are not
- * links, and a list of products links to the shops that sell them.
+ * link to another page of this site. A block whose children are mostly two or more of them is a
+ * "more stories" grid, wherever it sits and whatever its class: it goes. An article's own
+ * subheadings are not links, or link to themselves; a list of products links to the shops.
  */
-function removeTeasers(body: Element, lens: Map<Element, Lengths>, host: string | undefined): void {
+function removeTeasers(body: Element, lens: Map<Element, Lengths>, pageUrl: string): void {
+  let page: URL;
+  try {
+    page = new URL(pageUrl);
+  } catch {
+    return;
+  }
   const isTeaser = (el: Element): boolean => {
     const m = lens.get(el);
     if (!m || m.text === 0 || m.text >= 500) return false;
     const h = HEADING.test(el.tagName) ? el : el.querySelector('h2,h3,h4,h5,h6');
     const hm = h && lens.get(h);
     if (!hm || hm.text === 0 || hm.link !== hm.text) return false;
-    const a = h.localName === 'a' ? h : (h.closest('a') ?? h.querySelector('a'));
-    return hostOf(a?.getAttribute('href') ?? undefined, host) === host;
+    const href = (h.closest('a') ?? h.querySelector('a'))?.getAttribute('href');
+    return !!href && otherPageOfSite(href, page);
   };
   for (const el of Array.from(body.querySelectorAll<Element>('div,section,ul,ol'))) {
     if (!under(el, body)) continue;

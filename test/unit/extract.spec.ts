@@ -172,6 +172,13 @@ describe('comments, teasers and embedded posts', () => {
     expect(without(own, 'teasers')).toMatch(/teaser \d/);
     const shops = page(Array.from({ length: 6 }, (_, i) => card(i, `https://shop${i}.test/item`)).join(''));
     expect(on(shops)).toMatch(/teaser \d/);
+    // Sections whose headings link to themselves (permalinks) are the article's own.
+    const anchored = page(
+      Array.from({ length: 6 }, (_, i) =>
+        card(i, `#section-${i}`).replace('class="card"', 'class="part"'),
+      ).join(''),
+    );
+    expect(on(anchored)).toMatch(/teaser \d/);
   });
 
   it('an embedded post in a wrapper named for its network is kept as the quote it is', () => {
