@@ -30,6 +30,10 @@ export interface CleanRules {
   comments?: boolean;
   /** Runs of teasers (a heading that is all one link, a line or two under it) go. */
   teasers?: boolean;
+  /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
+  headings?: boolean;
+  /** A paragraph goes as a link list only past 80% link text, not 60%: a sentence around a link is text. */
+  linkSentences?: boolean;
 }
 
 export const ALL_RULES: Required<CleanRules> = {
@@ -38,11 +42,13 @@ export const ALL_RULES: Required<CleanRules> = {
   embeds: true,
   comments: true,
   teasers: true,
+  headings: true,
+  linkSentences: true,
 };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
 const UI_LINE =
-  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*.{0,60})$/i;
+  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*((on|at)\s+)?(\d|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s|\w+ ago\b|an? \w+ ago\b).{0,60})$/i;
 
 /** What a heading that ends the article says: what follows is other pages' teasers or a sign-up. */
 const ARTICLE_END =
@@ -71,6 +77,9 @@ function unwrapQuotes(doc: Document): void {
   }
 }
 
+/** The same words as a whole heading, with no subject after them ("Read more", not "Read more on …"). */
+const ARTICLE_END_PHRASE = new RegExp(ARTICLE_END.source.replaceAll('\\b.*', ''), 'i');
+
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
 export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES): void {
   if (rules.embeds) unwrapQuotes(doc);
@@ -84,6 +93,12 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES): vo
     // holding the page's heading, not by its length.
     if (rules.comments && COMMENTS.test(ci) && !(heading && el.contains(heading))) {
       el.remove();
+      continue;
+    }
+    // A subheading is the article's text whatever its class says (Readability drops an h2 whose
+    // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
+    if (rules.headings && HEADING.test(el.tagName)) {
+      el.removeAttribute('class');
       continue;
     }
     if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
@@ -146,9 +161,23 @@ export function cutAtArticleEnd(body: Element): void {
     if (text.length === 0 || text.length > 60 || !ARTICLE_END.test(text)) continue;
     // Only in the article's second half: a heading near the top is the article's own.
     if (textBefore(h, body) < textLen(body) / 2) continue;
+    const after: Element[] = [];
     for (let n: Element | null = h; n && n !== body; n = n.parentElement) {
-      while (n.nextElementSibling) n.nextElementSibling.remove();
+      for (let x = n.nextElementSibling; x; x = x.nextElementSibling) after.push(x);
     }
+    // A heading that only begins like an ending ("More on the vote") may be a section of the
+    // article: it ends it only when what follows is little text or mostly links.
+    if (!ARTICLE_END_PHRASE.test(text)) {
+      let chars = 0;
+      let linked = 0;
+      for (const x of after) {
+        chars += textLen(x);
+        for (const a of Array.from(x.querySelectorAll('a'))) linked += textLen(a);
+        if (x.localName === 'a') linked += textLen(x);
+      }
+      if (chars >= 200 && linked < chars / 2) continue;
+    }
+    for (const x of after) x.remove();
     h.remove();
     return;
   }
@@ -191,7 +220,8 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
     const m = lens.get(el);
     if (!m || m.text === 0) continue;
     // Mostly links: a menu, "related stories" or a tag list.
-    if (BLOCK.test(el.tagName) && m.link / m.text > 0.6 && m.text < 1000) {
+    const most = rules.linkSentences && el.tagName === 'P' ? 0.8 : 0.6;
+    if (BLOCK.test(el.tagName) && m.link / m.text > most && m.text < 1000) {
       el.remove();
       continue;
     }

@@ -51,6 +51,8 @@ describeCorpus('extraction quality on the corpus', () => {
       'without embeds': text({ ...ALL_RULES, embeds: false }),
       'without comments': text({ ...ALL_RULES, comments: false }),
       'without teasers': text({ ...ALL_RULES, teasers: false }),
+      'without headings': text({ ...ALL_RULES, headings: false }),
+      'without linkSentences': text({ ...ALL_RULES, linkSentences: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

@@ -190,6 +190,39 @@ describe('comments, teasers and embedded posts', () => {
   });
 });
 
+describe("the article's own text", () => {
+  const para = (i: number) =>
+    `<p>Paragraph ${i} of the story about the harbour, long enough to be read as the article's own text, with commas, clauses and more words.</p>`;
+  const page = (inner: string) =>
+    `<html><body><article><h1>Harbour</h1>${[0, 1, 2, 3, 4, 5].map(para).join('')}${inner}${[6, 7, 8, 9].map(para).join('')}</article></body></html>`;
+  const text = (html: string, rules = ALL_RULES) =>
+    extractHtml(html, 'https://example.com/news/harbour', 'text', { rules }).content;
+
+  it('a subheading keeps its place whatever its class says', () => {
+    const html = page('<h2 class="section-meta">Why the pier matters</h2>');
+    expect(text(html)).toContain('Why the pier matters');
+    expect(text(html, { ...ALL_RULES, headings: false })).not.toContain('Why the pier matters');
+  });
+
+  it('a sentence around a long link stays; a paragraph that is only a link goes', () => {
+    const html = page(
+      '<p>The council <a href="/report">published a long report on the harbour</a> today.</p><p><a href="/other">Another story entirely</a></p>',
+    );
+    expect(text(html)).toContain('published a long report on the harbour today');
+    expect(text(html)).not.toContain('Another story entirely');
+    expect(text(html, { ...ALL_RULES, linkSentences: false })).not.toContain('published a long report');
+  });
+
+  it('a subheading that only begins like an ending ("More on …") does not end the article when prose follows', () => {
+    const html = page('<h2>More on the pier rebuilding</h2>');
+    expect(text(html)).toContain('Paragraph 9 of the story');
+    const links = `<h2>More on the harbour</h2><ul>${[1, 2, 3].map((i) => `<li><a href="/s${i}">Harbour story number ${i} with a headline</a></li>`).join('')}</ul>`;
+    const end = `<html><body><article><h1>Harbour</h1>${[0, 1, 2, 3, 4, 5, 6].map(para).join('')}${links}</article></body></html>`;
+    expect(text(end)).toContain('Paragraph 6 of the story');
+    expect(text(end)).not.toContain('More on the harbour');
+  });
+});
+
 describe('furniture lines', () => {
   it('an ad label, a control and a posted/updated stamp go; the same words inside a sentence stay', () => {
     const body = Array.from(
@@ -197,11 +230,12 @@ describe('furniture lines', () => {
       (_, i) =>
         `<p>Paragraph ${i}: the council will print new maps and close the old road, as posted on the notice board last week.</p>`,
     ).join('');
-    const html = `<html><body><article><h1>Maps</h1><p>Posted: 10:48, Tue, Nov 19, 2019</p><div>Advertisement</div>${body}<span>Sign In</span><p>Image 1 of 8</p></article></body></html>`;
+    const html = `<html><body><article><h1>Maps</h1><p>Posted: 10:48, Tue, Nov 19, 2019</p><div>Advertisement</div>${body}<span>Sign In</span><p>Image 1 of 8</p><p>Updated at 1:23 p.m.</p><p>Updated figures came out on Monday.</p></article></body></html>`;
     const x = extractHtml(html, 'https://example.com/a', 'text');
-    for (const gone of ['Posted: 10:48', 'Advertisement', 'Sign In', 'Image 1 of 8'])
+    for (const gone of ['Posted: 10:48', 'Advertisement', 'Sign In', 'Image 1 of 8', 'Updated at'])
       expect(x.content).not.toContain(gone);
     expect(x.content).toContain('print new maps and close the old road, as posted');
+    expect(x.content).toContain('Updated figures came out on Monday.');
     const off = extractHtml(html, 'https://example.com/a', 'text', {
       rules: { articleEnd: true, uiLines: false },
     });
