@@ -34,6 +34,8 @@ export interface CleanRules {
   headings?: boolean;
   /** A paragraph goes as a link list only past 80% link text, not 60%: a sentence around a link is text. */
   linkSentences?: boolean;
+  /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
+  stories?: boolean;
 }
 
 export const ALL_RULES: Required<CleanRules> = {
@@ -44,6 +46,7 @@ export const ALL_RULES: Required<CleanRules> = {
   teasers: true,
   headings: true,
   linkSentences: true,
+  stories: true,
 };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
@@ -80,8 +83,60 @@ function unwrapQuotes(doc: Document): void {
 /** The same words as a whole heading, with no subject after them ("Read more", not "Read more on …"). */
 const ARTICLE_END_PHRASE = new RegExp(ARTICLE_END.source.replaceAll('\\b.*', ''), 'i');
 
+/** Words of a title or heading, lower-cased, for comparing them. */
+function words(s: string): string {
+  return s
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
+}
+
+/**
+ * A page that streams several stories (the next article loaded below the first, each in the same
+ * template) names one of them in its title. The heading that the title repeats marks that story.
+ * Its siblings built the same way (same element and class) that hold a heading at the same place
+ * in the same template, and a story's length of text, are the other stories, and go.
+ */
+export function keepTitledStory(doc: Document, titles: string[]): void {
+  const wanted = titles.map(words).filter((t) => t.length > 0);
+  if (wanted.length === 0) return;
+  const named = (text: string) => {
+    const h = words(text);
+    if (!h) return false;
+    return wanted.some(
+      (t) => t === h || (h.split(' ').length >= 3 && (t.startsWith(`${h} `) || t.endsWith(` ${h}`))),
+    );
+  };
+  const heading = Array.from(doc.querySelectorAll<Element>('h1,h2,h3')).find((h) =>
+    named(h.textContent ?? ''),
+  );
+  if (!heading) return;
+  const sig = (el: Element) => `${el.localName}.${el.getAttribute('class') ?? ''}`;
+  // The way down from the story's element to its heading, one signature per step.
+  const path = [sig(heading)];
+  const headed = (el: Element): boolean => {
+    let n: Element | undefined = el;
+    for (const step of path) {
+      n = Array.from(n.children).find((c) => sig(c) === step);
+      if (!n) return false;
+    }
+    return true;
+  };
+  for (let story = heading.parentElement; story?.parentElement; story = story.parentElement) {
+    if (/^(BODY|HTML)$/.test(story.tagName)) break;
+    const own = sig(story);
+    const isStory = (el: Element) => sig(el) === own && headed(el) && textLen(el) >= 500;
+    for (const sib of Array.from(story.parentElement.children)) {
+      if (sib === story) continue;
+      if (isStory(sib) || Array.from(sib.querySelectorAll(story.localName)).some(isStory)) sib.remove();
+    }
+    path.unshift(own);
+  }
+}
+
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
-export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES): void {
+export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, titles: string[] = []): void {
+  if (rules.stories) keepTitledStory(doc, titles);
   if (rules.embeds) unwrapQuotes(doc);
   const heading = doc.querySelector('h1');
   for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {

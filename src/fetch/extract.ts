@@ -92,7 +92,7 @@ export function extractHtml(
   const fallbackTitle = head.title || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
   try {
-    precleanSource(source as unknown as Document, opts.rules);
+    precleanSource(source as unknown as Document, opts.rules, [head.title, docTitle]);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,

@@ -53,6 +53,7 @@ describeCorpus('extraction quality on the corpus', () => {
       'without teasers': text({ ...ALL_RULES, teasers: false }),
       'without headings': text({ ...ALL_RULES, headings: false }),
       'without linkSentences': text({ ...ALL_RULES, linkSentences: false }),
+      'without stories': text({ ...ALL_RULES, stories: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

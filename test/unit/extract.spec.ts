@@ -190,6 +190,36 @@ describe('comments, teasers and embedded posts', () => {
   });
 });
 
+describe('a stream of stories', () => {
+  const para = (s: string, i: number) =>
+    `<p>${s} paragraph ${i} tells its own story with commas, clauses, and enough words to be read as article text here.</p>`;
+  const story = (s: string) =>
+    `<article class="story"><header class="head"><h1>${s} headline of the day</h1></header><div class="body">${[0, 1, 2, 3, 4, 5, 6, 7].map((i) => para(s, i)).join('')}</div></article>`;
+  const count = (out: string, s: string) => (out.match(new RegExp(`${s} paragraph`, 'g')) ?? []).length;
+  const run = (html: string, stories = true) =>
+    extractHtml(html, 'https://example.com/first', 'text', { rules: { ...ALL_RULES, stories } }).content;
+
+  it('keeps the story the title names, not the next one loaded below it', () => {
+    const html = `<html><head><title>First headline of the day - Site</title></head><body><main>${story('First')}<section class="next"><h2>Up next</h2>${story('Second')}${story('Third')}</section></main></body></html>`;
+    const out = run(html);
+    expect(count(out, 'First')).toBe(8);
+    expect(count(out, 'Second') + count(out, 'Third')).toBe(0);
+    expect(count(run(html, false), 'Third')).toBe(8); // Readability alone takes all three
+  });
+
+  it('stories side by side: the titled one', () => {
+    const html = `<html><head><title>Second headline of the day</title></head><body><main>${story('First')}${story('Second')}</main></body></html>`;
+    expect(count(run(html), 'Second')).toBe(8);
+    expect(count(run(html), 'First')).toBe(0);
+    expect(count(run(html, false), 'First')).toBe(8);
+  });
+
+  it('a layout that repeats its rows keeps the article in them', () => {
+    const html = `<html><head><title>First headline of the day</title></head><body><div class="row"><div class="head"><h1>First headline of the day</h1></div></div><div class="row"><div class="text">${[0, 1, 2, 3, 4, 5].map((i) => para('First', i)).join('')}</div><div class="promo"><h1>Join our free challenge</h1></div></div><div class="elsewhere"><p>${para('Other', 0)} ${para('Other', 1)}</p></div></body></html>`;
+    expect(count(run(html), 'First')).toBe(6);
+  });
+});
+
 describe("the article's own text", () => {
   const para = (i: number) =>
     `<p>Paragraph ${i} of the story about the harbour, long enough to be read as the article's own text, with commas, clauses and more words.</p>`;
