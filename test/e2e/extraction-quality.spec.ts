@@ -1,6 +1,13 @@
 import { extractHtml } from '../../src/fetch/extract';
 import { ALL_RULES, type CleanRules } from '../../src/fetch/clean';
-import { articlePages, crossValidate, findCorpus, readabilityPages, scoreArticles } from '../support/corpus';
+import {
+  articlePages,
+  crossValidate,
+  findCorpus,
+  readabilityArticles,
+  readabilityPages,
+  scoreArticles,
+} from '../support/corpus';
 
 /**
  * Extraction quality on the shared corpus of real pages (not part of a user's clone: skipped with
@@ -69,6 +76,21 @@ describeCorpus('extraction quality on the corpus', () => {
     // No rule is dead weight: without any one of them, the cross-validated F1 is not higher.
     for (const f of Object.values(variants))
       expect(cv.f1).toBeGreaterThanOrEqual(crossValidate(pages, { x: f }).f1);
+  });
+
+  it("readability pages, a set the rules were not chosen on: shingle F1 against Readability's expected text >= 0.95", () => {
+    const pages = readabilityArticles(corpus!);
+    expect(pages.length).toBeGreaterThan(60);
+    const out = new Map(pages.map((p) => [p.id, extractHtml(p.html, p.url, 'text').content]));
+    const score = scoreArticles(pages, (id) => out.get(id)!);
+    const worst = score.perPage
+      .filter((p) => p.f1 < 0.8)
+      .map((p) => `${p.id} ${p.f1.toFixed(2)}`)
+      .join(', ');
+    console.log(
+      `readability pages: F1 ${score.f1.toFixed(4)} (P ${score.precision.toFixed(4)}, R ${score.recall.toFixed(4)}) on ${score.pages} pages; under 0.8: ${worst}`,
+    );
+    expect(score.f1).toBeGreaterThanOrEqual(0.95);
   });
 
   it('readability pages: titles match expected-metadata.json for >= 90%', () => {
