@@ -36,6 +36,8 @@ export interface CleanRules {
   linkSentences?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
+  /** A sign-up box (the short block around an email field) goes with its pitch. */
+  signups?: boolean;
 }
 
 export const ALL_RULES: Required<CleanRules> = {
@@ -47,6 +49,7 @@ export const ALL_RULES: Required<CleanRules> = {
   headings: true,
   linkSentences: true,
   stories: true,
+  signups: true,
 };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
@@ -159,6 +162,19 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
     if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
   }
 
+  if (rules.signups) {
+    // A sign-up box: the short block around an email field (Readability drops the field and
+    // keeps the pitch).
+    for (const input of Array.from(doc.querySelectorAll<Element>('input[type="email" i]'))) {
+      let box: Element | null = null;
+      for (let n = input.parentElement, depth = 0; n && depth < 5; n = n.parentElement, depth++) {
+        if (/^(BODY|HTML|MAIN|ARTICLE)$/.test(n.tagName) || textLen(n) >= 400) break;
+        if (heading && n.contains(heading)) break;
+        box = n;
+      }
+      box?.remove();
+    }
+  }
   if (rules.comments) {
     for (const el of [
       ...Array.from(doc.querySelectorAll<Element>('[itemtype*="schema.org/Comment" i]')),

@@ -61,6 +61,7 @@ describeCorpus('extraction quality on the corpus', () => {
       'without headings': text({ ...ALL_RULES, headings: false }),
       'without linkSentences': text({ ...ALL_RULES, linkSentences: false }),
       'without stories': text({ ...ALL_RULES, stories: false }),
+      'without signups': text({ ...ALL_RULES, signups: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

@@ -181,6 +181,15 @@ describe('comments, teasers and embedded posts', () => {
     expect(on(anchored)).toMatch(/teaser \d/);
   });
 
+  it('a sign-up box goes with its pitch, whatever its names', () => {
+    const box =
+      '<div class="b-12"><div class="b-13"><p>Get the best stories of the week in your inbox every Friday morning.</p><input type="email" placeholder="you@example.com"><button>Go</button></div></div>';
+    const html = `<html><body><article><h1>A post</h1>${post}${box}<p>${words(40, 6)}.</p></article></body></html>`;
+    expect(on(html)).toContain('The short post, second paragraph');
+    expect(on(html)).not.toContain('in your inbox');
+    expect(without(html, 'signups')).toContain('in your inbox');
+  });
+
   it('an embedded post in a wrapper named for its network is kept as the quote it is', () => {
     const tweet =
       '<div class="social-media-embed"><blockquote class="twitter-tweet"><p>Yes this is real and yes the state spent half a million on it: <a href="https://t.co/x">https://t.co/x</a></p>— A Reader (@reader) <a href="https://twitter.com/reader/status/1">November 18, 2019</a></blockquote><script src="https://platform.twitter.com/widgets.js"></script></div>';
