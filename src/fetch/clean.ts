@@ -38,6 +38,8 @@ export interface CleanRules {
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
   signups?: boolean;
+  /** A div around a single paragraph is replaced by the paragraph before Readability. */
+  wrappedParagraphs?: boolean;
 }
 
 export const ALL_RULES: Required<CleanRules> = {
@@ -50,6 +52,7 @@ export const ALL_RULES: Required<CleanRules> = {
   linkSentences: true,
   stories: true,
   signups: true,
+  wrappedParagraphs: true,
 };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
@@ -70,8 +73,8 @@ const COMMENTS =
  * or for a block of links (a post's text is half links and a date). The wrappers that hold nothing
  * but the quote are replaced by it: the quote is judged as the quoted text it is.
  */
-function unwrapQuotes(doc: Document): void {
-  for (const q of Array.from(doc.querySelectorAll<Element>('blockquote'))) {
+function unwrapQuotes(quotes: Element[]): void {
+  for (const q of quotes) {
     const len = textLen(q);
     if (len === 0) continue;
     let outer: Element | null = null;
@@ -100,7 +103,7 @@ function words(s: string): string {
  * Its siblings built the same way (same element and class) that hold a heading at the same place
  * in the same template, and a story's length of text, are the other stories, and go.
  */
-export function keepTitledStory(doc: Document, titles: string[]): void {
+function keepTitledStory(headings: Element[], titles: string[]): void {
   const wanted = titles.map(words).filter((t) => t.length > 0);
   if (wanted.length === 0) return;
   const named = (text: string) => {
@@ -110,46 +113,110 @@ export function keepTitledStory(doc: Document, titles: string[]): void {
       (t) => t === h || (h.split(' ').length >= 3 && (t.startsWith(`${h} `) || t.endsWith(` ${h}`))),
     );
   };
-  const heading = Array.from(doc.querySelectorAll<Element>('h1,h2,h3')).find((h) =>
-    named(h.textContent ?? ''),
-  );
+  const heading = headings.find((h) => named(h.textContent ?? ''));
   if (!heading) return;
   const sig = (el: Element) => `${el.localName}.${el.getAttribute('class') ?? ''}`;
-  // The way down from the story's element to its heading, one signature per step.
-  const path = [sig(heading)];
-  const headed = (el: Element): boolean => {
-    let n: Element | undefined = el;
-    for (const step of path) {
-      n = Array.from(n.children).find((c) => sig(c) === step);
-      if (!n) return false;
+  // The titled story's ancestors, nearest first: the story is one of them.
+  const chain: Element[] = [];
+  for (let n = heading.parentElement; n && !/^(BODY|HTML)$/.test(n.tagName); n = n.parentElement)
+    chain.push(n);
+  const sigs = chain.map(sig);
+  // Another story: a heading like the titled one, under ancestors built the same way up to an
+  // element like one of the titled story's, beside it (or inside what is beside it).
+  for (const other of headings) {
+    if (other === heading || !other.isConnected || sig(other) !== sig(heading)) continue;
+    let a: Element | null = other.parentElement;
+    for (let k = 0; a && k < chain.length && sig(a) === sigs[k] && a !== chain[k]; k++, a = a.parentElement) {
+      const parent = chain[k].parentElement;
+      if (!parent?.contains(a) || a.contains(heading) || textLen(a) < 500) continue;
+      let beside: Element = a;
+      while (beside.parentElement !== parent) beside = beside.parentElement!;
+      if (beside !== chain[k]) beside.remove();
+      break;
+    }
+  }
+}
+
+/** What precleanSource looks at, found in one walk over the elements (in document order). */
+interface Survey {
+  /** Elements with a class or an id. */
+  named: Element[];
+  headings: Element[];
+  quotes: Element[];
+  paragraphs: Element[];
+  emails: Element[];
+  /** schema.org Comment items. */
+  comments: Element[];
+  /** Links, buttons and spans that say "Reply" or the like (see REPLY). */
+  controls: Element[];
+}
+
+function survey(doc: Document): Survey {
+  const out: Survey = {
+    named: [],
+    headings: [],
+    quotes: [],
+    paragraphs: [],
+    emails: [],
+    comments: [],
+    controls: [],
+  };
+  const root = doc.documentElement;
+  let el: Element | null = root;
+  while (el) {
+    const name: string = el.localName;
+    if (el.hasAttribute('class') || el.hasAttribute('id')) out.named.push(el);
+    if (name === 'p') out.paragraphs.push(el);
+    else if (name === 'h1' || name === 'h2' || name === 'h3') out.headings.push(el);
+    else if (name === 'blockquote') out.quotes.push(el);
+    else if (name === 'input' && el.getAttribute('type')?.toLowerCase() === 'email') out.emails.push(el);
+    else if (name === 'a' || name === 'button' || name === 'span') {
+      const text = shortText(el, 40);
+      if (text && REPLY.test(text.trim())) out.controls.push(el);
+    }
+    if (/schema\.org\/comment/i.test(el.getAttribute('itemtype') ?? '')) out.comments.push(el);
+    // Next in document order (a template's content is not searched).
+    const child: Element | null = name === 'template' ? null : el.firstElementChild;
+    if (child) {
+      el = child;
+      continue;
+    }
+    while (el && el !== root && !el.nextElementSibling) el = el.parentElement;
+    el = el && el !== root ? el.nextElementSibling : null;
+  }
+  return out;
+}
+
+/** The text of `el` if it is at most `max` characters long (read no further), else null. */
+function shortText(el: Element, max: number): string | null {
+  let out = '';
+  const walk = (n: Node): boolean => {
+    for (let c = n.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        out += (c as Text).data;
+        if (out.length > max) return false;
+      } else if (c.nodeType === 1 && !walk(c)) return false;
     }
     return true;
   };
-  for (let story = heading.parentElement; story?.parentElement; story = story.parentElement) {
-    if (/^(BODY|HTML)$/.test(story.tagName)) break;
-    const own = sig(story);
-    const isStory = (el: Element) => sig(el) === own && headed(el) && textLen(el) >= 500;
-    for (const sib of Array.from(story.parentElement.children)) {
-      if (sib === story) continue;
-      if (isStory(sib) || Array.from(sib.querySelectorAll(story.localName)).some(isStory)) sib.remove();
-    }
-    path.unshift(own);
-  }
+  return walk(el) ? out : null;
 }
 
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
 export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, titles: string[] = []): void {
-  if (rules.stories) keepTitledStory(doc, titles);
-  if (rules.embeds) unwrapQuotes(doc);
-  const heading = doc.querySelector('h1');
-  for (const el of Array.from(doc.querySelectorAll<Element>('[class],[id]'))) {
+  const found = survey(doc);
+  if (rules.stories) keepTitledStory(found.headings, titles);
+  if (rules.embeds) unwrapQuotes(found.quotes);
+  const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);
+  const keeps = (el: Element) => !(heading && el.contains(heading));
+  for (const el of found.named) {
     if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
       continue;
     const ci = classId(el);
     if (ci.length >= 200) continue;
     // A comment thread can be longer than the post it follows: judged by its name and by not
     // holding the page's heading, not by its length.
-    if (rules.comments && COMMENTS.test(ci) && !(heading && el.contains(heading))) {
+    if (rules.comments && COMMENTS.test(ci) && keeps(el)) {
       el.remove();
       continue;
     }
@@ -162,25 +229,40 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
     if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
   }
 
+  if (rules.wrappedParagraphs) {
+    // A div around one paragraph and nothing else is the paragraph: Readability unwraps it only
+    // when under a quarter of its text is links, and may drop it as a link block otherwise. The
+    // paragraph takes the div's names when it has none, for what they say of it.
+    for (const p of found.paragraphs) {
+      const div = p.parentElement;
+      if (div?.localName !== 'div' || div.firstElementChild !== p || div.lastElementChild !== p) continue;
+      let alone = true;
+      for (let c = div.firstChild; c && alone; c = c.nextSibling) {
+        if (c.nodeType === 3 && (c as Text).data.trim()) alone = false;
+      }
+      if (!alone) continue;
+      for (const name of ['class', 'id']) {
+        const v = div.getAttribute(name);
+        if (v && !p.hasAttribute(name)) p.setAttribute(name, v);
+      }
+      div.replaceWith(p);
+    }
+  }
   if (rules.signups) {
     // A sign-up box: the short block around an email field (Readability drops the field and
     // keeps the pitch).
-    for (const input of Array.from(doc.querySelectorAll<Element>('input[type="email" i]'))) {
+    for (const input of found.emails) {
       let box: Element | null = null;
       for (let n = input.parentElement, depth = 0; n && depth < 5; n = n.parentElement, depth++) {
-        if (/^(BODY|HTML|MAIN|ARTICLE)$/.test(n.tagName) || textLen(n) >= 400) break;
-        if (heading && n.contains(heading)) break;
+        if (/^(BODY|HTML|MAIN|ARTICLE)$/.test(n.tagName) || textLen(n) >= 400 || !keeps(n)) break;
         box = n;
       }
       box?.remove();
     }
   }
   if (rules.comments) {
-    for (const el of [
-      ...Array.from(doc.querySelectorAll<Element>('[itemtype*="schema.org/Comment" i]')),
-      ...threads(doc),
-    ])
-      if (el.parentNode && !(heading && el.contains(heading))) el.remove();
+    for (const el of [...found.comments, ...threads(found.controls)])
+      if (el.parentNode && keeps(el)) el.remove();
   }
 }
 
@@ -193,25 +275,25 @@ const REPLY =
  * a "Reply" (or "Report") control each, and are a comment's length (under 3,000 characters).
  * Two controls in a row meet at the thread: their nearest common ancestor.
  */
-function threads(doc: Document): Element[] {
-  const controls = Array.from(doc.querySelectorAll<Element>('a,button,span')).filter((c) => {
-    const text = c.textContent ?? '';
-    return text.length <= 20 && REPLY.test(text.trim());
-  });
-  const found = new Set<Element>();
+function threads(controls: Element[]): Element[] {
+  // The thread each pair of controls in a row meets at, and the items of it the pair sits in.
+  const meets = new Map<Element, Set<Element>>();
   for (let i = 1; i < controls.length; i++) {
     const meet = commonAncestor(controls[i - 1], controls[i]);
-    if (!meet || found.has(meet) || /^(BODY|HTML|MAIN|ARTICLE)$/.test(meet.tagName)) continue;
-    let items = 0;
-    let long = false;
-    for (let c = meet.firstElementChild; c; c = c.nextElementSibling) {
-      if (!controls.some((x) => c.contains(x))) continue;
-      items++;
-      long ||= textLen(c) >= 3000;
+    if (!meet || /^(BODY|HTML|MAIN|ARTICLE)$/.test(meet.tagName)) continue;
+    let items = meets.get(meet);
+    if (!items) meets.set(meet, (items = new Set()));
+    for (const c of [controls[i - 1], controls[i]]) {
+      let item = c;
+      while (item.parentElement !== meet) item = item.parentElement!;
+      items.add(item);
     }
-    if (items >= 2 && !long) found.add(meet);
   }
-  return [...found];
+  const found: Element[] = [];
+  for (const [meet, items] of meets) {
+    if (items.size >= 2 && [...items].every((item) => textLen(item) < 3000)) found.push(meet);
+  }
+  return found;
 }
 
 function commonAncestor(a: Element, b: Element): Element | null {
@@ -330,28 +412,28 @@ function removeTeasers(body: Element, lens: Map<Element, Lengths>, pageUrl: stri
   } catch {
     return;
   }
-  const isTeaser = (el: Element): boolean => {
-    const m = lens.get(el);
-    if (!m || m.text === 0 || m.text >= 500) return false;
-    const h = HEADING.test(el.tagName) ? el : el.querySelector('h2,h3,h4,h5,h6');
-    const hm = h && lens.get(h);
-    if (!hm || hm.text === 0 || hm.link !== hm.text) return false;
+  // The headings that are all one link to another page of the site; then the blocks they lead.
+  const items = new Map<Element, Set<Element>>();
+  for (const [h, hm] of lens) {
+    if (!HEADING.test(h.tagName) || hm.text === 0 || hm.link !== hm.text) continue;
     const href = (h.closest('a') ?? h.querySelector('a'))?.getAttribute('href');
-    return !!href && otherPageOfSite(href, page);
-  };
-  for (const el of Array.from(body.querySelectorAll<Element>('div,section,ul,ol'))) {
-    if (!under(el, body)) continue;
-    const m = lens.get(el);
-    if (!m || m.text === 0) continue;
-    let n = 0;
-    let chars = 0;
-    for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
-      if (isTeaser(c)) {
-        n++;
-        chars += lens.get(c)!.text;
-      }
+    if (!href || !otherPageOfSite(href, page)) continue;
+    // Each block under 500 characters that it leads (it is the block's first heading) is a teaser
+    // in the block's parent.
+    for (let x: Element = h; x.parentElement && x.parentElement !== body; x = x.parentElement) {
+      if (lens.get(x)!.text >= 500) break;
+      if (x !== h && x.querySelector('h2,h3,h4,h5,h6') !== h) break;
+      const parent = x.parentElement;
+      let set = items.get(parent);
+      if (!set) items.set(parent, (set = new Set()));
+      set.add(x);
     }
-    if (n >= 2 && chars >= 0.6 * m.text) el.remove();
+  }
+  for (const [el, teasers] of items) {
+    if (teasers.size < 2 || !/^(DIV|SECTION|UL|OL)$/.test(el.tagName) || !under(el, body)) continue;
+    let chars = 0;
+    for (const t of teasers) chars += lens.get(t)!.text;
+    if (chars >= 0.6 * lens.get(el)!.text) el.remove();
   }
 }
 
