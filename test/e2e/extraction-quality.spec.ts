@@ -62,6 +62,7 @@ describeCorpus('extraction quality on the corpus', () => {
       'without linkSentences': text({ ...ALL_RULES, linkSentences: false }),
       'without stories': text({ ...ALL_RULES, stories: false }),
       'without signups': text({ ...ALL_RULES, signups: false }),
+      'without wrappedParagraphs': text({ ...ALL_RULES, wrappedParagraphs: false }),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

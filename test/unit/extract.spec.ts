@@ -252,6 +252,14 @@ describe("the article's own text", () => {
     expect(text(html, { ...ALL_RULES, linkSentences: false })).not.toContain('published a long report');
   });
 
+  it('a paragraph wrapped in a div of its own stays though half its words are a link', () => {
+    const html = page(
+      '<div class="note"><p>Details are <a href="/annex">in the annex of the harbour plan</a> online.</p></div>',
+    );
+    expect(text(html)).toContain('Details are in the annex of the harbour plan online.');
+    expect(text(html, { ...ALL_RULES, wrappedParagraphs: false })).not.toContain('Details are');
+  });
+
   it('a subheading that only begins like an ending ("More on …") does not end the article when prose follows', () => {
     const html = page('<h2>More on the pier rebuilding</h2>');
     expect(text(html)).toContain('Paragraph 9 of the story');
