@@ -24,11 +24,11 @@ export interface CleanRules {
   articleEnd?: boolean;
   /** Lines that are only an ad label, a control's name or a posted/updated stamp go. */
   uiLines?: boolean;
-  /** Furniture by class that holds a blockquote (an embedded post, a quote box) stays: it is quoted text. */
+  /** An embedded post's wrappers (named for its network) give way to its blockquote before Readability. */
   embeds?: boolean;
   /** A comment section goes before Readability, whatever its length. */
   comments?: boolean;
-  /** Runs of teasers (a heading that is all one link, a line or two under it) go. */
+  /** Grids of teasers (blocks led by a heading that is all one link to another page of the site) go. */
   teasers?: boolean;
   /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
   headings?: boolean;
