@@ -266,13 +266,16 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   }
 }
 
-/** What a control under a reader's comment says. */
-const REPLY =
-  /^(reply|respond|report|flag|antworten|répondre|responder|rispondi|antwoorden|svara|odpowiedz)$/i;
+/**
+ * What a control under a reader's comment says. Only a reply: "Report" or "Flag" also label an
+ * article's own links ("report an error"), and two of those far apart would meet at a block
+ * that holds the article.
+ */
+const REPLY = /^(reply|respond|antworten|répondre|responder|rispondi|antwoorden|svara|odpowiedz)$/i;
 
 /**
  * Comment threads by their shape, whatever their names: a block whose children hold, one by one,
- * a "Reply" (or "Report") control each, and are a comment's length (under 3,000 characters).
+ * a "Reply" control each, and are a comment's length (under 3,000 characters).
  * Two controls in a row meet at the thread: their nearest common ancestor.
  */
 function threads(controls: Element[]): Element[] {

@@ -147,6 +147,11 @@ describe('comments, teasers and embedded posts', () => {
     expect(without(html, 'comments')).toMatch(/remark \d+/);
   });
 
+  it('two "Report" links far apart are no thread: a short article between them stays', () => {
+    const html = `<html><body><h1>A note</h1><div class="wrap"><div class="col">${post}<p>${words(40, 3)}.</p><a href="/report">Report</a></div><div class="side"><p>${words(12, 4)}.</p><button>Report</button></div></div></body></html>`;
+    expect(on(html)).toContain('The short post, second paragraph');
+  });
+
   it('a section named for comments goes, however long; a wrapper holding the heading stays', () => {
     const replies = Array.from(
       { length: 25 },
