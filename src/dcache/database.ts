@@ -82,6 +82,9 @@ export interface OpenedDatabase {
   sqlite?: Database.Database;
 }
 
+/** The page cache in KiB (negative: SQLite reads the number as KiB, not pages). */
+export const SQLITE_CACHE_KB = -2000;
+
 /** Opens the one connection with the pragmas every part of sift relies on. */
 export function openDatabase(file: string, trace?: (sql: string) => void): OpenedDatabase {
   if (file !== ':memory:') {
@@ -98,6 +101,10 @@ export function openDatabase(file: string, trace?: (sql: string) => void): Opene
     sqlite.pragma('journal_mode = WAL');
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
+    // better-sqlite3 builds SQLite with a 16 MB page cache; SQLite's own default of 2 MB serves
+    // sift's reads by key as well (the file stays in the OS cache) and keeps 14 MB out of a job's
+    // peak memory.
+    sqlite.pragma(`cache_size = ${SQLITE_CACHE_KB}`);
     // Reading the schema proves the file is a database before anything is written to it.
     sqlite.prepare('SELECT count(*) FROM sqlite_master').get();
   } catch (err) {

@@ -1,3 +1,4 @@
+import * as path from 'node:path';
 import { ExtractPool } from '../../src/fetch/extract-pool';
 
 describe('ExtractPool', () => {
@@ -23,6 +24,15 @@ describe('ExtractPool', () => {
     // The worker was replaced: the next page extracts normally.
     const ok = await pool.extract('<html><body><p>after</p></body></html>', 'http://x.test/', 'text');
     expect(ok.content).toContain('after');
+    await pool.close();
+  });
+
+  it('each worker runs with an 8 MB young generation and the configured heap limit', async () => {
+    // bench/batch: 16 MB cost about 10 MB of resident memory per worker and no measurable time.
+    const module = path.join(__dirname, '..', 'fixtures', 'limits-extract.ts');
+    const pool = new ExtractPool({ size: 1, heapMb: 100, module });
+    const limits = JSON.parse((await pool.extract('<p>x</p>', 'http://x.test/', 'text')).content);
+    expect(limits).toMatchObject({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 100 });
     await pool.close();
   });
 });

@@ -51,6 +51,8 @@ describe('migrations', () => {
     expect(d.sqlite!.pragma('synchronous', { simple: true })).toBe(1); // NORMAL
     expect(d.sqlite!.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(d.sqlite!.pragma('busy_timeout', { simple: true })).toBeGreaterThan(0);
+    // SQLite's 2 MB page cache, not the 16 MB better-sqlite3 builds in (bench/batch: 14 MB of peak).
+    expect(d.sqlite!.pragma('cache_size', { simple: true })).toBe(-2000);
     const onRestart = d
       .sqlite!.prepare(`PRAGMA table_info(batch_job)`)
       .all()
