@@ -337,10 +337,9 @@ export class JobLifecycle extends JobRecovery {
     outcome: TargetOutcome,
     now: number,
   ): Promise<boolean> {
-    const job = await s.batchJob(jobId);
-    if (!job || job.status !== 'running') return false;
-    // Written only while `holder` still holds the target: one taken back (cancel, restart,
-    // recovery of a lost instance) is another's now, or pending again.
+    // Written only while the job runs and `holder` still holds the target: one taken back (cancel,
+    // restart, recovery of a lost instance) is another's now, or pending again. One statement: the
+    // job's status is checked in the update itself.
     const written =
       outcome.kind === 'done'
         ? await s.finishHeldTarget({

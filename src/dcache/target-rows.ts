@@ -226,8 +226,9 @@ export abstract class TargetRows extends JobRows {
   }
 
   /**
-   * The result of a target `holder` holds: written only while it still holds it running (a
-   * target taken back by a cancel, a restart or a recovery is not written). False when it was not.
+   * The result of a target `holder` holds: written only while it still holds it running and its
+   * job is running (a target taken back by a cancel, a restart or a recovery, or one of a job that
+   * has ended, is not written). False when it was not.
    */
   async finishHeldTarget(w: TargetWrite & { holder: string }): Promise<boolean> {
     const r = await this.db
@@ -237,6 +238,15 @@ export abstract class TargetRows extends JobRows {
       .where('idx', '=', w.idx)
       .where('status', '=', 'running')
       .where('holder', '=', w.holder)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('batch_job')
+            .select('batch_job.id')
+            .where('batch_job.id', '=', w.jobId)
+            .where('batch_job.status', '=', 'running'),
+        ),
+      )
       .executeTakeFirst();
     return Number(r.numUpdatedRows) > 0;
   }

@@ -152,6 +152,16 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'batch.cancelled']);
       expect(await life.recordResult('no-such-job', 0, ME, done())).toBe(false);
     });
+
+    it('the job must be running as the result is written, even when the target is still held', async () => {
+      const { job } = await life.submit(draft(2), limits);
+      await start(job.id);
+      // The job ends without its target being taken back (not a path sift takes: the write guards it).
+      await store.setBatchJobStatus({ id: job.id, status: 'failed', now: now() });
+      expect(await life.recordResult(job.id, 0, ME, done())).toBe(false);
+      expect(await statuses(job.id)).toEqual(['running', 'pending']);
+      expect((await store.batchJob(job.id))!.targetsDone).toBe(0);
+    });
   });
 
   describe('cancel', () => {
