@@ -21,6 +21,14 @@ export interface ContentCacheStats {
   evictions: number;
 }
 
+interface CacheEntryRow {
+  key: string;
+  digest: string;
+  meta: string;
+  fetched_at: number;
+  last_used: number;
+}
+
 export function sha256Hex(s: string): string {
   return hash('sha256', s, 'hex');
 }
@@ -45,6 +53,7 @@ export class ContentCache {
    * served without a database read. It holds copies of rows that exist; every change drops them.
    */
   private readonly hot: SizedLru<CachedPage>;
+  private readonly pg: boolean;
 
   constructor(
     private readonly db: Kysely<DB>,
@@ -52,6 +61,7 @@ export class ContentCache {
   ) {
     // A JavaScript string holds up to two bytes a character.
     this.hot = new SizedLru(Math.min(maxBytes, 64 * 1024 * 1024), (p) => p.body.length * 2);
+    this.pg = db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
   /** Reads the totals once at open; afterwards they are kept in step with every change. */
@@ -138,38 +148,20 @@ export class ContentCache {
     this.hot.delete(key);
     try {
       await this.db.transaction().execute(async (trx) => {
-        const old = await trx
-          .selectFrom('cache_entry')
-          .select('digest')
-          .where('key', '=', key)
-          .executeTakeFirst();
-        const inserted = await trx
-          .insertInto('cache_body')
-          .values({ digest, body, nbytes })
-          .onConflict((oc) => oc.column('digest').doNothing())
-          .executeTakeFirst();
-        if (Number(inserted.numInsertedOrUpdatedRows) > 0) this.bytes += nbytes;
-        await trx
-          .insertInto('cache_entry')
-          .values({
-            key,
-            digest,
-            meta: JSON.stringify(meta),
-            fetched_at: fetchedAt,
-            last_used: this.nextTick(),
-          })
-          .onConflict((oc) =>
-            oc.column('key').doUpdateSet((eb) => ({
-              digest: eb.ref('excluded.digest'),
-              meta: eb.ref('excluded.meta'),
-              fetched_at: eb.ref('excluded.fetched_at'),
-              last_used: eb.ref('excluded.last_used'),
-            })),
-          )
-          .execute();
+        const entry = {
+          key,
+          digest,
+          meta: JSON.stringify(meta),
+          fetched_at: fetchedAt,
+          last_used: this.nextTick(),
+        };
+        const { old, inserted } = this.pg
+          ? await this.putPostgres(trx, entry, body, nbytes)
+          : await this.putSqlite(trx, entry, body, nbytes);
+        if (inserted) this.bytes += nbytes;
         this.touched.delete(key);
-        if (!old) this.entries++;
-        else if (old.digest !== digest) this.bytes -= await this.dropBodyIfUnused(trx, old.digest);
+        if (old === undefined) this.entries++;
+        else if (old !== digest) this.bytes -= await this.dropBodyIfUnused(trx, old);
         if (this.bytes > this.maxBytes) await this.flushTouches(trx);
         while (this.bytes > this.maxBytes && this.entries > 0) {
           await this.evictOne(trx);
@@ -181,6 +173,64 @@ export class ContentCache {
       throw err;
     }
     return digest;
+  }
+
+  /** The key's old digest (undefined for a new key), the body, then the key: three statements. */
+  private async putSqlite(
+    trx: Kysely<DB>,
+    entry: CacheEntryRow,
+    body: string,
+    nbytes: number,
+  ): Promise<{ old: string | undefined; inserted: boolean }> {
+    const old = await trx
+      .selectFrom('cache_entry')
+      .select('digest')
+      .where('key', '=', entry.key)
+      .executeTakeFirst();
+    const r = await trx
+      .insertInto('cache_body')
+      .values({ digest: entry.digest, body, nbytes })
+      .onConflict((oc) => oc.column('digest').doNothing())
+      .executeTakeFirst();
+    await trx
+      .insertInto('cache_entry')
+      .values(entry)
+      .onConflict((oc) =>
+        oc.column('key').doUpdateSet((eb) => ({
+          digest: eb.ref('excluded.digest'),
+          meta: eb.ref('excluded.meta'),
+          fetched_at: eb.ref('excluded.fetched_at'),
+          last_used: eb.ref('excluded.last_used'),
+        })),
+      )
+      .execute();
+    return { old: old?.digest, inserted: Number(r.numInsertedOrUpdatedRows) > 0 };
+  }
+
+  /**
+   * The same in one statement: PostgreSQL runs data-modifying WITH clauses once each, and `old`
+   * reads the key as it was before the statement (a round trip per page where three were).
+   */
+  private async putPostgres(
+    trx: Kysely<DB>,
+    entry: CacheEntryRow,
+    body: string,
+    nbytes: number,
+  ): Promise<{ old: string | undefined; inserted: boolean }> {
+    const { rows } = await sql<{ old: string | null; inserted: number }>`
+      WITH old AS (SELECT digest FROM cache_entry WHERE key = ${entry.key}),
+      body AS (
+        INSERT INTO cache_body (digest, body, nbytes) VALUES (${entry.digest}, ${body}, ${nbytes})
+        ON CONFLICT (digest) DO NOTHING RETURNING 1
+      ),
+      entry AS (
+        INSERT INTO cache_entry (key, digest, meta, fetched_at, last_used)
+        VALUES (${entry.key}, ${entry.digest}, ${entry.meta}, ${entry.fetched_at}, ${entry.last_used})
+        ON CONFLICT (key) DO UPDATE SET digest = excluded.digest, meta = excluded.meta,
+          fetched_at = excluded.fetched_at, last_used = excluded.last_used
+      )
+      SELECT (SELECT digest FROM old) AS old, (SELECT count(*) FROM body) AS inserted`.execute(trx);
+    return { old: rows[0].old ?? undefined, inserted: Number(rows[0].inserted) > 0 };
   }
 
   /**
