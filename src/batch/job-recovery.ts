@@ -152,10 +152,6 @@ export abstract class JobRecovery {
     return report;
   }
 
-  /**
-   * Appends the event; once it is committed, this instance's event streams and runner hear of it,
-   * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
-   */
   /** The job's webhook and whether it has duplicates (see `facts`). */
   protected async factsOf(
     s: BatchStore,
@@ -169,9 +165,15 @@ export abstract class JobRecovery {
     return f;
   }
 
+  /**
+   * Appends the event; once it is committed, this instance's event streams and runner hear of it,
+   * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
+   */
   protected async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
-    const seq = await s.appendEvent({ jobId, type, at, data });
-    await s.notify(JOBS_CHANNEL, `${type}:${jobId}`);
+    const seq = await s.appendEvent(
+      { jobId, type, at, data },
+      { channel: JOBS_CHANNEL, payload: `${type}:${jobId}` },
+    );
     s.onCommit(() => this.signals.evented(jobId));
     // A webhook that takes this type gets the event through the outbox, written with the event.
     const { hook } = await this.factsOf(s, jobId);

@@ -191,11 +191,6 @@ export class BatchStore extends InstanceRows {
       .execute();
   }
 
-  /** PostgreSQL: a NOTIFY on `channel`, sent by the database when (and only if) the transaction commits. */
-  async notify(channel: string, payload: string): Promise<void> {
-    if (this.pg) await sql`SELECT pg_notify(${channel}, ${payload})`.execute(this.db);
-  }
-
   /**
    * Inside a transaction: waits until no other submit is between its checks and its commit, so the
    * idempotency key and the live-job limits hold exactly when instances submit at once. SQLite has

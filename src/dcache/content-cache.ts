@@ -21,6 +21,13 @@ export interface ContentCacheStats {
   evictions: number;
 }
 
+/** What a put did: the key's digest before (undefined for a new key), whether the body is new, the bytes of a replaced body dropped. */
+interface Put {
+  old: string | undefined;
+  inserted: boolean;
+  freed: number;
+}
+
 interface CacheEntryRow {
   key: string;
   digest: string;
@@ -146,27 +153,27 @@ export class ContentCache {
     const digest = sha256Hex(body);
     const nbytes = Buffer.byteLength(body, 'utf8');
     this.hot.delete(key);
+    const entry = {
+      key,
+      digest,
+      meta: JSON.stringify(meta),
+      fetched_at: fetchedAt,
+      last_used: this.nextTick(),
+    };
     try {
-      await this.db.transaction().execute(async (trx) => {
-        const entry = {
-          key,
-          digest,
-          meta: JSON.stringify(meta),
-          fetched_at: fetchedAt,
-          last_used: this.nextTick(),
-        };
-        const { old, inserted } = this.pg
-          ? await this.putPostgres(trx, entry, body, nbytes)
-          : await this.putSqlite(trx, entry, body, nbytes);
-        if (inserted) this.bytes += nbytes;
-        this.touched.delete(key);
-        if (old === undefined) this.entries++;
-        else if (old !== digest) this.bytes -= await this.dropBodyIfUnused(trx, old);
-        if (this.bytes > this.maxBytes) await this.flushTouches(trx);
-        while (this.bytes > this.maxBytes && this.entries > 0) {
-          await this.evictOne(trx);
-        }
-      });
+      if (this.pg) {
+        // One statement, committed on its own; eviction, when the budget is passed, is a second.
+        this.stored(key, nbytes, await this.putPostgres(entry, body, nbytes));
+        if (this.bytes > this.maxBytes) await this.db.transaction().execute((trx) => this.evictToBudget(trx));
+      } else {
+        await this.db.transaction().execute(async (trx) => {
+          const put = await this.putSqlite(trx, entry, body, nbytes);
+          if (put.old !== undefined && put.old !== digest)
+            put.freed = await this.dropBodyIfUnused(trx, put.old);
+          this.stored(key, nbytes, put);
+          await this.evictToBudget(trx);
+        });
+      }
     } catch (err) {
       this.hot.clear();
       await this.recount();
@@ -175,13 +182,23 @@ export class ContentCache {
     return digest;
   }
 
+  /** Keeps the totals in step with a put that committed (or will, with the transaction it is in). */
+  private stored(key: string, nbytes: number, put: Put): void {
+    if (put.inserted) this.bytes += nbytes;
+    this.bytes -= put.freed;
+    if (put.old === undefined) this.entries++;
+    this.touched.delete(key);
+  }
+
+  /** Evicts least recently used keys, in the transaction given, until size() <= maxBytes. */
+  private async evictToBudget(trx: Kysely<DB>): Promise<void> {
+    if (this.bytes <= this.maxBytes) return;
+    await this.flushTouches(trx);
+    while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
+  }
+
   /** The key's old digest (undefined for a new key), the body, then the key: three statements. */
-  private async putSqlite(
-    trx: Kysely<DB>,
-    entry: CacheEntryRow,
-    body: string,
-    nbytes: number,
-  ): Promise<{ old: string | undefined; inserted: boolean }> {
+  private async putSqlite(trx: Kysely<DB>, entry: CacheEntryRow, body: string, nbytes: number): Promise<Put> {
     const old = await trx
       .selectFrom('cache_entry')
       .select('digest')
@@ -204,20 +221,17 @@ export class ContentCache {
         })),
       )
       .execute();
-    return { old: old?.digest, inserted: Number(r.numInsertedOrUpdatedRows) > 0 };
+    return { old: old?.digest, inserted: Number(r.numInsertedOrUpdatedRows) > 0, freed: 0 };
   }
 
   /**
-   * The same in one statement: PostgreSQL runs data-modifying WITH clauses once each, and `old`
-   * reads the key as it was before the statement (a round trip per page where three were).
+   * The same in one statement, with the drop of the body the key pointed at when no other key
+   * does: PostgreSQL runs data-modifying WITH clauses once each, all on the snapshot from before the
+   * statement (so `old` is the key's digest before, and the other keys are those that are not this
+   * one). A round trip per page, and no transaction, where there were three.
    */
-  private async putPostgres(
-    trx: Kysely<DB>,
-    entry: CacheEntryRow,
-    body: string,
-    nbytes: number,
-  ): Promise<{ old: string | undefined; inserted: boolean }> {
-    const { rows } = await sql<{ old: string | null; inserted: number }>`
+  private async putPostgres(entry: CacheEntryRow, body: string, nbytes: number): Promise<Put> {
+    const { rows } = await sql<{ old: string | null; inserted: number; freed: number }>`
       WITH old AS (SELECT digest FROM cache_entry WHERE key = ${entry.key}),
       body AS (
         INSERT INTO cache_body (digest, body, nbytes) VALUES (${entry.digest}, ${body}, ${nbytes})
@@ -228,9 +242,17 @@ export class ContentCache {
         VALUES (${entry.key}, ${entry.digest}, ${entry.meta}, ${entry.fetched_at}, ${entry.last_used})
         ON CONFLICT (key) DO UPDATE SET digest = excluded.digest, meta = excluded.meta,
           fetched_at = excluded.fetched_at, last_used = excluded.last_used
+      ),
+      dropped AS (
+        DELETE FROM cache_body AS b
+        WHERE b.digest IN (SELECT digest FROM old) AND b.digest <> ${entry.digest}
+          AND NOT EXISTS (SELECT 1 FROM cache_entry AS e WHERE e.digest = b.digest AND e.key <> ${entry.key})
+        RETURNING b.nbytes
       )
-      SELECT (SELECT digest FROM old) AS old, (SELECT count(*) FROM body) AS inserted`.execute(trx);
-    return { old: rows[0].old ?? undefined, inserted: Number(rows[0].inserted) > 0 };
+      SELECT (SELECT digest FROM old) AS old, (SELECT count(*) FROM body) AS inserted,
+        (SELECT coalesce(sum(nbytes), 0) FROM dropped) AS freed`.execute(this.db);
+    const r = rows[0];
+    return { old: r.old ?? undefined, inserted: Number(r.inserted) > 0, freed: Number(r.freed) };
   }
 
   /**
@@ -252,10 +274,7 @@ export class ContentCache {
     if (this.db.getExecutor().adapter instanceof PostgresAdapter) await this.recount();
     if (this.bytes <= this.maxBytes) return 0;
     try {
-      await this.db.transaction().execute(async (trx) => {
-        await this.flushTouches(trx);
-        while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
-      });
+      await this.db.transaction().execute((trx) => this.evictToBudget(trx));
     } catch (err) {
       await this.recount();
       throw err;

@@ -5,11 +5,18 @@ import { TargetRows } from './target-rows';
 
 /** The batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
 export abstract class EventRows extends TargetRows {
-  /** Appends an event with the job's next sequence number; returns the seq. */
-  async appendEvent(e: { jobId: string; type: EventType; at: number; data?: object }): Promise<number> {
+  /**
+   * Appends an event with the job's next sequence number; returns the seq. With `notify`, on
+   * PostgreSQL the same statement sends a NOTIFY on the channel, delivered when (and only if) the
+   * transaction commits: an event and its signal cost one round trip. SQLite has nobody to tell.
+   */
+  async appendEvent(
+    e: { jobId: string; type: EventType; at: number; data?: object },
+    notify?: { channel: string; payload: string },
+  ): Promise<number> {
     // The next seq is read in the insert itself. On PostgreSQL two writers of one job's events are
     // serialized by the job row, which every writer of an event updates first in its transaction.
-    const row = await this.db
+    const insert = this.db
       .insertInto('batch_event')
       .values({
         job_id: e.jobId,
@@ -22,7 +29,12 @@ export abstract class EventRows extends TargetRows {
         at: e.at,
         data: JSON.stringify(e.data ?? {}),
       })
-      .returning('seq')
+      .returning('seq');
+    if (!notify || !this.pg) return (await insert.executeTakeFirstOrThrow()).seq;
+    const row = await this.db
+      .with('e', () => insert)
+      .selectFrom('e')
+      .select(['e.seq', sql`pg_notify(${notify.channel}, ${notify.payload})`.as('sent')])
       .executeTakeFirstOrThrow();
     return row.seq;
   }

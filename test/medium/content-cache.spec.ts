@@ -61,6 +61,26 @@ describeEachBackend('ContentCache', (db) => {
     expect(d.cache.size()).toBe(3);
     expect(await d.cache.get('a')).toMatchObject({ body: 'new', fetchedAt: 2 });
     expect(d.cache.stats().entries).toBe(1);
+    const bodies = await d.db.selectFrom('cache_body').select('body').execute();
+    expect(bodies.map((r) => r.body)).toEqual(['new']);
+  });
+
+  it('replacing a key keeps an old body another key points at, and a body put again', async () => {
+    d = await db.open({ maxBytes: 100 });
+    await d.cache.put('a', 'shared', {}, 1);
+    await d.cache.put('b', 'shared', {}, 1);
+    await d.cache.put('a', 'own', {}, 2);
+    await d.cache.put('b', 'shared', {}, 3); // the same body again: nothing to drop
+    expect(await d.cache.get('b')).toMatchObject({ body: 'shared', fetchedAt: 3 });
+    const bodies = await d.db.selectFrom('cache_body').select(['body', 'nbytes']).orderBy('body').execute();
+    expect(bodies.map((r) => r.body)).toEqual(['own', 'shared']);
+    expect(d.cache.size()).toBe(bodies.reduce((n, r) => n + Number(r.nbytes), 0));
+    await d.cache.put('b', 'changed', {}, 4);
+    expect(
+      (await d.db.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body),
+    ).toEqual(['changed', 'own']);
+    expect(d.cache.size()).toBe(Buffer.byteLength('changed') + Buffer.byteLength('own'));
+    expect(d.cache.stats().entries).toBe(2);
   });
 
   it('honours a freshness bound and counts hits and misses', async () => {
