@@ -375,13 +375,15 @@ export class JobLifecycle extends JobRecovery {
             hint: outcome.hint,
             code: outcome.code,
           });
+    // The schema's triggers have moved the counts; each event's insert reads them back.
+    let left = 0;
     for (const i of [idx, ...dups]) {
-      if (outcome.kind === 'done') await this.event(s, jobId, 'target.done', now, { idx: i });
-      else await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
+      left =
+        outcome.kind === 'done'
+          ? await this.event(s, jobId, 'target.done', now, { idx: i })
+          : await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
     }
-    // The schema's triggers have moved the counts: read them back.
-    const after = (await s.batchJob(jobId))!;
-    if (after.targetsDone >= after.targetsTotal) await this.end(s, after, now);
+    if (left <= 0) await this.end(s, (await s.batchJob(jobId))!, now);
     return true;
   }
 

@@ -168,9 +168,16 @@ export abstract class JobRecovery {
   /**
    * Appends the event; once it is committed, this instance's event streams and runner hear of it,
    * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
+   * Returns the job's targets left, as the event's insert read them.
    */
-  protected async event(s: BatchStore, jobId: string, type: EventType, at: number, data: object = {}) {
-    const seq = await s.appendEvent(
+  protected async event(
+    s: BatchStore,
+    jobId: string,
+    type: EventType,
+    at: number,
+    data: object = {},
+  ): Promise<number> {
+    const { seq, left } = await s.appendEvent(
       { jobId, type, at, data },
       { channel: JOBS_CHANNEL, payload: `${type}:${jobId}` },
     );
@@ -184,5 +191,6 @@ export abstract class JobRecovery {
       await s.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
       s.onCommit(() => this.signals.deliveryQueued(jobId));
     }
+    return left;
   }
 }

@@ -6,14 +6,16 @@ import { TargetRows } from './target-rows';
 /** The batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
 export abstract class EventRows extends TargetRows {
   /**
-   * Appends an event with the job's next sequence number; returns the seq. With `notify`, on
-   * PostgreSQL the same statement sends a NOTIFY on the channel, delivered when (and only if) the
-   * transaction commits: an event and its signal cost one round trip. SQLite has nobody to tell.
+   * Appends an event with the job's next sequence number. Returns the seq, and the job's targets
+   * left (total less done) as the event's statement sees them: every earlier statement of the
+   * transaction, the count triggers included. With `notify`, on PostgreSQL the same statement sends
+   * a NOTIFY on the channel, delivered when (and only if) the transaction commits: an event and its
+   * signal cost one round trip. SQLite has nobody to tell.
    */
   async appendEvent(
     e: { jobId: string; type: EventType; at: number; data?: object },
     notify?: { channel: string; payload: string },
-  ): Promise<number> {
+  ): Promise<{ seq: number; left: number }> {
     // The next seq is read in the insert itself. On PostgreSQL two writers of one job's events are
     // serialized by the job row, which every writer of an event updates first in its transaction.
     const insert = this.db
@@ -29,14 +31,23 @@ export abstract class EventRows extends TargetRows {
         at: e.at,
         data: JSON.stringify(e.data ?? {}),
       })
-      .returning('seq');
-    if (!notify || !this.pg) return (await insert.executeTakeFirstOrThrow()).seq;
-    const row = await this.db
-      .with('e', () => insert)
-      .selectFrom('e')
-      .select(['e.seq', sql`pg_notify(${notify.channel}, ${notify.payload})`.as('sent')])
-      .executeTakeFirstOrThrow();
-    return row.seq;
+      .returning((eb) => [
+        'seq',
+        eb
+          .selectFrom('batch_job')
+          .select(sql<number>`targets_total - targets_done`.as('left'))
+          .where('id', '=', e.jobId)
+          .as('left'),
+      ]);
+    const row =
+      !notify || !this.pg
+        ? await insert.executeTakeFirstOrThrow()
+        : await this.db
+            .with('e', () => insert)
+            .selectFrom('e')
+            .select(['e.seq', 'e.left', sql`pg_notify(${notify.channel}, ${notify.payload})`.as('sent')])
+            .executeTakeFirstOrThrow();
+    return { seq: row.seq, left: Number(row.left ?? 0) };
   }
 
   async batchEvents(jobId: string, after: number, limit: number): Promise<BatchEvent[]> {

@@ -362,11 +362,33 @@ describeEachBackend('BatchStore', (db) => {
   it('appends events with gapless per-job sequence numbers', async () => {
     await d.batch.createBatchJob(job({ id: 'a' }));
     await d.batch.createBatchJob(job({ id: 'b' }));
-    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.queued', at: T0 })).toBe(1);
-    expect(await d.batch.appendEvent({ jobId: 'b', type: 'batch.queued', at: T0 })).toBe(1);
-    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.running', at: T0, data: { n: 1 } })).toBe(2);
+    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
+    expect(await d.batch.appendEvent({ jobId: 'b', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
+    expect(
+      await d.batch.appendEvent({ jobId: 'a', type: 'batch.running', at: T0, data: { n: 1 } }),
+    ).toMatchObject({ seq: 2 });
     const ev = await d.batch.batchEvents('a', 1, 10);
     expect(ev).toEqual([{ jobId: 'a', seq: 2, type: 'batch.running', at: T0, data: '{"n":1}' }]);
+  });
+
+  it("an event's insert reads back the targets its job has left, after the transaction's own writes", async () => {
+    await d.batch.createBatchJob(job({ targetsTotal: 2 }));
+    await d.batch.putBatchTargets('j1', targets('j1', 2));
+    expect(await d.batch.appendEvent({ jobId: 'j1', type: 'batch.queued', at: T0 })).toEqual({
+      seq: 1,
+      left: 2,
+    });
+    const after = await d.batch.transaction(async (s) => {
+      await s.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'ok' });
+      const first = await s.appendEvent({ jobId: 'j1', type: 'target.done', at: T0, data: { idx: 0 } });
+      await s.updateBatchTarget({ jobId: 'j1', idx: 1, now: T0, status: 'failed', error: 'x', hint: 'y' });
+      const second = await s.appendEvent({ jobId: 'j1', type: 'target.failed', at: T0, data: { idx: 1 } });
+      return [first, second];
+    });
+    expect(after).toEqual([
+      { seq: 2, left: 1 },
+      { seq: 3, left: 0 },
+    ]);
   });
 
   it('a transaction commits a status and its event together, or neither', async () => {
