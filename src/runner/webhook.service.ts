@@ -1,10 +1,10 @@
+import { createHmac } from 'node:crypto';
 import {
   Injectable,
   Logger,
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { Webhook } from 'standardwebhooks';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
@@ -128,7 +128,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     const ac = new AbortController();
     this.sending.set(first.jobId, ac);
     const task = (async () => {
-      const signer = new Webhook(first.secret);
+      const signer = signerFor(first.secret);
       let d: ClaimedDelivery | undefined = first;
       while (d && !ac.signal.aborted) {
         const outcome = await this.send(d, signer, ac.signal);
@@ -184,7 +184,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
   /** One attempt, and what it says about the next; undefined when stopped meanwhile. */
   private async send(
     d: ClaimedDelivery,
-    signer: Webhook,
+    signer: Signer,
     signal: AbortSignal,
   ): Promise<(Outcome & { nextAttemptAt: number }) | undefined> {
     const id = `${d.jobId}:${d.seq}`;
@@ -200,7 +200,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         headers: {
           'webhook-id': id,
           'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
-          'webhook-signature': signer.sign(id, at, d.payload),
+          'webhook-signature': signer(id, at, d.payload),
         },
         body: d.payload,
         maxBody: MAX_ANSWER,
@@ -246,6 +246,20 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     const giveUp = this.nextAttemptAt(d) > d.createdAt + this.config.webhookGiveUpS;
     return { state: giveUp ? 'failed' : 'pending', ...failure };
   }
+}
+
+type Signer = (id: string, at: Date, payload: string) => string;
+
+/**
+ * Standard Webhooks' signature: `v1,` and the base64 HMAC-SHA256, keyed with the secret's bytes
+ * (after `whsec_`), of `id.timestamp.payload`. (A secret is checked to be such base64 at submit.)
+ */
+function signerFor(secret: string): Signer {
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice(6) : secret, 'base64');
+  return (id, at, payload) =>
+    `v1,${createHmac('sha256', key)
+      .update(`${id}.${Math.floor(at.getTime() / 1000)}.${payload}`)
+      .digest('base64')}`;
 }
 
 function answerMessage(status: number, body: string): string {
