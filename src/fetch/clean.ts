@@ -40,6 +40,8 @@ export interface CleanRules {
   signups?: boolean;
   /** A div around a single paragraph is replaced by the paragraph before Readability. */
   wrappedParagraphs?: boolean;
+  /** A formula's wrappers lose their class: a renderer's names ("CtxtMenu") read as furniture. */
+  math?: boolean;
 }
 
 export const ALL_RULES: Required<CleanRules> = {
@@ -53,6 +55,7 @@ export const ALL_RULES: Required<CleanRules> = {
   stories: true,
   signups: true,
   wrappedParagraphs: true,
+  math: true,
 };
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
@@ -149,6 +152,8 @@ interface Survey {
   comments: Element[];
   /** Links, buttons and spans that say "Reply" or the like (see REPLY). */
   controls: Element[];
+  /** MathML formulas. */
+  formulas: Element[];
 }
 
 function survey(doc: Document): Survey {
@@ -160,6 +165,7 @@ function survey(doc: Document): Survey {
     emails: [],
     comments: [],
     controls: [],
+    formulas: [],
   };
   const root = doc.documentElement;
   let el: Element | null = root;
@@ -169,6 +175,7 @@ function survey(doc: Document): Survey {
     if (name === 'p') out.paragraphs.push(el);
     else if (name === 'h1' || name === 'h2' || name === 'h3') out.headings.push(el);
     else if (name === 'blockquote') out.quotes.push(el);
+    else if (name === 'math') out.formulas.push(el);
     else if (name === 'input' && el.getAttribute('type')?.toLowerCase() === 'email') out.emails.push(el);
     else if (name === 'a' || name === 'button' || name === 'span') {
       const text = shortText(el, 40);
@@ -185,6 +192,23 @@ function survey(doc: Document): Survey {
     el = el && el !== root ? el.nextElementSibling : null;
   }
   return out;
+}
+
+/**
+ * A formula is the article's text. A renderer wraps it in elements of its own (MathJax: a
+ * container beside a drawn copy, named "MathJax CtxtMenu_Attached_0"), and Readability takes a
+ * name with "menu" in it for furniture. The formula and the wrappers that hold no other text lose
+ * their class, so no rule judges a formula by its renderer's names.
+ */
+function unnameFormulas(formulas: Element[]): void {
+  for (const math of formulas) {
+    const len = textLen(math);
+    math.removeAttribute('class');
+    for (let el = math.parentElement; el && el.localName !== 'body'; el = el.parentElement) {
+      if (textLen(el) > len) break;
+      el.removeAttribute('class');
+    }
+  }
 }
 
 /** The text of `el` if it is at most `max` characters long (read no further), else null. */
@@ -207,6 +231,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   const found = survey(doc);
   if (rules.stories) keepTitledStory(found.headings, titles);
   if (rules.embeds) unwrapQuotes(found.quotes);
+  if (rules.math) unnameFormulas(found.formulas);
   const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);
   const keeps = (el: Element) => !(heading && el.contains(heading));
   for (const el of found.named) {

@@ -53,16 +53,9 @@ describeCorpus('extraction quality on the corpus', () => {
     const pages = articlePages(corpus!);
     const variants = {
       all: text(ALL_RULES),
-      'without articleEnd': text({ ...ALL_RULES, articleEnd: false }),
-      'without uiLines': text({ ...ALL_RULES, uiLines: false }),
-      'without embeds': text({ ...ALL_RULES, embeds: false }),
-      'without comments': text({ ...ALL_RULES, comments: false }),
-      'without teasers': text({ ...ALL_RULES, teasers: false }),
-      'without headings': text({ ...ALL_RULES, headings: false }),
-      'without linkSentences': text({ ...ALL_RULES, linkSentences: false }),
-      'without stories': text({ ...ALL_RULES, stories: false }),
-      'without signups': text({ ...ALL_RULES, signups: false }),
-      'without wrappedParagraphs': text({ ...ALL_RULES, wrappedParagraphs: false }),
+      ...Object.fromEntries(
+        Object.keys(ALL_RULES).map((rule) => [`without ${rule}`, text({ ...ALL_RULES, [rule]: false })]),
+      ),
     };
     const all = scoreArticles(pages, variants.all);
     const cv = crossValidate(pages, { all: variants.all });

@@ -265,6 +265,15 @@ describe("the article's own text", () => {
     expect(text(html, { ...ALL_RULES, wrappedParagraphs: false })).not.toContain('Details are');
   });
 
+  it("a formula stays, whatever its renderer's wrappers are named", () => {
+    const formula =
+      '<span class="eq-render popup-menu-attached"><span class="eq-drawn" aria-hidden="true"><b></b></span>' +
+      '<span class="eq-menu-a11y"><math><mi>F</mi><mo>=</mo><mi>m</mi><mi>g</mi></math></span></span>';
+    const html = page(`<p>The load on each pile is</p>${formula}<p>at rest, and twice that in a storm.</p>`);
+    expect(text(html)).toMatch(/The load on each pile is\s+F=mg\s+at rest/);
+    expect(text(html, { ...ALL_RULES, math: false })).not.toContain('F=mg');
+  });
+
   it('a subheading that only begins like an ending ("More on …") does not end the article when prose follows', () => {
     const html = page('<h2>More on the pier rebuilding</h2>');
     expect(text(html)).toContain('Paragraph 9 of the story');
