@@ -266,12 +266,16 @@ export class ContentCache {
 
   /**
    * Evicts least recently used keys until size() <= maxBytes; returns how many. With several
-   * instances on one database (PostgreSQL) the total is read afresh first: each instance counts
-   * only its own puts between two of these (the sweeper runs one every minute).
+   * instances on one database (PostgreSQL) the bodies no key points at go first, and the total is
+   * read afresh: each instance counts only its own puts between two of these (the sweeper runs one
+   * every minute).
    */
   async evict(): Promise<number> {
     const before = this.evictions;
-    if (this.db.getExecutor().adapter instanceof PostgresAdapter) await this.recount();
+    if (this.pg) {
+      await this.dropOrphans();
+      await this.recount();
+    }
     if (this.bytes <= this.maxBytes) return 0;
     try {
       await this.db.transaction().execute((trx) => this.evictToBudget(trx));
@@ -280,6 +284,22 @@ export class ContentCache {
       throw err;
     }
     return this.evictions - before;
+  }
+
+  /**
+   * PostgreSQL: deletes the bodies no key points at. Two instances replacing one key at once each
+   * drop the body they read as the key's old one, and the body written between them by neither.
+   * (A put writes its body and its key in one statement: a body is never committed before its key.)
+   */
+  private async dropOrphans(): Promise<void> {
+    await this.db
+      .deleteFrom('cache_body as b')
+      .where((eb) =>
+        eb.not(
+          eb.exists(eb.selectFrom('cache_entry as e').select('e.key').whereRef('e.digest', '=', 'b.digest')),
+        ),
+      )
+      .execute();
   }
 
   /** Writes the recency of hits back, so LRU order holds across eviction and restarts. */

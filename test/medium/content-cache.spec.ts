@@ -1,5 +1,5 @@
 import { sha256Hex, type Dcache } from '../../src/dcache';
-import { describeEachBackend } from '../support/backends';
+import { describeEachBackend, TestDb } from '../support/backends';
 
 describeEachBackend('ContentCache', (db) => {
   let d: Dcache;
@@ -111,5 +111,52 @@ describeEachBackend('ContentCache', (db) => {
     expect(await d.cache.get('b')).toBeUndefined();
     expect(await d.cache.get('a')).toBeDefined();
     expect(await d.cache.get('c')).toBeDefined();
+  });
+});
+
+describe('ContentCache, two instances on one PostgreSQL database', () => {
+  const db = new TestDb('postgres');
+  beforeAll(() => db.setUp());
+  afterAll(() => db.tearDown());
+
+  it('a body left by two instances replacing one key at once goes at the next eviction', async () => {
+    const a = await db.open({ maxBytes: 1000 });
+    const b = await db.open({ maxBytes: 1000, keep: true });
+    try {
+      await a.cache.put('k', 'first body', {}, 1);
+      // One instance's replacement, in flight: the key's row is held while the other's put begins.
+      let commit!: () => void;
+      const held = new Promise<void>((r) => (commit = r));
+      let locked!: () => void;
+      const holding = new Promise<void>((r) => (locked = r));
+      const other = a.db.transaction().execute(async (trx) => {
+        await trx
+          .insertInto('cache_body')
+          .values({ digest: sha256Hex('second body'), body: 'second body', nbytes: 11 })
+          .execute();
+        await trx
+          .updateTable('cache_entry')
+          .set({ digest: sha256Hex('second body') })
+          .where('key', '=', 'k')
+          .execute();
+        locked();
+        await held;
+      });
+      await holding;
+      const put = b.cache.put('k', 'third body', {}, 2); // read the key as "first body", then waits
+      await new Promise((r) => setTimeout(r, 200));
+      commit();
+      await other;
+      await put;
+      const bodies = async () =>
+        (await b.db.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body);
+      expect(await bodies()).toEqual(['second body', 'third body']); // "second body": no key points at it
+      await b.cache.evict();
+      expect(await bodies()).toEqual(['third body']);
+      expect(b.cache.size()).toBe(Buffer.byteLength('third body'));
+    } finally {
+      await a.close();
+      await b.close();
+    }
   });
 });
