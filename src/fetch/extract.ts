@@ -67,12 +67,12 @@ export function extractHtml(
   const source = parse(html, baseUrl);
   const head = readHead(source as unknown as Document);
   const metadata = pageMetadata(source as unknown as Document, head, baseUrl);
-  const done = (title: string, root: HTMLElement): Extraction => ({
-    title,
-    content: render(root, root.innerHTML, format),
-    metadata: withDescription(metadata, root as unknown as Element),
-    ...(opts.links ? { links: linksOf(root, baseUrl) } : {}),
-  });
+  const done = (title: string, root: HTMLElement): Extraction => {
+    // Read before rendering, which rewrites formulas.
+    const described = withDescription(metadata, root as unknown as Element);
+    const links = opts.links ? { links: linksOf(root, baseUrl) } : {};
+    return { title, content: render(root, format), metadata: described, ...links };
+  };
   if (opts.exclude?.length) {
     for (const el of Array.from(source.querySelectorAll(opts.exclude.join(',')))) el.remove();
   }
@@ -224,10 +224,46 @@ function withoutSiteName(title: string): string {
   return head.split(/\s+/).length >= 5 ? head : title;
 }
 
-function render(body: HTMLElement, html: string, format: Format): string {
-  if (format === 'html') return html.trim();
+function render(body: HTMLElement, format: Format): string {
+  if (format === 'html') return body.innerHTML.trim();
+  const tex = writeFormulas(body, format);
   if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  return (convert(collapseSpace(html), MARKDOWN).content ?? '').trim();
+  const markdown = (convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '').trim();
+  return tex ? markdown.replace(tex.token, (t) => tex.written.get(t) ?? t) : markdown;
+}
+
+/** TeX, as pages give it beside a formula's MathML (KaTeX, MediaWiki): an annotation. */
+const TEX = /^(application\/x-tex|tex)$/i;
+
+/**
+ * Each formula (`<math>`) becomes text, as a reader writes it: the TeX source when the page gives
+ * it, else the formula's text (annotations left out: a browser does not show them). In markdown
+ * TeX goes in `$…$`, `$$…$$` for a block, put in after the conversion through a token that the
+ * converter leaves as it is (it would escape TeX's `_` and `\`). Returns the tokens, if any.
+ */
+function writeFormulas(
+  body: HTMLElement,
+  format: Format,
+): { token: RegExp; written: Map<string, string> } | undefined {
+  const formulas = Array.from(body.querySelectorAll('math'));
+  if (formulas.length === 0) return undefined;
+  const nonce = Math.random().toString(36).slice(2, 10);
+  const written = new Map<string, string>();
+  for (const math of formulas) {
+    if (!body.contains(math)) continue; // inside a formula already written
+    const notes = Array.from(math.querySelectorAll('annotation, annotation-xml'));
+    const source = notes.find((a) => TEX.test(a.getAttribute('encoding') ?? ''));
+    const tex = source?.textContent?.replace(/\s+/g, ' ').trim();
+    for (const a of notes) a.remove();
+    let text = tex || (math.textContent ?? '').replace(/\s+/g, ' ').trim();
+    if (tex && format === 'markdown') {
+      const token = `siftmath${nonce}n${written.size}z`;
+      written.set(token, math.getAttribute('display') === 'block' ? `$$${tex}$$` : `$${tex}$`);
+      text = token;
+    }
+    math.replaceWith(body.ownerDocument.createTextNode(text));
+  }
+  return written.size > 0 ? { token: new RegExp(`siftmath${nonce}n\\d+z`, 'g'), written } : undefined;
 }
 
 /**

@@ -274,6 +274,27 @@ describe("the article's own text", () => {
     expect(text(html, { ...ALL_RULES, math: false })).not.toContain('F=mg');
   });
 
+  it('a formula is written as its TeX when the page gives it, else as its text; html keeps the MathML', () => {
+    const katex =
+      '<span class="katex"><span class="katex-mathml"><math><semantics><mrow><msub><mi>a</mi><mn>1</mn></msub><mo>+</mo><mn>1</mn></mrow>' +
+      '<annotation encoding="application/x-tex">a_1+1</annotation></semantics></math></span>' +
+      '<span class="katex-html" aria-hidden="true">a1+1</span></span>';
+    const block =
+      '<math display="block"><semantics><mi>E</mi><annotation encoding="application/x-tex">E = mc^2</annotation></semantics></math>';
+    const html = page(
+      `<p>Each pile carries ${katex} tonnes, and <math><mi>b</mi><mo>≠</mo><mn>0</mn></math> at rest.</p><p>So ${block} holds.</p>`,
+    );
+    const md = extractHtml(html, 'https://example.com/news/harbour', 'markdown').content;
+    expect(md).toContain('Each pile carries $a_1+1$ tonnes, and b≠0 at rest.');
+    expect(md).toContain('So $$E = mc^2$$ holds.');
+    expect(md).not.toMatch(/MathML|<math|siftmath/);
+    const plain = text(html);
+    expect(plain).toContain('Each pile carries a_1+1 tonnes, and b≠0 at rest.');
+    expect(plain).toContain('So E = mc^2 holds.');
+    const kept = extractHtml(html, 'https://example.com/news/harbour', 'html').content;
+    expect(kept).toContain('<annotation encoding="application/x-tex">a_1+1</annotation>');
+  });
+
   it('a subheading that only begins like an ending ("More on …") does not end the article when prose follows', () => {
     const html = page('<h2>More on the pier rebuilding</h2>');
     expect(text(html)).toContain('Paragraph 9 of the story');
