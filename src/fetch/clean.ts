@@ -40,7 +40,7 @@ export interface CleanRules {
   signups?: boolean;
   /** A div around a single paragraph is replaced by the paragraph before Readability. */
   wrappedParagraphs?: boolean;
-  /** A formula's wrappers lose their class: a renderer's names ("CtxtMenu") read as furniture. */
+  /** A formula and its wrappers lose class and style: a renderer's names ("CtxtMenu") read as furniture, and a formula drawn as an image hides its MathML. */
   math?: boolean;
 }
 
@@ -197,16 +197,23 @@ function survey(doc: Document): Survey {
 /**
  * A formula is the article's text. A renderer wraps it in elements of its own (MathJax: a
  * container beside a drawn copy, named "MathJax CtxtMenu_Attached_0"), and Readability takes a
- * name with "menu" in it for furniture. The formula and the wrappers that hold no other text lose
- * their class, so no rule judges a formula by its renderer's names.
+ * name with "menu" in it for furniture; or shows an image of it and hides the MathML with
+ * `display: none` (MediaWiki). The formula and the wrappers that hold no other text lose their
+ * class, style and `hidden`, so it is judged as text, not by how it is drawn. (The drawn copy,
+ * `aria-hidden`, goes as always.)
  */
 function unnameFormulas(formulas: Element[]): void {
+  const plain = (el: Element) => {
+    el.removeAttribute('class');
+    el.removeAttribute('style');
+    el.removeAttribute('hidden');
+  };
   for (const math of formulas) {
     const len = textLen(math);
-    math.removeAttribute('class');
+    plain(math);
     for (let el = math.parentElement; el && el.localName !== 'body'; el = el.parentElement) {
       if (textLen(el) > len) break;
-      el.removeAttribute('class');
+      plain(el);
     }
   }
 }

@@ -232,6 +232,20 @@ function render(body: HTMLElement, format: Format): string {
   return tex ? markdown.replace(tex.token, (t) => tex.written.get(t) ?? t) : markdown;
 }
 
+/** "{\displaystyle x}" is "x": the style is the renderer's choice. Other TeX is left as it is. */
+function unstyled(tex: string): string {
+  const m = /^\{\\(?:display|text)style\b\s*/.exec(tex);
+  if (!m || !tex.endsWith('}')) return tex;
+  // Only when the first brace is the one that closes last.
+  let depth = 0;
+  for (let i = 0; i < tex.length - 1; i++) {
+    if (tex[i] === '\\') i++;
+    else if (tex[i] === '{') depth++;
+    else if (tex[i] === '}' && --depth === 0) return tex;
+  }
+  return tex.slice(m[0].length, -1).trim();
+}
+
 /** TeX, as pages give it beside a formula's MathML (KaTeX, MediaWiki): an annotation. */
 const TEX = /^(application\/x-tex|tex)$/i;
 
@@ -253,7 +267,7 @@ function writeFormulas(
     if (!body.contains(math)) continue; // inside a formula already written
     const notes = Array.from(math.querySelectorAll('annotation, annotation-xml'));
     const source = notes.find((a) => TEX.test(a.getAttribute('encoding') ?? ''));
-    const tex = source?.textContent?.replace(/\s+/g, ' ').trim();
+    const tex = source && unstyled((source.textContent ?? '').replace(/\s+/g, ' ').trim());
     for (const a of notes) a.remove();
     let text = tex || (math.textContent ?? '').replace(/\s+/g, ' ').trim();
     if (tex && format === 'markdown') {

@@ -295,6 +295,22 @@ describe("the article's own text", () => {
     expect(kept).toContain('<annotation encoding="application/x-tex">a_1+1</annotation>');
   });
 
+  it('a formula drawn as an image, its MathML hidden, is written from the MathML', () => {
+    const drawn = (tex: string, mathml: string) =>
+      `<span class="eq"><span style="display: none;"><math><semantics>${mathml}` +
+      `<annotation encoding="application/x-tex">${tex}</annotation></semantics></math></span>` +
+      `<img src="/eq.svg" aria-hidden="true" alt="${tex}"></span>`;
+    const html = page(
+      `<p>The square ${drawn('{\\displaystyle x^{2}}', '<msup><mi>x</mi><mn>2</mn></msup>')} grows, and ` +
+        `${drawn('{\\displaystyle a}+{\\displaystyle b}', '<mi>a</mi><mo>+</mo><mi>b</mi>')} stays a sum.</p>`,
+    );
+    expect(extractHtml(html, 'https://example.com/news/harbour', 'markdown').content).toContain(
+      'The square $x^{2}$ grows, and ${\\displaystyle a}+{\\displaystyle b}$ stays a sum.',
+    );
+    expect(text(html)).toContain('The square x^{2} grows');
+    expect(text(html, { ...ALL_RULES, math: false })).not.toContain('x^{2}');
+  });
+
   it('a subheading that only begins like an ending ("More on …") does not end the article when prose follows', () => {
     const html = page('<h2>More on the pier rebuilding</h2>');
     expect(text(html)).toContain('Paragraph 9 of the story');
