@@ -1,3 +1,5 @@
+// First: linkedom must find its event target replaced when it loads.
+import './dom-events';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { convert } from '@kreuzberg/html-to-markdown-node';
