@@ -1,7 +1,7 @@
 // First: linkedom must find its event target replaced when it loads.
-import './dom-events';
+import { readClassFromAttribute } from './linkedom-tuning';
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { Element as DomElement, parseHTML } from 'linkedom';
 import { convert } from '@kreuzberg/html-to-markdown-node';
 import { cleanArticle, precleanSource, type CleanRules } from './clean';
 import { limitDepth } from './flatten';
@@ -28,6 +28,8 @@ export interface ExtractOptions {
   /** Cleaning rules to run (all by default; turned off one by one only to measure them). */
   rules?: CleanRules;
 }
+
+readClassFromAttribute(DomElement);
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
 // Readability: the reference main-content algorithm. html-to-markdown (native): HTML to markdown
