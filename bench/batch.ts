@@ -12,7 +12,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { parseHTML } from './support/stock-linkedom';
 import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { request } from 'undici';
 import { kill, startSiftProcess } from '../test/support/process';

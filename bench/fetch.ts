@@ -5,7 +5,7 @@
 import * as http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readability } from '@mozilla/readability';
-import { parseHTML } from 'linkedom';
+import { parseHTML } from './support/stock-linkedom';
 import { request } from 'undici';
 import { extractHtml } from '../src/fetch/extract';
 import { articlePages, findCorpus } from '../test/support/corpus';
