@@ -4,7 +4,7 @@ import { Readability } from '@mozilla/readability';
 import { Element as DomElement, parseHTML } from 'linkedom';
 import { convert } from '@kreuzberg/html-to-markdown-node';
 import { cleanArticle, precleanSource, type CleanRules } from './clean';
-import { limitDepth } from './flatten';
+import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
 import { pageMetadata, readHead, withDescription, type Metadata } from './metadata';
 
@@ -59,6 +59,25 @@ function parse(html: string, baseUrl: string) {
   return document;
 }
 
+/**
+ * The page parsed, no element deeper than MAX_DEPTH, and the html that was parsed. A page with
+ * few tags is parsed as it is and its tree measured (deep nesting costs the parser time in the
+ * square of the depth, bounded here by the number of tags): a page is tokenized once, not twice.
+ * A deeper tree, or a page with more tags, is parsed from limitDepth's html.
+ */
+export function parseWithinDepth(
+  page: string,
+  baseUrl: string,
+): { html: string; source: ReturnType<typeof parse> } {
+  if (fewTags(page)) {
+    const source = parse(page, baseUrl);
+    if (treeDepth(source.documentElement as unknown as ElementTree) <= MAX_DEPTH)
+      return { html: page, source };
+  }
+  const html = limitDepth(page);
+  return { html, source: parse(html, baseUrl) };
+}
+
 /** Main content of an html page, as markdown, text or cleaned html, with its title and metadata. */
 export function extractHtml(
   page: string,
@@ -66,9 +85,8 @@ export function extractHtml(
   format: Format,
   opts: ExtractOptions = {},
 ): Extraction {
-  const html = limitDepth(page);
   // One parse serves the title fallback and the metadata (read first) and Readability (which mutates it).
-  const source = parse(html, baseUrl);
+  const { html, source } = parseWithinDepth(page, baseUrl);
   const head = readHead(source as unknown as Document);
   const metadata = pageMetadata(source as unknown as Document, head, baseUrl);
   const done = (title: string, root: HTMLElement): Extraction => {
@@ -173,6 +191,29 @@ interface ElementTree {
   firstElementChild: ElementTree | null;
   nextElementSibling: ElementTree | null;
   parentNode: ElementTree | null;
+}
+
+/** How many elements deep the tree under `root` goes, `root` counting as 1. */
+export function treeDepth(root: ElementTree): number {
+  let deepest = 1;
+  let depth = 1;
+  let el = root.localName === 'template' ? null : root.firstElementChild;
+  if (el) depth++;
+  while (el) {
+    if (depth > deepest) deepest = depth;
+    const child = el.localName === 'template' ? null : el.firstElementChild;
+    if (child) {
+      el = child;
+      depth++;
+      continue;
+    }
+    while (el !== root && !el.nextElementSibling) {
+      el = el.parentNode!;
+      depth--;
+    }
+    el = el === root ? null : el.nextElementSibling;
+  }
+  return deepest;
 }
 
 /**

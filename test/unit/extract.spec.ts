@@ -1,8 +1,14 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
 import { ALL_RULES, collapsedLength } from '../../src/fetch/clean';
-import { elementsWithTags, extractHtml, tuneReadability } from '../../src/fetch/extract';
-import { limitDepth } from '../../src/fetch/flatten';
+import {
+  elementsWithTags,
+  extractHtml,
+  parseWithinDepth,
+  treeDepth,
+  tuneReadability,
+} from '../../src/fetch/extract';
+import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/fetch/flatten';
 import { unescapeRefs } from '../../src/fetch/metadata';
 import { truncateUtf8 } from '../../src/fetch/truncate';
 
@@ -37,6 +43,28 @@ describe('extraction of hostile pages', () => {
     // Omitted end tags of siblings do not count as nesting.
     const ps = `<body>${'<p>para'.repeat(1000)}</body>`;
     expect(limitDepth(ps, 5)).toBe(ps);
+  });
+
+  it("a page is parsed once when its tree is within the depth limit, from limitDepth's html otherwise", () => {
+    type Tree = Parameters<typeof treeDepth>[0];
+    const depthOf = (p: ReturnType<typeof parseWithinDepth>) =>
+      treeDepth(p.source.documentElement as unknown as Tree);
+    const page = '<html><body><div><p>a <b>b</b></p></div><p>c</p></body></html>';
+    const once = parseWithinDepth(page, 'http://x.test/');
+    expect(once.html).toBe(page);
+    expect(depthOf(once)).toBe(5); // html, body, div, p, b
+    // Few tags, nested past the limit: measured after the parse, then parsed again, limited.
+    const few = parseWithinDepth(deep(1000), 'http://x.test/');
+    expect(fewTags(deep(1000))).toBe(true);
+    expect(few.html).toBe(limitDepth(deep(1000)));
+    expect(depthOf(few)).toBeLessThanOrEqual(MAX_DEPTH + 1);
+    expect(few.source.body.textContent).toContain('deep text');
+    // More tags than may be parsed first: limited before the parse.
+    const many = deep(PARSE_FIRST_MAX_TAGS);
+    expect(fewTags(many)).toBe(false);
+    expect(depthOf(parseWithinDepth(many, 'http://x.test/'))).toBeLessThanOrEqual(MAX_DEPTH + 1);
+    expect(fewTags('<a><b>', 2)).toBe(true);
+    expect(fewTags('<a><b><c>', 2)).toBe(false);
   });
 
   it('a single 2 MB line extracts whole', () => {
