@@ -1,7 +1,7 @@
 import Module from 'node:module';
 import * as path from 'node:path';
 
-// Two of linkedom's costs that extraction pays for nothing, each kept to what the DOM standard and
+// Two of linkedom's costs that extraction paid for nothing, each kept to what the DOM standard and
 // linkedom itself say. Imported before linkedom (the event target must be in place when it loads).
 
 /**
@@ -127,8 +127,8 @@ interface ElementClass {
  * Element.className (and getAttribute('class'), which linkedom answers with it) read from the
  * class attribute. linkedom builds a DOMTokenList (a Set of the tokens) for any element whose
  * class is read, with or without a class, and joins the tokens again at each read: the cleaning
- * rules, the metadata and Readability read the class of most elements, and that was a sixth of
- * extraction's time on the article corpus. linkedom keeps the attribute equal to the token
+ * rules, the metadata and Readability read the class of most elements: reading the attribute
+ * instead took extraction from 18.0 to 15.4 ms of CPU per page of the article corpus. linkedom keeps the attribute equal to the token
  * list's value (it writes the list back at every change), so the answer is the same; setting the
  * class is left as it is.
  */
