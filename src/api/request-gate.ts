@@ -3,8 +3,13 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import { checkTargetCount } from '../batch/batch.service';
+import { FetchService } from '../fetch/fetch.service';
+import { Admission } from './admission';
 import { Authenticator, type AuthedRequest } from './authenticator';
+import { FetchRequestDto } from './dto/fetch.dto';
+import { answerFetch } from './fetch.controller';
 import { readJsonBody } from './json-body';
+import { compileCheck } from './validation.pipe';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -46,15 +51,26 @@ function routeOf(req: Request): string {
  * (415: nothing is inflated), the route's byte limit for the caller's class (413: Content-Length
  * first, a streamed body cut at the limit), JSON parsing, and a batch's per-class target count
  * (400 too_many_targets before any DTO validation runs).
+ *
+ * A POST /v1/fetch whose body passes the DTO's rules as the validation pipe compiles them is then
+ * answered here, by the route's own handler: Nest's routing, guard, pipe and parameter steps took
+ * about a fifth of a cached fetch's CPU, and they would decide nothing the gate has not already
+ * (the caller is authenticated, the body valid). Any other body goes on to Nest, whose pipe names
+ * what is wrong with it.
  */
 @Injectable()
 export class RequestGate {
+  /** FetchRequestDto's rules compiled (null if the DTO ever needs the full pipe). */
+  private readonly fetchCheck = compileCheck(FetchRequestDto);
+
   constructor(
     private readonly auth: Authenticator,
     private readonly config: AppConfig,
+    private readonly fetcher: FetchService,
+    private readonly admission: Admission,
   ) {}
 
-  readonly middleware = (req: Request, _res: Response, next: NextFunction): void => {
+  readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
     if (req.path !== '/v1' && !req.path.startsWith('/v1/')) return next();
     this.auth.authenticate(req as AuthedRequest).then((caller) => {
       const route = routeOf(req);
@@ -77,6 +93,10 @@ export class RequestGate {
                 return next(e);
               }
             }
+          }
+          if (route === 'POST /v1/fetch') {
+            const body = this.fetchCheck?.(req.body) as FetchRequestDto | undefined;
+            if (body) return void answerFetch(this.fetcher, this.admission, caller, body, res).catch(next);
           }
           next();
         },

@@ -4,6 +4,7 @@ import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { ClientStore } from '../../src/dcache';
 import { fingerprint } from '../../src/api/auth.guard';
+import { FetchController } from '../../src/api/fetch.controller';
 import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, tableResolver, TestClock } from '../support/app';
 import { articleHtml, Fixture, gzipped, html, redirect, send } from '../support/fixture';
 
@@ -437,6 +438,71 @@ describe('POST /v1/fetch', () => {
       const r = await post({ url: fx.url('/plain'), headers: { Host: 'evil.test' } });
       expect(r.status).toBe(400);
     });
+  });
+});
+
+describe('POST /v1/fetch bodies the request gate answers itself', () => {
+  let app: INestApplication;
+  let fx: Fixture;
+  let handler: jest.SpyInstance;
+  const post = (body: object) => request(app.getHttpServer()).post('/v1/fetch').set(fleet).send(body);
+
+  beforeAll(async () => {
+    fx = await new Fixture({
+      '/article': send(200, 'text/html; charset=utf-8', articleHtml('Gate Page', 6, 'gate')),
+    }).start();
+    // Installed before the app starts (Nest keeps the handler it finds then), with the route's
+    // metadata, which Nest reads from the handler itself.
+    const route = FetchController.prototype.fetch;
+    handler = jest.spyOn(FetchController.prototype, 'fetch');
+    for (const key of Reflect.getMetadataKeys(route)) {
+      Reflect.defineMetadata(key, Reflect.getMetadata(key, route), FetchController.prototype.fetch);
+    }
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
+  });
+
+  afterAll(async () => {
+    await app.close();
+    await fx.stop();
+    handler.mockRestore();
+  });
+
+  beforeEach(() => handler.mockClear());
+
+  it('a body the DTO rules pass is answered without Nest routing it; one they leave to the pipe is routed', async () => {
+    const gate = await post({ url: fx.url('/article'), format: 'text', max_age_s: 0 });
+    expect(gate.status).toBe(200);
+    expect(handler).not.toHaveBeenCalled();
+    // A header map is an object: the compiled rules leave it to the full pipe, and so to Nest.
+    const routed = await post({
+      url: fx.url('/article'),
+      format: 'text',
+      max_age_s: 0,
+      headers: { 'x-k': '1' },
+    });
+    expect(routed.status).toBe(200);
+    expect(handler).toHaveBeenCalledTimes(1);
+    const same = (b: Record<string, unknown>) => ({ ...b, fetched_at: undefined });
+    expect(same(gate.body)).toEqual(same(routed.body));
+    expect(gate.body.content).toContain('gate');
+    expect(gate.headers['content-type']).toBe(routed.headers['content-type']);
+  });
+
+  it('errors from the gate are the same envelopes as from the route', async () => {
+    const gate = await post({ url: 'http://127.0.0.1:1/' });
+    const routed = await post({ url: 'http://127.0.0.1:1/', headers: { 'x-k': '1' } });
+    expect(handler).toHaveBeenCalledTimes(1);
+    expect(gate.status).toBe(502);
+    expect(gate.body).toEqual(routed.body);
+    expect(gate.body.error).toMatchObject({ code: 'connect_error' });
+    expect(gate.body.error.hint).toBeTruthy();
+  });
+
+  it('a body the rules refuse goes to the pipe, which names the field', async () => {
+    const r = await post({ url: fx.url('/article'), format: 'pdf' });
+    expect(r.status).toBe(400);
+    expect(r.body.error.message).toContain('format');
+    expect(handler).not.toHaveBeenCalled();
   });
 });
 
