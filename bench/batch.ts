@@ -15,14 +15,15 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from './support/stock-linkedom';
 import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { request } from 'undici';
-import { kill, startSiftProcess } from '../test/support/process';
+import { defaultExtractWorkers } from '../src/fetch/extract-pool';
+import { kill, NODE_FLAGS, startSiftProcess } from '../test/support/process';
 
 const N = Number(process.env.BENCH_TARGETS ?? 10_000);
 /** Targets per round of the side-by-side comparison. */
 const ROUND = Number(process.env.BENCH_ROUND_TARGETS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
-/** Node options for the sift process, to compare launch settings (e.g. "--max-semi-space-size=4"). */
-const NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean);
+/** Node options for the sift process, to compare launch settings; by default those of `make run`. */
+const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? NODE_FLAGS;
 const CONCURRENCY = 16;
 const TOKEN = 'bench-batch-token';
 
@@ -67,10 +68,8 @@ async function plainScript(urls: string[]): Promise<void> {
   );
 }
 
-/** Extraction worker threads sift starts (SIFT_EXTRACT_WORKERS, else one per core, at most 4). */
-const WORKERS = Number(
-  process.env.SIFT_EXTRACT_WORKERS ?? Math.max(1, Math.min(4, os.availableParallelism())),
-);
+/** Extraction worker threads sift starts (SIFT_EXTRACT_WORKERS, else its default). */
+const WORKERS = Number(process.env.SIFT_EXTRACT_WORKERS ?? defaultExtractWorkers());
 
 /** CPU seconds of each thread of a process (every thread is named "node": told apart by tid). */
 function threadCpu(pid: number): Map<string, number> {

@@ -1,5 +1,9 @@
+import { execFile } from 'node:child_process';
+import * as os from 'node:os';
 import * as path from 'node:path';
+import { promisify } from 'node:util';
 import { ExtractPool } from '../../src/fetch/extract-pool';
+import { ensureBuilt, NODE_FLAGS, ROOT } from '../support/process';
 
 describe('ExtractPool', () => {
   it('extracts in worker threads, as inline extraction does', async () => {
@@ -34,5 +38,38 @@ describe('ExtractPool', () => {
     const limits = JSON.parse((await pool.extract('<p>x</p>', 'http://x.test/', 'text')).content);
     expect(limits).toMatchObject({ maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: 100 });
     await pool.close();
+  });
+
+  it('by default leaves a core to the main thread, and has at least one worker', async () => {
+    const pool = new ExtractPool();
+    const cores = os.availableParallelism();
+    expect(pool.size).toBeGreaterThanOrEqual(1);
+    if (cores > 1) expect(pool.size).toBeLessThan(cores);
+    await pool.close();
+  });
+
+  it("launched as make run launches sift, the main thread's young generation is 16 MB and a worker's stays 8", async () => {
+    // V8 gives every heap it creates the launch flag's young generation, a worker's own limits
+    // notwithstanding: the pool clears the flag before it starts its workers.
+    ensureBuilt();
+    const module = path.join(__dirname, '..', 'fixtures', 'young-extract.ts');
+    const script = `
+      const v8 = require('node:v8');
+      const { ExtractPool } = require('./dist/src/fetch/extract-pool.js');
+      const pool = new ExtractPool({ size: 1, module: ${JSON.stringify(module)} });
+      let keep = [], main = 0;
+      for (let i = 0; i < 2e6; i++) {
+        keep.push({ i, s: 'x' + i });
+        if (keep.length > 50000) keep = [];
+        if (i % 1000 === 0) main = Math.max(main, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
+      }
+      pool.extract('<p>x</p>', 'http://x.test/', 'text').then(async (r) => {
+        process.stdout.write(JSON.stringify({ main: main / 1048576, worker: Number(r.content) }));
+        await pool.close();
+      });`;
+    const { stdout } = await promisify(execFile)(process.execPath, [...NODE_FLAGS, '-e', script], {
+      cwd: ROOT,
+    });
+    expect(JSON.parse(stdout)).toEqual({ main: 16, worker: 8 });
   });
 });

@@ -46,10 +46,13 @@ export interface SiftProcess {
   output: () => string;
 }
 
+/** The flags `make run` starts sift with (the Makefile's NODE_FLAGS). */
+export const NODE_FLAGS = ['--max-semi-space-size=8'];
+
 /** Starts `node dist/src/main.js` with env and waits until /healthz answers. */
 export async function startSiftProcess(
   env: Record<string, string>,
-  nodeArgs: string[] = [],
+  nodeArgs: string[] = NODE_FLAGS,
 ): Promise<SiftProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, ensureBuilt()], {
