@@ -50,7 +50,7 @@ export class AppConfig {
   shutdownGraceMs: number;
   heartbeatS: number;
   instanceTtlS: number;
-  /** Extraction worker threads; undefined picks one per core but one (defaultExtractWorkers). */
+  /** Extraction worker threads; undefined picks one per core. */
   extractWorkers: number | undefined;
   extractQueue: number;
   dnsTimeoutMs: number;

@@ -137,7 +137,7 @@ export class EnvSchema {
   @Min(1)
   SIFT_RESTRICTED_OUTPUT_CAP = 256 * 1024;
 
-  /** Worker threads that extract pages; 0 extracts on the main thread; -1 picks one per core but one (1 to 4). */
+  /** Worker threads that extract pages; 0 extracts on the main thread; -1 picks one per core (at most 4). */
   @Type(() => Number)
   @IsInt()
   @Min(-1)

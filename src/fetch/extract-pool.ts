@@ -49,12 +49,11 @@ export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
 export const YOUNG_GENERATION_MB = 8;
 
 /**
- * Extraction threads by default: one per core but the one the main thread needs (it spends about
- * a third of a target's CPU on HTTP, SQLite and the runner), at least one, at most four. On two
- * cores a second worker made a batch job about 15 % faster, fought the main thread and V8's GC
- * threads for the same cores, and cost about 20 MB of resident memory (bench/batch).
+ * Extraction threads by default: one per core, at most four. On two cores, one worker (leaving a
+ * core to the main thread) made a 10,000-target job's peak memory 20-28 MB lower and batch jobs
+ * 10-20 % slower (bench/batch): SIFT_EXTRACT_WORKERS=1 makes that trade.
  */
-export const defaultExtractWorkers = () => Math.max(1, Math.min(4, os.availableParallelism() - 1));
+export const defaultExtractWorkers = () => Math.max(1, Math.min(4, os.availableParallelism()));
 
 export interface ExtractPoolOptions {
   /** Worker threads; 0 extracts inline; by default defaultExtractWorkers(). */
