@@ -1,4 +1,5 @@
 import './threadpool';
+import './lazy-intl';
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';

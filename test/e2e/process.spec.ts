@@ -3,7 +3,17 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, html, send } from '../support/fixture';
-import { ensureBuilt, kill, sift, startSiftProcess, waitForJobIn } from '../support/process';
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
+import {
+  ensureBuilt,
+  kill,
+  NODE_FLAGS,
+  ROOT,
+  sift,
+  startSiftProcess,
+  waitForJobIn,
+} from '../support/process';
 import { waitUntil } from '../support/wait';
 
 const TOKEN = 'process-test-token';
@@ -90,6 +100,38 @@ describe('sift as a process', () => {
       context: 'http',
       message: { method: 'GET', path: '/healthz', status: 200 },
     });
+  });
+
+  it('builds no Intl.DateTimeFormat while it starts, fetches and extracts (each maps ICU locale data)', async () => {
+    // Before: three at start-up, two from @nestjs/common's logger as it loads and one from the
+    // sweeper's cron job: about 8 MB of resident memory that JSON logs never use.
+    const watch = path.join(ROOT, 'test', 'fixtures', 'intl-watch.js');
+    const p = await startSiftProcess(env(tmpDb()), [...NODE_FLAGS, '-r', watch]);
+    const r = await fetch(`${p.url}/v1/fetch`, {
+      method: 'POST',
+      headers: H,
+      body: JSON.stringify({ url: fx.url('/slow/1') }),
+    });
+    expect(r.status).toBe(200);
+    expect((await r.json()).content).toContain('slow page body');
+    await kill(p, 'SIGTERM');
+    expect(p.output()).toContain('"listening on');
+    expect(
+      p
+        .output()
+        .split('\n')
+        .filter((l) => l.startsWith('intl-watch')),
+    ).toEqual([]);
+  });
+
+  it("Nest's text logger, loaded after lazy-intl, still stamps its lines with the local date and time", async () => {
+    ensureBuilt();
+    const script = `require(${JSON.stringify(path.join(ROOT, 'dist', 'src', 'lazy-intl.js'))});
+      new (require('@nestjs/common').ConsoleLogger)('probe', { colors: false }).log('hello');`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: ROOT });
+    expect(stdout).toMatch(
+      /^\[Nest\] \d+ +- \d{2}\/\d{2}\/\d{4}, \d{1,2}:\d{2}:\d{2} [AP]M +LOG \[probe\] hello/,
+    );
   });
 
   it('SIGTERM: stops taking work, returns targets in flight to pending, closes the database', async () => {

@@ -1,5 +1,6 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
+import { SchedulerRegistry } from '@nestjs/schedule';
 import { BatchStore, type BatchJob } from '../../src/dcache';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
@@ -54,6 +55,13 @@ describe('sweeper on real SQLite with a set clock', () => {
       await app.get(SweeperService).tick();
       expect(await store.batchJob('fresh-done')).toBeUndefined();
       expect(await store.batchJob('live')).toBeDefined();
+    });
+
+    it('is scheduled once a minute, as an interval (no cron job: a cron job builds Intl formats)', async () => {
+      const registry = app.get(SchedulerRegistry);
+      expect(registry.getIntervals()).toEqual(['sweep']);
+      expect(registry.getCronJobs().size).toBe(0);
+      expect((registry.getInterval('sweep') as { _idleTimeout: number })._idleTimeout).toBe(60_000);
     });
 
     it('overlapping ticks do nothing', async () => {
