@@ -102,6 +102,15 @@ describe('sift as a process', () => {
     });
   });
 
+  it('the tests, `make run` and `npm start` launch Node with the same flags', () => {
+    const makefile = fs.readFileSync(path.join(ROOT, 'Makefile'), 'utf8');
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
+      scripts: Record<string, string>;
+    };
+    expect(/^NODE_FLAGS := (.*)$/m.exec(makefile)?.[1].split(' ')).toEqual(NODE_FLAGS);
+    expect(pkg.scripts.start).toBe(`node ${NODE_FLAGS.join(' ')} dist/src/main.js`);
+  });
+
   it('builds no Intl.DateTimeFormat while it starts, fetches and extracts (each maps ICU locale data)', async () => {
     // Before: three at start-up, two from @nestjs/common's logger as it loads and one from the
     // sweeper's cron job: about 8 MB of resident memory that JSON logs never use.

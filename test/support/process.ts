@@ -47,7 +47,7 @@ export interface SiftProcess {
 }
 
 /** The flags `make run` starts sift with (the Makefile's NODE_FLAGS). */
-export const NODE_FLAGS = ['--max-semi-space-size=8'];
+export const NODE_FLAGS = ['--max-semi-space-size=8', '--v8-pool-size=2'];
 
 /** Starts `node dist/src/main.js` with env and waits until /healthz answers. */
 export async function startSiftProcess(
