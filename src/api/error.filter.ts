@@ -1,7 +1,13 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
 import type { Response } from 'express';
 import type { ErrorCode } from '../common/error-codes';
-import { SiftError, isStorageFull, storageFull } from '../common/errors';
+import {
+  SiftError,
+  isStorageFull,
+  isStorageUnavailable,
+  storageFull,
+  storageUnavailable,
+} from '../common/errors';
 
 interface Envelope {
   status: number;
@@ -41,7 +47,7 @@ export class ErrorFilter implements ExceptionFilter {
   }
 
   private envelope(err: unknown, requestId?: string): Envelope {
-    const e = isStorageFull(err) ? storageFull() : err;
+    const e = isStorageFull(err) ? storageFull() : isStorageUnavailable(err) ? storageUnavailable() : err;
     if (e instanceof SiftError)
       return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };
     if (e instanceof HttpException) {

@@ -1,17 +1,33 @@
-import { Controller, Get } from '@nestjs/common';
-import { ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Controller, Get, Res } from '@nestjs/common';
+import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
+import type { Response } from 'express';
+import { Dcache } from '../dcache';
 import { InstanceService } from '../runner/instance.service';
 import { HealthResponseDto } from './dto/responses.dto';
 
 @ApiTags('operations')
 @Controller()
 export class HealthController {
-  constructor(private readonly instance: InstanceService) {}
+  constructor(
+    private readonly instance: InstanceService,
+    private readonly dcache: Dcache,
+  ) {}
 
-  /** Liveness: 200 while the process serves requests, with the database backend and this instance. */
+  /**
+   * Liveness and readiness: 200 while the process serves requests and its database answers, with
+   * the backend and this instance; 503 (ok false) while the database cannot be reached.
+   */
   @Get('healthz')
   @ApiOkResponse({ type: HealthResponseDto })
-  healthz(): HealthResponseDto {
-    return { ok: true, backend: this.instance.backend, instance: this.instance.id };
+  @ApiServiceUnavailableResponse({ type: HealthResponseDto, description: 'The database cannot be reached.' })
+  healthz(@Res({ passthrough: true }) res: Response): HealthResponseDto {
+    const reachable = this.dcache.reachable;
+    if (!reachable) res.status(503);
+    return {
+      ok: reachable,
+      backend: this.instance.backend,
+      instance: this.instance.id,
+      database: reachable ? 'reachable' : 'unreachable',
+    };
   }
 }

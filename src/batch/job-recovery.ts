@@ -99,6 +99,11 @@ export abstract class JobRecovery {
     return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now(), holder });
   }
 
+  /** Some of the targets `holder` holds running go back to pending (no event: they have not ended). */
+  returnHeld(jobId: string, holder: string, idxs: number[]): Promise<number> {
+    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now(), holder, idxs });
+  }
+
   /**
    * A lost instance's work, by each job's on_restart policy, in one transaction that also removes
    * the instance (so it is recovered once):

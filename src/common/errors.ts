@@ -101,3 +101,66 @@ export const storageFull = () =>
     'try again later; the operator must free disk space or raise the database size limit',
     { 'Retry-After': '30' },
   );
+
+/**
+ * SQLSTATE classes and codes of a database that is away or stalled, not of a bad statement:
+ * connection exceptions (08), the server shutting down or starting (57P01-57P03), too many
+ * connections (53300), sift's own limits (statement, lock and idle-transaction timeouts), and a
+ * deadlock or serialization failure still failing after its retries.
+ */
+const UNAVAILABLE_SQLSTATES = new Set([
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '57014',
+  '55P03',
+  '25P03',
+  '40P01',
+  '40001',
+]);
+/** Node's socket errors: the server refused, reset or cannot be routed to. */
+const UNAVAILABLE_ERRNOS = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'SQLITE_BUSY',
+]);
+/** pg's own words for a connection that is gone or never came (it gives these no code). */
+const UNAVAILABLE_MESSAGE =
+  /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|did not answer within|Client was closed|terminating connection/i;
+
+/**
+ * The database cannot be reached, or did not answer in time: the request or the write may succeed
+ * once it is back. Not a bad statement, and not a full disk (see isStorageFull).
+ */
+export function isStorageUnavailable(err: unknown): boolean {
+  for (
+    let e = err as { code?: string; message?: string; cause?: unknown; errors?: unknown[] } | undefined,
+      i = 0;
+    e && i < 5;
+    e = e.cause as typeof e, i++
+  ) {
+    if (typeof e.code === 'string') {
+      if (e.code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_ERRNOS.has(e.code))
+        return true;
+    }
+    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
+    // A host with several addresses fails with one error per address.
+    if (Array.isArray(e.errors) && e.errors.some((x) => isStorageUnavailable(x))) return true;
+  }
+  return false;
+}
+
+export const storageUnavailable = () =>
+  new SiftError(
+    503,
+    'storage_unavailable',
+    'the database cannot be reached now: nothing was written by this request, and nothing stored before was lost',
+    'try again in a few seconds; the operator should check the database server',
+    { 'Retry-After': '5' },
+  );

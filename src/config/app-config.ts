@@ -28,6 +28,10 @@ export class AppConfig {
   dbPath: string;
   /** PostgreSQL instead of the SQLite file, when set. */
   databaseUrl?: string;
+  /** PostgreSQL: the longest a request waits for the database (ms). */
+  dbTimeoutMs: number;
+  /** PostgreSQL: how long start-up waits for the database (s). */
+  dbWaitS: number;
   tokens: TokenEntry[];
   cacheMaxBytes: number;
   batchMaxBytes: number;
@@ -156,6 +160,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   cfg.host = parsed.SIFT_HOST;
   cfg.dbPath = parsed.SIFT_DB;
   cfg.databaseUrl = parsed.SIFT_DATABASE_URL || undefined;
+  cfg.dbTimeoutMs = parsed.SIFT_DB_TIMEOUT_MS;
+  cfg.dbWaitS = parsed.SIFT_DB_WAIT_S;
   cfg.tokens = parseTokens(parsed.SIFT_TOKENS);
   cfg.cacheMaxBytes = parsed.SIFT_CACHE_MAX_BYTES;
   cfg.batchMaxBytes = parsed.SIFT_BATCH_MAX_BYTES;

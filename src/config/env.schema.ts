@@ -151,6 +151,24 @@ export class EnvSchema {
   @Max(600_000)
   SIFT_SHUTDOWN_GRACE_MS = 10_000;
 
+  /**
+   * PostgreSQL: the longest a request waits for the database (a connection, or a statement's answer)
+   * before it answers 503 storage_unavailable; also each statement's, lock wait's and idle
+   * transaction's limit on the server.
+   */
+  @Type(() => Number)
+  @IsInt()
+  @Min(100)
+  @Max(600_000)
+  SIFT_DB_TIMEOUT_MS = 5000;
+
+  /** PostgreSQL: how long start-up waits for the database to answer before it gives up (exit 1). */
+  @Type(() => Number)
+  @IsInt()
+  @Min(0)
+  @Max(3600)
+  SIFT_DB_WAIT_S = 60;
+
   /** PostgreSQL: seconds between an instance's heartbeats. */
   @Type(() => Number)
   @IsInt()

@@ -15,7 +15,7 @@ import {
   type Migration,
   type MigrationProvider,
 } from 'kysely';
-import { Client, Pool, types as pgTypes } from 'pg';
+import { Client, Pool, types as pgTypes, type ClientConfig, type PoolConfig } from 'pg';
 import { migrations as allMigrations } from '../../migrations';
 import type { DB } from './schema';
 
@@ -119,35 +119,99 @@ const asNumber = (v: string) => Number(v);
 const INT8 = 20;
 const NUMERIC = 1700;
 
+/** How long sift waits on PostgreSQL, and what the server is told to bound on its side. */
+export interface PgLimits {
+  /**
+   * A connection must be made, and every statement answered, within this; the server also cancels
+   * a statement, a lock wait or an idle open transaction that takes longer.
+   */
+  timeoutMs: number;
+  /**
+   * No statement or lock limit on the server: migrations (an index on a large table takes its time,
+   * and instances starting together wait for each other's migration lock).
+   */
+  unboundedStatements?: boolean;
+}
+
+export const DEFAULT_PG_LIMITS: PgLimits = { timeoutMs: 5000 };
+
 /**
  * A client that prepares each statement once per connection (named by its text's hash): the same
  * few statements run for every batch target, and planning them anew is most of their cost. The
  * set of texts is small (Kysely's, with values as parameters).
+ *
+ * It also never takes the process down and never waits for ever: it listens for its own errors
+ * for its whole life (pg emits them on a client the pool has handed out, where nobody else
+ * listens), and a statement unanswered after `timeoutMs` destroys the connection, so the query
+ * fails, the pool drops the client, and a silent network (no reset) is noticed.
  */
 class PreparingClient extends Client {
+  private readonly answerMs: number;
+
+  constructor(config: ClientConfig & { answerMs: number }) {
+    super(config);
+    this.answerMs = config.answerMs;
+    this.on('error', () => undefined);
+  }
+
   override query(...args: unknown[]): any {
     const [text, values] = args;
     if (typeof text === 'string' && Array.isArray(values) && args.length === 2) {
       const name = `s${createHash('sha1').update(text).digest('base64url').slice(0, 20)}`;
-      return super.query({ name, text, values });
+      return this.bounded(super.query({ name, text, values }) as Promise<unknown>);
     }
-    return (super.query as (...a: unknown[]) => unknown)(...args);
+    const r = (super.query as (...a: unknown[]) => unknown)(...args);
+    return r instanceof Promise ? this.bounded(r) : r;
+  }
+
+  private bounded<T>(p: Promise<T>): Promise<T> {
+    const timer = setTimeout(() => {
+      const conn = (this as unknown as { connection?: { stream?: { destroy(e: Error): void } } }).connection;
+      conn?.stream?.destroy(new Error(`PostgreSQL did not answer within ${this.answerMs} ms`));
+    }, this.answerMs);
+    timer.unref();
+    return p.finally(() => clearTimeout(timer));
   }
 }
 
-/** A small pool on one PostgreSQL database (`postgres://…`). */
-export function openPostgres(url: string, trace?: (sql: string) => void, max = 8): OpenedDatabase {
-  const pool = new Pool({
+/** pg's connection settings for sift's limits: every connection, pooled or listening, gets them. */
+export function pgClientConfig(url: string, limits: PgLimits = DEFAULT_PG_LIMITS): ClientConfig {
+  const t = limits.timeoutMs;
+  return {
     connectionString: url,
+    connectionTimeoutMillis: t,
+    // The server's side of a lost client: keepalive probes find a peer that is gone, and a
+    // transaction left open (its client stalled) is ended with its locks, so other instances go on.
+    keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
+    statement_timeout: limits.unboundedStatements ? undefined : t,
+    lock_timeout: limits.unboundedStatements ? undefined : Math.max(100, Math.floor(t / 2)),
+    idle_in_transaction_session_timeout: t,
+    options: '-c tcp_keepalives_idle=10 -c tcp_keepalives_interval=5 -c tcp_keepalives_count=3',
+  };
+}
+
+/** A small pool on one PostgreSQL database (`postgres://…`). */
+export function openPostgres(
+  url: string,
+  trace?: (sql: string) => void,
+  max = 8,
+  limits: PgLimits = DEFAULT_PG_LIMITS,
+): OpenedDatabase {
+  const pool = new Pool({
+    ...pgClientConfig(url, limits),
     max,
     Client: PreparingClient,
+    // A statement's answer may take up to the server's statement_timeout; past that and a margin,
+    // the connection is taken for dead.
+    answerMs: limits.unboundedStatements ? 24 * 3600_000 : limits.timeoutMs + 1000,
     types: {
       getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
         oid === INT8 || oid === NUMERIC
           ? asNumber
           : pgTypes.getTypeParser(oid, format)) as typeof pgTypes.getTypeParser,
     },
-  });
+  } as unknown as PoolConfig);
   // An idle client that loses its server must not take the process down with it.
   pool.on('error', () => undefined);
   const db = new Kysely<DB>({

@@ -6,7 +6,15 @@ import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
 import { HostStore } from './host-store';
-import { migrate, openDatabase, openPostgres, type Backend } from './database';
+import {
+  DEFAULT_PG_LIMITS,
+  migrate,
+  openDatabase,
+  openPostgres,
+  pgClientConfig,
+  type Backend,
+  type PgLimits,
+} from './database';
 import type { DB } from './schema';
 
 export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
@@ -21,6 +29,8 @@ export interface DcacheStats extends ContentCacheStats {
 /** The database (one SQLite connection, or a pool on PostgreSQL) and everything stored in it. */
 export class Dcache {
   private closed = false;
+  /** Whether the database answered the last look (the instance's heartbeat, on PostgreSQL). */
+  private up = true;
 
   constructor(
     readonly backend: Backend,
@@ -33,6 +43,7 @@ export class Dcache {
     readonly hosts: HostStore,
     /** The PostgreSQL URL (undefined on SQLite). */
     private readonly url?: string,
+    private readonly limits: PgLimits = DEFAULT_PG_LIMITS,
   ) {}
 
   async stats(): Promise<DcacheStats> {
@@ -46,30 +57,64 @@ export class Dcache {
 
   /**
    * PostgreSQL: calls fn with the payload of every NOTIFY on `channel`, from any instance, on a
-   * connection of its own (reconnected after a loss; what is missed meanwhile, callers poll for).
+   * connection of its own. A lost connection is made again, with backoff (up to 5 s between
+   * tries), for as long as the process lives; what is missed meanwhile, callers poll for.
    * Returns how to stop. SQLite has one process: nothing to listen to.
    */
   async listen(channel: string, fn: (payload: string) => void): Promise<() => Promise<void>> {
-    if (!this.url) return async () => undefined;
+    const url = this.url;
+    if (!url) return async () => undefined;
     let client: Client | undefined;
     let stopped = false;
+    let retry: NodeJS.Timeout | undefined;
+    let delay = 250;
+    const again = () => {
+      if (stopped || retry) return;
+      retry = setTimeout(() => {
+        retry = undefined;
+        void connect();
+      }, delay);
+      retry.unref();
+      delay = Math.min(delay * 2, 5000);
+    };
     const connect = async (): Promise<void> => {
-      const c = new Client({ connectionString: this.url });
-      c.on('notification', (m) => m.channel === channel && m.payload !== undefined && fn(m.payload));
-      c.on('error', () => {
-        if (stopped) return;
+      const c = new Client(pgClientConfig(url, this.limits));
+      let lost = false;
+      const onLost = () => {
+        if (lost) return;
+        lost = true;
+        if (client === c) client = undefined;
         void c.end().catch(() => undefined);
-        setTimeout(() => void connect().catch(() => undefined), 1000).unref();
-      });
-      await c.connect();
-      await c.query(`LISTEN ${channel}`);
+        again();
+      };
+      c.on('error', onLost);
+      c.on('end', onLost);
+      c.on('notification', (m) => m.channel === channel && m.payload !== undefined && fn(m.payload));
+      try {
+        await c.connect();
+        await c.query(`LISTEN ${channel}`);
+      } catch {
+        return onLost();
+      }
+      if (stopped || lost) return void c.end().catch(() => undefined);
       client = c;
+      delay = 250;
     };
     await connect();
     return async () => {
       stopped = true;
+      clearTimeout(retry);
       await client?.end().catch(() => undefined);
     };
+  }
+
+  get reachable(): boolean {
+    return this.up;
+  }
+
+  /** What the last look at the database found: it answered, or it could not be reached. */
+  markReachable(up: boolean): void {
+    this.up = up;
   }
 
   get isOpen(): boolean {
@@ -101,14 +146,31 @@ export async function openDcache(
     trace?: (sql: string) => void;
     /** PostgreSQL: connections in the pool. */
     poolSize?: number;
+    /** PostgreSQL: how long to wait for connections and answers (see PgLimits). */
+    timeoutMs?: number;
+    /** PostgreSQL: how long to wait for the server to answer at all before giving up (s). */
+    waitS?: number;
+    /** Told of each failed try while waiting. */
+    log?: (message: string) => void;
   },
 ): Promise<Dcache> {
+  const limits = { ...DEFAULT_PG_LIMITS, ...(opts.timeoutMs ? { timeoutMs: opts.timeoutMs } : {}) };
+  if (opts.url !== undefined) {
+    await waitForPostgres(opts.url, limits, opts.waitS ?? 0, opts.log);
+    // Migrations on a connection of their own, without the statement and lock limits.
+    const { db: mdb } = openPostgres(opts.url, opts.trace, 1, { ...limits, unboundedStatements: true });
+    try {
+      await migrate(mdb);
+    } finally {
+      await mdb.destroy();
+    }
+  }
   const { backend, sqlite, db } =
     opts.url !== undefined
-      ? openPostgres(opts.url, opts.trace, opts.poolSize)
+      ? openPostgres(opts.url, opts.trace, opts.poolSize, limits)
       : openDatabase(opts.path, opts.trace);
   try {
-    await migrate(db);
+    if (backend === 'sqlite') await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
     return new Dcache(
@@ -120,9 +182,57 @@ export async function openDcache(
       new ClientStore(db),
       new HostStore(db),
       opts.url,
+      limits,
     );
   } catch (err) {
     await db.destroy();
     throw err;
   }
+}
+
+/** host:port/db of a PostgreSQL URL: what messages name (never the user's password). */
+export function pgTarget(url: string): string {
+  try {
+    const u = new URL(url);
+    return `${u.hostname || 'localhost'}:${u.port || '5432'}${u.pathname || '/'}`;
+  } catch {
+    return '(an unparsable URL)';
+  }
+}
+
+/**
+ * Tries to reach PostgreSQL until it answers, for up to `waitS` seconds (a database starting
+ * beside sift, a restart under way): each failed try is logged, and giving up rejects with the
+ * same words.
+ */
+export async function waitForPostgres(
+  url: string,
+  limits: PgLimits,
+  waitS: number,
+  log: (message: string) => void = () => undefined,
+): Promise<void> {
+  const deadline = Date.now() + waitS * 1000;
+  for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
+    const c = new Client(pgClientConfig(url, limits));
+    c.on('error', () => undefined);
+    try {
+      await c.connect();
+      await c.query('SELECT 1');
+      return;
+    } catch (err) {
+      const message = `waiting for PostgreSQL at ${pgTarget(url)}: ${reasonOf(err)}`;
+      if (Date.now() + delay > deadline) throw new Error(message);
+      log(message);
+      await new Promise((r) => setTimeout(r, delay));
+    } finally {
+      await c.end().catch(() => undefined);
+    }
+  }
+}
+
+function reasonOf(err: unknown): string {
+  const e = err as { message?: string; code?: string; errors?: { message?: string }[] };
+  // A name that resolves to several addresses fails with an AggregateError of each try.
+  const msg = e?.message || e?.errors?.map((x) => x.message).join('; ') || e?.code || String(err);
+  return msg.replace(/postgres(ql)?:\/\/[^\s]*/g, (u) => pgTarget(u));
 }

@@ -337,6 +337,8 @@ export abstract class TargetRows extends JobRows {
     now: number;
     /** Only the targets this instance holds. */
     holder?: string;
+    /** Only these targets. */
+    idxs?: number[];
   }): Promise<number> {
     let q = this.db
       .updateTable('batch_target')
@@ -353,8 +355,22 @@ export abstract class TargetRows extends JobRows {
       .where('job_id', '=', w.jobId)
       .where('status', 'in', w.from);
     if (w.holder !== undefined) q = q.where('holder', '=', w.holder);
+    if (w.idxs !== undefined) q = q.where('idx', 'in', w.idxs.length > 0 ? w.idxs : [-1]);
     const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows);
+  }
+
+  /** The running targets `holder` holds, by job and idx. */
+  async targetsHeldBy(holder: string): Promise<{ jobId: string; idx: number }[]> {
+    const rows = await this.db
+      .selectFrom('batch_target')
+      .select(['job_id', 'idx'])
+      .where('holder', '=', holder)
+      .where('status', '=', 'running')
+      .orderBy('job_id')
+      .orderBy('idx')
+      .execute();
+    return rows.map((r) => ({ jobId: r.job_id, idx: r.idx }));
   }
 
   /** Live jobs in which `holder` holds running targets, with their policy and how many it holds. */

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import { INTERNAL_HINTS, InternalFault, SiftError } from '../common/errors';
+import { INTERNAL_HINTS, InternalFault, SiftError, isStorageUnavailable } from '../common/errors';
 import type { TargetOutcome } from '../batch/job-lifecycle';
 import {
   MAX_BACKOFF_S,
@@ -49,6 +49,13 @@ export async function attempt(
       out = await fetcher.fetchDetailed(caller, params, signal, { waitForExtraction: true });
     } catch (err) {
       if (signal.aborted) return undefined;
+      // The page cache, robots.txt or host state could not be read or written: the database is
+      // away, not the page. The target waits for it and is fetched again, never failed for it.
+      if (isStorageUnavailable(err)) {
+        if (!(await pause(DB_WAIT_MS, signal))) return undefined;
+        n--;
+        continue;
+      }
       if (!(err instanceof SiftError)) return fault(t, err, log);
       if (err.code === 'host_backoff' && mayDefer) return { kind: 'deferred' };
       if (err.code === 'connect_error' && n < MAX_RETRIES && (await backoff(n, signal))) continue;
@@ -81,9 +88,15 @@ function fault(t: PendingTarget, err: unknown, log: Logger): TargetOutcome {
   return { kind: 'failed', code, message, hint };
 }
 
+/** How long a target waits for the database before it is fetched again. */
+const DB_WAIT_MS = 1000;
+
 /** Waits before a retry; false when the wait was cut short by an abort. */
 function backoff(n: number, signal: AbortSignal): Promise<boolean> {
-  const ms = 250 * 2 ** n;
+  return pause(250 * 2 ** n, signal);
+}
+
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
   return new Promise((resolve) => {
     if (signal.aborted) return resolve(false);
     const timer = setTimeout(() => {

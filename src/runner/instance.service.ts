@@ -3,6 +3,7 @@ import * as os from 'node:os';
 import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { isStorageUnavailable } from '../common/errors';
 import { JobLifecycle } from '../batch/job-lifecycle';
 import { BatchStore, Dcache } from '../dcache';
 
@@ -16,6 +17,12 @@ export class InstanceService {
   private readonly log = new Logger('instance');
   private timer?: NodeJS.Timeout;
   private ticking = false;
+  /**
+   * Since when (unix s) this instance has reached the database without a break. Before the TTL
+   * has passed since then, it recovers no other instance: after an outage every heartbeat is old,
+   * and the others, alive, have had no chance to beat.
+   */
+  private reachableSince = Number.NEGATIVE_INFINITY;
   private markStarted!: () => void;
   /** Resolves once this instance is registered (and, on SQLite, after restart reconciliation). */
   readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
@@ -61,7 +68,13 @@ export class InstanceService {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      if (!(await this.store.heartbeat(this.id, this.clock.now()))) {
+      const alive = await this.store.heartbeat(this.id, this.clock.now());
+      if (!this.dcache.reachable) {
+        this.log.warn('the database answers again');
+        this.reachableSince = this.clock.now();
+        this.dcache.markReachable(true);
+      }
+      if (!alive) {
         // Declared lost (a pause longer than the TTL): its work was recovered by another instance,
         // and results it still brings are refused target by target. It comes back as a new row.
         this.log.error(`instance ${this.id} was declared lost by another instance; registering again`);
@@ -69,7 +82,11 @@ export class InstanceService {
       }
       await this.recoverLost();
     } catch (err) {
-      this.log.warn(`heartbeat failed: ${(err as Error).message}`);
+      if (isStorageUnavailable(err)) {
+        if (this.dcache.reachable)
+          this.log.error(`the database cannot be reached: ${(err as Error).message}`);
+        this.dcache.markReachable(false);
+      } else this.log.warn(`heartbeat failed: ${(err as Error).message}`);
     } finally {
       this.ticking = false;
     }
@@ -77,7 +94,9 @@ export class InstanceService {
 
   /** Every instance silent for longer than the TTL, recovered by whichever live instance gets there first. */
   async recoverLost(): Promise<number> {
-    const cutoff = this.clock.now() - this.config.instanceTtlS;
+    const now = this.clock.now();
+    const cutoff = now - this.config.instanceTtlS;
+    if (this.reachableSince > cutoff) return 0;
     let n = 0;
     for (const lost of await this.store.lostInstances(cutoff)) {
       if (lost === this.id) continue;

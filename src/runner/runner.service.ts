@@ -6,12 +6,13 @@ import {
 } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Metrics } from '../common/metrics';
-import { isStorageFull } from '../common/errors';
+import { isStorageFull, isStorageUnavailable } from '../common/errors';
 import { BatchStore } from '../dcache';
 import { JobLifecycle, type TargetOutcome } from '../batch/job-lifecycle';
 import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller } from '../fetch/fetch.service';
+import { untilStored } from '../common/until-stored';
 import { attempt, type PendingTarget } from './attempt';
 import { InstanceService } from './instance.service';
 
@@ -100,7 +101,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {
-    signals.onSubmitted((id) => void this.add(id));
+    signals.onSubmitted(
+      (id) => void this.add(id).catch((err: Error) => this.unreachable(err, 'taking a job up')),
+    );
     signals.onCancelled((id) => this.drop(id));
   }
 
@@ -114,7 +117,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     await this.instance.start();
     this.stopped = false;
     await this.poll();
-    this.poller = setInterval(() => void this.poll().catch(() => undefined), POLL_MS);
+    this.poller = setInterval(
+      () => void this.poll().catch((err: Error) => this.unreachable(err, 'reading the jobs')),
+      POLL_MS,
+    );
     this.poller.unref();
   }
 
@@ -128,8 +134,41 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       if (!job || !isLiveJob(job.status)) this.drop(id);
     }
     for (const id of live) await this.add(id);
+    await this.returnOrphans();
     // A job known here may be waiting for a host whose pause is over: look again.
     this.pump();
+  }
+
+  /**
+   * Targets the database says this instance holds running, but that it is not working on (a claim
+   * committed whose answer was lost with the connection, a deferral that could not be written):
+   * they go back to pending, so none stays running under a live instance that has given up on
+   * it. Jobs with a claim under way are left for the next poll.
+   */
+  private async returnOrphans(): Promise<void> {
+    const held = await this.store.targetsHeldBy(this.instance.id);
+    const orphans = new Map<string, number[]>();
+    for (const { jobId, idx } of held) {
+      const job = this.jobs.get(jobId);
+      if (job?.refilling) continue;
+      if (job && (job.inFlight.has(idx) || job.buffer.some((t) => t.idx === idx))) continue;
+      orphans.set(jobId, [...(orphans.get(jobId) ?? []), idx]);
+    }
+    for (const [jobId, idxs] of orphans) {
+      const n = await this.lifecycle.returnHeld(jobId, this.instance.id, idxs);
+      if (n > 0) {
+        this.log.warn(`job ${jobId}: ${n} targets held here but not in flight went back to pending`);
+        const job = this.jobs.get(jobId);
+        if (job) job.exhausted = false;
+        else await this.add(jobId);
+      }
+    }
+  }
+
+  /** Logs a database fault once per outage; other faults as errors. */
+  private unreachable(err: Error, what: string): void {
+    if (!isStorageUnavailable(err)) return this.log.error(`${what} failed: ${err.message}`);
+    this.pauseForStorage(`the database cannot be reached (${err.message})`);
   }
 
   /**
@@ -208,8 +247,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
           else if (claimed.targets.length === 0) this.later(job);
         },
         (err: unknown) => {
-          if (!isStorageFull(err)) throw err;
-          this.pauseForStorage(); // nothing was claimed
+          // Nothing was claimed, or a claim whose answer was lost: returnOrphans gives it back.
+          if (isStorageFull(err)) return this.pauseForStorage();
+          if (isStorageUnavailable(err)) return this.unreachable(err as Error, 'claiming');
+          throw err;
         },
       )
       .finally(() => {
@@ -316,7 +357,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     if (outcome === undefined) return;
     if (outcome.kind === 'deferred') {
       // Back to pending: the job claims it again once its host's pause is over.
-      await this.lifecycle.defer(job.id, t.idx, this.instance.id);
+      await untilStored(() => this.lifecycle.defer(job.id, t.idx, this.instance.id), {
+        gaveUp: () => this.stopped,
+      });
       job.exhausted = false;
       this.metrics.targets.inc({ status: 'deferred' });
       return;
@@ -327,9 +370,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     await this.record(job.id, t.idx, outcome, mayEnd);
   }
 
-  private pauseForStorage(): void {
-    if (this.pausedUntil <= Date.now())
-      this.log.warn('the database is full: batch work paused, retrying every second');
+  private pauseForStorage(why = 'the database is full'): void {
+    if (this.pausedUntil <= Date.now()) this.log.warn(`${why}: batch work paused, retrying every second`);
     this.pausedUntil = Date.now() + 1000;
   }
 
@@ -355,7 +397,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       });
   }
 
-  /** A result is never dropped for a full database: its write is tried again until it fits. */
+  /**
+   * A result is never dropped for a full or unreachable database: its write is tried again (the
+   * same group first, so results keep their order) until it fits or the database is back. Each
+   * write is holder-checked, so a result of a target taken back meanwhile is not written.
+   */
   private async writeGroups(): Promise<void> {
     while (this.toRecord.length > 0) {
       // One job per group: a transaction then locks one job row (the count triggers update it),
@@ -384,8 +430,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
             );
             break;
           } catch (err) {
-            if (!isStorageFull(err) || this.stopped) throw err;
-            this.pauseForStorage();
+            if (this.stopped) throw err;
+            if (isStorageFull(err)) this.pauseForStorage();
+            else if (isStorageUnavailable(err)) this.unreachable(err as Error, 'writing results');
+            else throw err;
             await new Promise((r) => setTimeout(r, 1000));
           }
         }

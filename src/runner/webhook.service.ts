@@ -6,6 +6,7 @@ import {
   type OnApplicationBootstrap,
 } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
+import { untilStored } from '../common/until-stored';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
 import { Metrics } from '../common/metrics';
@@ -133,10 +134,12 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
       while (d && !ac.signal.aborted) {
         const outcome = await this.send(d, signer, ac.signal);
         if (!outcome) return;
-        const next = await this.store.finishAndTakeNext(
-          { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome },
-          this.clock.now(),
-        );
+        // The outcome is kept through a database outage: a delivery left "sending" here would
+        // wait for this instance to stop.
+        const done = { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome };
+        const next = await untilStored(() => this.store.finishAndTakeNext(done, this.clock.now()), {
+          gaveUp: () => this.stopped,
+        });
         if (next !== false) {
           this.metrics.webhookAttempts.inc({
             outcome: outcome.state === 'pending' ? 'retry' : outcome.state,

@@ -21,6 +21,13 @@ export class HealthResponseDto {
 
   @ApiProperty({ format: 'uuid', description: 'This process; new at every start.' })
   instance: string;
+
+  @ApiProperty({
+    enum: ['reachable', 'unreachable'],
+    description:
+      'Whether the database answered the last heartbeat; unreachable comes with 503, so a load balancer drains the instance.',
+  })
+  database: 'reachable' | 'unreachable';
 }
 
 export class JobListResponseDto {
