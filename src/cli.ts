@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';
 import { parseArgs } from 'node:util';
 import { callerClassClash, fingerprint } from './api/authenticator';
-import { ConfigError, databaseName, databaseOf, loadConfig } from './config/app-config';
-import { openDcache } from './dcache';
+import { ConfigError, databaseName, loadConfig } from './config/app-config';
+import { openDcacheFor } from './dcache';
 
 const USAGE = `usage: sift <command>
 
@@ -49,7 +49,7 @@ function config() {
 
 async function migrate(): Promise<void> {
   const cfg = config();
-  const d = await openDcache({ ...databaseOf(cfg), maxBytes: cfg.cacheMaxBytes });
+  const d = await openDcacheFor(cfg, (m) => console.error(`sift: ${m}`));
   await d.close();
   console.log(`database ${databaseName(cfg)} is up to date`);
 }
@@ -67,7 +67,7 @@ async function tokenCreate(args: string[]): Promise<void> {
   if (cls !== 'fleet' && cls !== 'restricted') fail('token create needs --class fleet or --class restricted');
   const cfg = config();
   const token = `sift_${randomBytes(24).toString('base64url')}`;
-  const d = await openDcache({ ...databaseOf(cfg), maxBytes: cfg.cacheMaxBytes });
+  const d = await openDcacheFor(cfg, (m) => console.error(`sift: ${m}`));
   try {
     const clash = callerClassClash(cfg.tokens, [
       ...(await d.clients.clients()),

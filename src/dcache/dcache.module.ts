@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { Logger, Module } from '@nestjs/common';
 import { AppConfig, databaseOf } from '../config/app-config';
 import { BatchStore } from './batch-store';
 import { ClientStore } from './client-store';
@@ -6,13 +6,26 @@ import { HostStore } from './host-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 
+/** The database the configuration names, waited for (PostgreSQL) and migrated. */
+export function openDcacheFor(
+  config: AppConfig,
+  warn: (message: string) => void = (m) => new Logger('database').warn(m),
+): Promise<Dcache> {
+  return openDcache({
+    ...databaseOf(config),
+    maxBytes: config.cacheMaxBytes,
+    timeoutMs: config.dbTimeoutMs,
+    waitS: config.dbWaitS,
+    log: warn,
+  });
+}
+
 /** Owns the one SQLite connection: opened and migrated at start, closed as the app's last step. */
 @Module({
   providers: [
     {
       provide: Dcache,
-      useFactory: (config: AppConfig) =>
-        openDcache({ ...databaseOf(config), maxBytes: config.cacheMaxBytes }),
+      useFactory: (config: AppConfig) => openDcacheFor(config),
       inject: [AppConfig],
     },
     { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },

@@ -14,5 +14,5 @@ export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
 export { migrate, openDatabase, openPostgres, type Backend } from './database';
-export { DcacheModule } from './dcache.module';
+export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { DB } from './schema';

@@ -1,0 +1,269 @@
+import { spawn } from 'node:child_process';
+import { Client } from 'pg';
+import { Fixture, slowArticle } from '../support/fixture';
+import { ThrowawayCluster, freePort } from '../support/pg-cluster';
+import {
+  ROOT,
+  ensureBuilt,
+  kill,
+  startSiftProcess,
+  waitForJobIn,
+  type SiftProcess,
+} from '../support/process';
+import { TcpProxy } from '../support/tcp-proxy';
+import { waitUntil } from '../support/wait';
+
+const TOKEN = 'pg-faults-test-token';
+const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
+
+interface View {
+  status: string;
+  error: string;
+  targets_done: number;
+  targets_failed: number;
+}
+
+/**
+ * Two real sift processes on a PostgreSQL server of the test's own, each through a TCP proxy the
+ * test turns into faults: the server restarted mid-job, every connection cut and refused for 5 s,
+ * one instance's connections gone silent for longer than the instance TTL. After each, both
+ * processes live, and the job ends once with every result.
+ */
+describe('PostgreSQL faults under two sift processes', () => {
+  let cluster: ThrowawayCluster;
+  let fx: Fixture;
+  let proxies: TcpProxy[] = [];
+  let procs: SiftProcess[] = [];
+  let db: Client;
+
+  beforeAll(async () => {
+    ensureBuilt();
+    cluster = await ThrowawayCluster.start();
+    fx = await new Fixture({ '/p/*': slowArticle(25) }).start();
+    proxies = await Promise.all([0, 1].map(() => new TcpProxy(cluster.port).start()));
+    const env = (proxy: TcpProxy) => ({
+      SIFT_DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
+      SIFT_TOKENS: `${TOKEN}:ops:fleet`,
+      SIFT_FLEET_ALLOW: '127.0.0.0/8',
+      SIFT_RUNNER_CONCURRENCY: '8',
+      SIFT_PER_HOST_CONCURRENCY: '16',
+      SIFT_HEARTBEAT_S: '1',
+      SIFT_INSTANCE_TTL_S: '4',
+      SIFT_DB_TIMEOUT_MS: '2000',
+    });
+    procs = [];
+    for (const p of proxies) procs.push(await startSiftProcess(env(p)));
+  }, 120_000);
+
+  afterAll(async () => {
+    for (const p of procs) await kill(p, 'SIGKILL');
+    for (const p of proxies) await p.stop();
+    await db?.end().catch(() => undefined);
+    await fx?.stop();
+    cluster?.destroy();
+  }, 60_000);
+
+  /** A direct connection to the server (not through a proxy), made again after a restart. */
+  async function direct(): Promise<Client> {
+    await db?.end().catch(() => undefined);
+    db = new Client({ connectionString: cluster.url() });
+    db.on('error', () => undefined);
+    await db.connect();
+    return db;
+  }
+
+  const submit = async (p: SiftProcess, n: number, over: object = {}) => {
+    const r = await fetch(`${p.url}/v1/batch`, {
+      method: 'POST',
+      headers: H,
+      body: JSON.stringify({
+        targets: Array.from({ length: n }, (_, i) => ({ url: fx.url(`/p/${n}-${Math.random()}-${i}`) })),
+        options: { format: 'text' },
+        ...over,
+      }),
+    });
+    expect(r.status).toBe(202);
+    return ((await r.json()) as { id: string }).id;
+  };
+
+  const doneRows = async (jobId: string) =>
+    (
+      await db.query(
+        `SELECT count(*)::int AS n FROM batch_target WHERE job_id = $1 AND status IN ('done', 'failed')`,
+        [jobId],
+      )
+    ).rows[0].n as number;
+
+  /** The job ended done once, with every target's result, the counts right and the events gapless. */
+  async function expectWhole(jobId: string, n: number, requeued = 0): Promise<void> {
+    const c = await direct();
+    const job = (
+      await c.query('SELECT status, targets_done, targets_failed FROM batch_job WHERE id = $1', [jobId])
+    ).rows[0];
+    expect(job).toEqual({ status: 'done', targets_done: n, targets_failed: 0 });
+    const rows = (
+      await c.query(
+        `SELECT count(*) FILTER (WHERE status = 'done' AND result IS NOT NULL)::int AS done, count(*)::int AS total
+           FROM batch_target WHERE job_id = $1`,
+        [jobId],
+      )
+    ).rows[0];
+    expect(rows).toEqual({ done: n, total: n });
+    const events = (
+      await c.query('SELECT seq, type, data FROM batch_event WHERE job_id = $1 ORDER BY seq', [jobId])
+    ).rows as { seq: number; type: string; data: string }[];
+    expect(events.map((e) => e.seq)).toEqual(events.map((_, i) => i + 1));
+    const perIdx = new Map<number, number>();
+    for (const e of events.filter((x) => x.type === 'target.done')) {
+      const idx = (JSON.parse(e.data) as { idx: number }).idx;
+      perIdx.set(idx, (perIdx.get(idx) ?? 0) + 1);
+    }
+    expect(perIdx.size).toBe(n);
+    expect([...perIdx.values()].every((k) => k === 1)).toBe(true);
+    expect(
+      events
+        .filter((e) => e.type.startsWith('batch.') && e.type !== 'batch.queued' && e.type !== 'batch.running')
+        .map((e) => e.type),
+    ).toEqual([...Array<string>(requeued).fill('batch.requeued'), 'batch.done']);
+    expect(events.some((e) => e.type === 'target.failed')).toBe(false);
+  }
+
+  const alive = () => procs.every((p) => p.child.exitCode === null && p.child.signalCode === null);
+
+  it('the server restarted mid-job: no process dies, the job ends once with every result', async () => {
+    await direct();
+    const id = await submit(procs[0], 1500);
+    await waitUntil(async () => ((await doneRows(id)) >= 300 ? true : undefined), '300 targets done', 60_000);
+    cluster.pgCtl('restart', 'fast');
+    await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
+    expect(alive()).toBe(true);
+    await expectWhole(id, 1500);
+  }, 180_000);
+
+  it('connections cut and refused for 5 s: requests get 503 storage_unavailable in time, the job ends whole', async () => {
+    await direct();
+    const id = await submit(procs[0], 1000);
+    await waitUntil(async () => ((await doneRows(id)) >= 200 ? true : undefined), '200 targets done', 60_000);
+    await Promise.all(proxies.map((p) => p.refuse()));
+    const outageStart = Date.now();
+    try {
+      const t = Date.now();
+      const r = await fetch(`${procs[0].url}/v1/batch`, {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({ targets: [{ url: fx.url('/p/during-outage') }] }),
+      });
+      const took = Date.now() - t;
+      expect(r.status).toBe(503);
+      expect(r.headers.get('retry-after')).toBeTruthy();
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe('storage_unavailable');
+      expect(took).toBeLessThan(6000);
+      // Readiness: /healthz says so, for a load balancer to drain the instance.
+      const health = await waitUntil(
+        async () => {
+          const h = await fetch(`${procs[1].url}/healthz`);
+          return h.status === 503 ? ((await h.json()) as { ok: boolean; database: string }) : undefined;
+        },
+        '/healthz to answer 503',
+        5000,
+        100,
+      );
+      expect(health).toMatchObject({ ok: false, database: 'unreachable' });
+      // Longer than the instance TTL: no instance may take the other for lost when it is back.
+      await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - outageStart))));
+    } finally {
+      await Promise.all(proxies.map((p) => p.restore()));
+    }
+    await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
+    expect(alive()).toBe(true);
+    await expectWhole(id, 1000);
+    const recovered = await db.query(
+      `SELECT count(*)::int AS n FROM batch_event WHERE type = 'batch.requeued'`,
+    );
+    expect(recovered.rows[0].n).toBe(0);
+    await waitUntil(
+      async () => ((await fetch(`${procs[0].url}/healthz`)).ok ? true : undefined),
+      '/healthz 200 again',
+    );
+  }, 180_000);
+
+  it('one instance stalled silently past the TTL: the other goes on within 10 s, and the job ends whole', async () => {
+    await direct();
+    const id = await submit(procs[0], 1500, { on_restart: 'resume' });
+    await waitUntil(async () => ((await doneRows(id)) >= 200 ? true : undefined), '200 targets done', 60_000);
+    proxies[1].stall();
+    const base = await doneRows(id);
+    try {
+      // More than the other instance holds in flight and in its buffer: it must claim again.
+      await waitUntil(
+        async () => ((await doneRows(id)) >= base + 100 ? true : undefined),
+        'the healthy instance to go on while the other is stalled',
+        10_000,
+        100,
+      );
+      await new Promise((r) => setTimeout(r, 6000));
+    } finally {
+      await proxies[1].restore();
+    }
+    await waitForJobIn<View>(procs[0], id, H, undefined, 120_000);
+    expect(alive()).toBe(true);
+    await expectWhole(id, 1500, 1);
+  }, 180_000);
+});
+
+describe('start-up while PostgreSQL cannot be reached', () => {
+  let cluster: ThrowawayCluster;
+  let proxy: TcpProxy;
+  beforeAll(async () => {
+    ensureBuilt();
+    cluster = await ThrowawayCluster.start();
+    proxy = await new TcpProxy(cluster.port).start();
+  }, 60_000);
+  afterAll(async () => {
+    await proxy?.stop();
+    cluster?.destroy();
+  });
+
+  it('waits for the database, logging what it tries, and starts once it answers', async () => {
+    await proxy.refuse();
+    const env = {
+      SIFT_DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
+      SIFT_TOKENS: `${TOKEN}:ops:fleet`,
+    };
+    const restore = setTimeout(() => void proxy.restore(), 5000);
+    let p: SiftProcess | undefined;
+    try {
+      p = await startSiftProcess(env);
+      expect(p.output()).toContain(`waiting for PostgreSQL at 127.0.0.1:${proxy.port}/postgres: `);
+    } finally {
+      clearTimeout(restore);
+      if (p) await kill(p, 'SIGKILL');
+    }
+  }, 60_000);
+
+  it('gives up after SIFT_DB_WAIT_S: exit 1, naming the server and the reason, never the password', async () => {
+    const port = await freePort();
+    const child = spawn(process.execPath, [ensureBuilt()], {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        PORT: String(await freePort()),
+        SIFT_DATABASE_URL: `postgres://sift:hunter2secret@127.0.0.1:${port}/siftdb`,
+        SIFT_TOKENS: `${TOKEN}:ops:fleet`,
+        SIFT_DB_WAIT_S: '2',
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (out += d));
+    const code = await new Promise<number | null>((r) => child.once('exit', (c) => r(c)));
+    expect(code).toBe(1);
+    expect(out).toMatch(
+      new RegExp(
+        `sift: start-up failed: waiting for PostgreSQL at 127\\.0\\.0\\.1:${port}/siftdb: .*ECONNREFUSED`,
+      ),
+    );
+    expect(out).not.toContain('hunter2secret');
+  }, 60_000);
+});
