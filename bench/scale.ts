@@ -29,6 +29,23 @@ function cpuS(pid: number): number {
   return (Number(f[11]) + Number(f[12])) / 100; // utime, stime in clock ticks (100/s)
 }
 
+/** CPU seconds of every PostgreSQL server process on this machine (backends and the server's own). */
+function postgresCpuS(): number {
+  let total = 0;
+  for (const d of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const stat = fs.readFileSync(`/proc/${d}/stat`, 'utf8');
+      if (!stat.includes('(postgres)')) continue;
+      const f = stat.split(') ')[1].split(' ');
+      total += (Number(f[11]) + Number(f[12])) / 100;
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return total;
+}
+
 function peakRssMb(pid: number): number {
   const m = /VmHWM:\s+(\d+)/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Math.round(Number(m[1]) / 1024) : 0;
@@ -39,12 +56,14 @@ async function run(
   origin: string,
   env: Record<string, string>,
   instances: number,
+  main?: string,
 ): Promise<Record<string, number | string>> {
   const procs: SiftProcess[] = [];
-  for (let i = 0; i < instances; i++) procs.push(await startSiftProcess(env));
+  for (let i = 0; i < instances; i++) procs.push(await startSiftProcess(env, undefined, main));
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   try {
     const cpu0 = procs.map((p) => cpuS(p.child.pid!));
+    const pg0 = postgresCpuS();
     const body = JSON.stringify({
       targets: Array.from({ length: N }, (_, i) => ({ url: `${origin}/${label}/${i}` })),
     });
@@ -66,10 +85,14 @@ async function run(
       claims += m ? Number(m[1]) : 0;
     }
     const cpu = procs.reduce((n, p, i) => n + cpuS(p.child.pid!) - cpu0[i], 0);
+    const pgCpu = postgresCpuS() - pg0;
     if (view.status !== 'done') throw new Error(`${label}: the job ended ${view.status}`);
     return {
       [`${label} targets/s`]: +(N / s).toFixed(1),
       [`${label} CPU ms per target (all instances)`]: +((cpu * 1000) / N).toFixed(2),
+      ...(label.includes('postgres')
+        ? { [`${label} PostgreSQL server CPU ms per target`]: +((pgCpu * 1000) / N).toFixed(2) }
+        : {}),
       [`${label} claims/s (targets per claim)`]: `${(claims / s).toFixed(1)} (${(N / claims).toFixed(1)})`,
       [`${label} peak RSS MB per instance (max)`]: Math.max(...procs.map((p) => peakRssMb(p.child.pid!))),
     };
@@ -94,15 +117,31 @@ export async function benchScale(): Promise<Record<string, number | string>> {
     SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY * 3),
   };
   const out: Record<string, number | string> = { targets: N, 'slots per instance': CONCURRENCY };
+  // BENCH_SCALE_BASELINE: another build's dist/src/main.js, run right before this tree's in each
+  // configuration (the two alternate, so both see the same machine).
+  const baseline = process.env.BENCH_SCALE_BASELINE;
+  const builds: [string, string | undefined][] = baseline
+    ? [
+        ['baseline ', baseline],
+        ['', undefined],
+      ]
+    : [['', undefined]];
   try {
-    const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-scale-')), 'sift.db');
-    Object.assign(out, await run('sqlite x1', origin, { ...base, SIFT_DB: db }, 1));
+    for (const [tag, main] of builds) {
+      const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-scale-')), 'sift.db');
+      Object.assign(out, await run(`${tag}sqlite x1`, origin, { ...base, SIFT_DB: db }, 1, main));
+    }
     for (const n of [1, 2, 3]) {
-      const pg = await pgDatabase();
-      try {
-        Object.assign(out, await run(`postgres x${n}`, origin, { ...base, SIFT_DATABASE_URL: pg.url }, n));
-      } finally {
-        await pg.drop();
+      for (const [tag, main] of builds) {
+        const pg = await pgDatabase();
+        try {
+          Object.assign(
+            out,
+            await run(`${tag}postgres x${n}`, origin, { ...base, SIFT_DATABASE_URL: pg.url }, n, main),
+          );
+        } finally {
+          await pg.drop();
+        }
       }
     }
     const sqlite = out['sqlite x1 targets/s'] as number;

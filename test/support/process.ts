@@ -53,9 +53,11 @@ export const NODE_FLAGS = ['--max-semi-space-size=8', '--v8-pool-size=2'];
 export async function startSiftProcess(
   env: Record<string, string>,
   nodeArgs: string[] = NODE_FLAGS,
+  /** Another build's main.js (a benchmark's baseline); this tree's by default. */
+  main: string = ensureBuilt(),
 ): Promise<SiftProcess> {
   const port = await freePort();
-  const child = spawn(process.execPath, [...nodeArgs, ensureBuilt()], {
+  const child = spawn(process.execPath, [...nodeArgs, main], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', ...env, PORT: String(port) },
     stdio: ['ignore', 'pipe', 'pipe'],
