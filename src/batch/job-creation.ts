@@ -2,8 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { SiftError } from '../common/errors';
 import type { BatchJob, Tx, Webhook } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
+import { markDuplicates } from './dedupe';
 import type { JobEvents } from './job-events';
-import type { RestartPolicy } from './job-status';
+import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from './job-status';
 
 /** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
 export const INVALID_URL = 'invalid_url';
@@ -129,4 +130,48 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
   }
   const job = (await tx.jobs.batchJob(id))!;
   return job.targetsDone >= job.targetsTotal ? events.end(tx, job, now) : job;
+}
+
+/**
+ * The draft of a job of the parent's failed targets (same URL and options; each knows its
+ * parent_idx), with the parent's restart policy, TTL and webhook; the parent is only read. 409
+ * not_retryable while the parent is live or when none of its targets failed (an invalid URL does
+ * not count: fetching it again cannot help). Undefined when the parent does not exist.
+ */
+export async function retryDraft(
+  tx: Tx,
+  parentId: string,
+  caller: Caller,
+  idemKey: string,
+  fingerprint: string,
+): Promise<JobDraft | undefined> {
+  const parent = await tx.jobs.batchJob(parentId);
+  if (!parent) return undefined;
+  if (isLiveJob(parent.status)) {
+    throw new SiftError(
+      409,
+      'not_retryable',
+      `the job is still ${parent.status}`,
+      'wait for it to end (or cancel it), then retry its failed targets',
+    );
+  }
+  const failed = (await tx.targets.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
+  if (failed.length === 0) {
+    throw new SiftError(
+      409,
+      'not_retryable',
+      "none of the job's targets failed (invalid URLs are not retried)",
+      'nothing to retry: read its results',
+    );
+  }
+  return {
+    caller,
+    idemKey,
+    fingerprint,
+    onRestart: parent.onRestart ?? DEFAULT_RESTART_POLICY,
+    ttlS: parent.ttlS ?? null,
+    parentId,
+    webhook: await tx.deliveries.webhookOf(parentId),
+    targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
+  };
 }

@@ -4,18 +4,17 @@ import { SiftError } from '../common/errors';
 import { Db, lockClaims, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
-import { markDuplicates } from './dedupe';
 import {
-  INVALID_URL,
   checkLiveJobs,
   createJob,
   replayOf,
+  retryDraft,
   type JobDraft,
   type SubmitLimits,
 } from './job-creation';
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
-import { DEFAULT_RESTART_POLICY, isLiveJob, isTerminalJob } from './job-status';
+import { isLiveJob, isTerminalJob } from './job-status';
 
 export { INVALID_URL, type DraftTarget, type JobDraft, type SubmitLimits } from './job-creation';
 export { JOBS_CHANNEL } from './job-events';
@@ -23,6 +22,12 @@ export { INSTANCE_LOST, SERVER_RESTARTED, type RestartReport } from './job-recov
 
 /** Commits a caller is told of survive a power cut (see TxOptions.durable). */
 const DURABLE = { durable: true };
+
+/** Targets claimed, and whether pending ones are left. */
+export interface Claim {
+  targets: { idx: number; url: string; options: string; deferrals: number }[];
+  more: boolean;
+}
 
 /** How a fetched target ended. */
 export type TargetOutcome =
@@ -57,15 +62,22 @@ export class JobLifecycle {
    * idempotency and live-job checks made in the same transaction. A replay returns the job the
    * key was first used for, and writes nothing.
    */
-  async submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
-    return this.db.transaction(async (tx) => {
-      await lockSubmits(tx);
-      const now = this.clock.now();
-      const earlier = await replayOf(tx, draft.caller, draft.idemKey, draft.fingerprint, limits, now);
-      if (earlier) return { job: earlier, replayed: true };
-      await checkLiveJobs(tx, draft.caller, limits);
-      return { job: await this.create(tx, draft), replayed: false };
-    }, DURABLE);
+  submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
+    return this.db.transaction((tx) => this.submitIn(tx, draft, limits), DURABLE);
+  }
+
+  /** What submit does, inside the caller's transaction. */
+  async submitIn(
+    tx: Tx,
+    draft: JobDraft,
+    limits: SubmitLimits,
+  ): Promise<{ job: BatchJob; replayed: boolean }> {
+    await lockSubmits(tx);
+    const now = this.clock.now();
+    const earlier = await replayOf(tx, draft.caller, draft.idemKey, draft.fingerprint, limits, now);
+    if (earlier) return { job: earlier, replayed: true };
+    await checkLiveJobs(tx, draft.caller, limits);
+    return { job: await this.create(tx, draft), replayed: false };
   }
 
   /**
@@ -86,36 +98,10 @@ export class JobLifecycle {
       await lockSubmits(tx);
       const earlier = await replayOf(tx, caller, idemKey, fingerprint, limits, this.clock.now());
       if (earlier) return { job: earlier, replayed: true };
-      const parent = await tx.jobs.batchJob(parentId);
-      if (!parent) return undefined;
-      if (isLiveJob(parent.status)) {
-        throw new SiftError(
-          409,
-          'not_retryable',
-          `the job is still ${parent.status}`,
-          'wait for it to end (or cancel it), then retry its failed targets',
-        );
-      }
-      const failed = (await tx.targets.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
-      if (failed.length === 0) {
-        throw new SiftError(
-          409,
-          'not_retryable',
-          "none of the job's targets failed (invalid URLs are not retried)",
-          'nothing to retry: read its results',
-        );
-      }
+      const retried = await retryDraft(tx, parentId, caller, idemKey, fingerprint);
+      if (!retried) return undefined;
       await checkLiveJobs(tx, caller, limits);
-      const job = await this.create(tx, {
-        caller,
-        idemKey,
-        fingerprint,
-        onRestart: parent.onRestart ?? DEFAULT_RESTART_POLICY,
-        ttlS: parent.ttlS ?? null,
-        parentId,
-        webhook: await tx.deliveries.webhookOf(parentId),
-        targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
-      });
+      const job = await this.create(tx, retried);
       return { job, replayed: false };
     }, DURABLE);
   }
@@ -132,33 +118,40 @@ export class JobLifecycle {
    * job running if it was queued. `more`: whether pending targets are left (a claim may get none
    * while their hosts are busy). Undefined when the job is no longer live: nothing is written then.
    */
-  async claim(
+  claim(
     jobId: string,
     holder: string,
     limit: number,
     perHost = Number.MAX_SAFE_INTEGER,
-  ): Promise<
-    { targets: { idx: number; url: string; options: string; deferrals: number }[]; more: boolean } | undefined
-  > {
+  ): Promise<Claim | undefined> {
+    return this.db.transaction((tx) => this.claimIn(tx, jobId, holder, limit, perHost));
+  }
+
+  /** What claim does, inside the caller's transaction. */
+  async claimIn(
+    tx: Tx,
+    jobId: string,
+    holder: string,
+    limit: number,
+    perHost = Number.MAX_SAFE_INTEGER,
+  ): Promise<Claim | undefined> {
     const now = this.clock.now();
-    return this.db.transaction(async (tx) => {
-      const job = await tx.jobs.batchJob(jobId);
-      if (!job || !isLiveJob(job.status)) return undefined;
-      await lockClaims(tx);
-      const targets = await tx.targets.claimTargets({
-        jobId,
-        holder,
-        now,
-        nowMs: this.clock.nowMs(),
-        limit,
-        perHost,
-      });
-      // Instances claiming at once all read "queued": only the one whose update moves it says so.
-      if (targets.length > 0 && job.status === 'queued' && (await tx.jobs.startBatchJob(jobId, now))) {
-        await this.events.append(tx, jobId, 'batch.running', now);
-      }
-      return { targets, more: await tx.targets.hasPending(jobId) };
+    const job = await tx.jobs.batchJob(jobId);
+    if (!job || !isLiveJob(job.status)) return undefined;
+    await lockClaims(tx);
+    const targets = await tx.targets.claimTargets({
+      jobId,
+      holder,
+      now,
+      nowMs: this.clock.nowMs(),
+      limit,
+      perHost,
     });
+    // Instances claiming at once all read "queued": only the one whose update moves it says so.
+    if (targets.length > 0 && job.status === 'queued' && (await tx.jobs.startBatchJob(jobId, now))) {
+      await this.events.append(tx, jobId, 'batch.running', now);
+    }
+    return { targets, more: await tx.targets.hasPending(jobId) };
   }
 
   /**

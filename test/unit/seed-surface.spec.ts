@@ -4,7 +4,12 @@ import { BatchStore, type BatchJob, type BatchTarget } from '../../src/dcache';
 interface SeedBatchStore {
   createBatchJob(j: BatchJob): Promise<void>;
   batchJob(id: string): Promise<BatchJob | undefined>;
-  batchJobByIdem(caller: string, idemKey: string, now: number, ttlSeconds: number): Promise<string | undefined>;
+  batchJobByIdem(
+    caller: string,
+    idemKey: string,
+    now: number,
+    ttlSeconds: number,
+  ): Promise<string | undefined>;
   liveBatchJobs(caller: string): Promise<number>;
   liveBatchJobsTotal(): Promise<number>;
   putBatchTargets(jobId: string, targets: BatchTarget[]): Promise<void>;
