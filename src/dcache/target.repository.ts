@@ -1,4 +1,3 @@
-import { sql } from 'kysely';
 import type { TargetStatus } from '../batch/job-status';
 import type { Tx } from './db';
 import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
