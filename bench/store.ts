@@ -57,7 +57,7 @@ async function siftRun(): Promise<{ putMs: number; opsPerS: number }> {
   const putMs = performance.now() - t;
   t = performance.now();
   for (let i = 0; i < N; i++) {
-    await d.batch.updateBatchTarget({ jobId: 'j', idx: i, now: T0 + i, status: 'done', result: RESULT });
+    await d.batch.updateBatchTarget('j', i, T0 + i, 'done', RESULT, null, null);
     await d.batch.evictBatchOldest(2 ** 40);
   }
   const opsPerS = N / ((performance.now() - t) / 1000);
@@ -111,7 +111,7 @@ async function siftRunPg(url: string): Promise<number> {
   await d.batch.putBatchTargets('j', targets('j').slice(0, N_PG));
   const t = performance.now();
   for (let i = 0; i < N_PG; i++) {
-    await d.batch.updateBatchTarget({ jobId: 'j', idx: i, now: T0 + i, status: 'done', result: RESULT });
+    await d.batch.updateBatchTarget('j', i, T0 + i, 'done', RESULT, null, null);
     await d.batch.evictBatchOldest(2 ** 40);
   }
   const opsPerS = N_PG / ((performance.now() - t) / 1000);
@@ -157,7 +157,8 @@ async function commitUs(durable: boolean, n = 300): Promise<number> {
   const d = await openDcache({ path: tmp('commit.db') });
   await d.batch.createBatchJob(job('c'));
   const t = performance.now();
-  for (let i = 0; i < n; i++) await d.batch.transaction((s) => s.touchBatchJob('c', T0 + i), { durable });
+  for (let i = 0; i < n; i++)
+    await d.database.transaction((tx) => tx.jobs.touchBatchJob('c', T0 + i), { durable });
   const us = ((performance.now() - t) * 1000) / n;
   await d.close();
   return us;

@@ -43,17 +43,17 @@ export class MetricsController {
       },
     );
     gauge('sift_batch_jobs', 'Batch jobs by status.', ['status'], async (g) => {
-      const { byStatus } = await dcache.batch.jobCounts();
+      const { byStatus } = await dcache.reader.jobs.jobCounts();
       for (const s of JOB_STATUSES) g.set({ status: s }, byStatus[s] ?? 0);
     });
     gauge('sift_batch_bytes', 'Bytes of stored batch results.', [], async (g) =>
-      g.set(await dcache.batch.batchNbytes()),
+      g.set(await dcache.reader.jobs.batchNbytes()),
     );
     gauge(
       'sift_runner_queue_depth',
       'Targets of live jobs not yet finished (in flight included).',
       [],
-      async (g) => g.set((await dcache.batch.jobCounts()).liveTargetsLeft),
+      async (g) => g.set((await dcache.reader.jobs.jobCounts()).liveTargetsLeft),
     );
     gauge('sift_runner_in_flight', 'Targets being fetched now.', [], (g) => g.set(runner.stats.inFlight));
     gauge(
@@ -67,11 +67,11 @@ export class MetricsController {
       for (const i of await instance.live()) g.set({ instance: i.id }, i.claims);
     });
     gauge('sift_webhook_deliveries', 'Webhook deliveries stored, by state.', ['state'], async (g) => {
-      const counts = await dcache.batch.deliveryCounts();
+      const counts = await dcache.reader.deliveries.deliveryCounts();
       for (const s of DELIVERY_STATES) g.set({ state: s }, counts[s]);
     });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
-      for (const [k, v] of Object.entries(dcache.batch.misses)) g.set({ accessor: k }, v);
+      for (const [k, v] of Object.entries(dcache.database.misses)) g.set({ accessor: k }, v);
     });
   }
 

@@ -2,12 +2,14 @@ import { Module } from '@nestjs/common';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchService } from './batch.service';
 import { ClusterSignals } from './cluster-signals';
+import { JobEvents } from './job-events';
 import { JobLifecycle } from './job-lifecycle';
+import { JobRecovery } from './job-recovery';
 import { JobSignals } from './job-signals';
 
 @Module({
   imports: [DcacheModule],
-  providers: [BatchService, JobLifecycle, JobSignals, ClusterSignals],
-  exports: [BatchService, JobLifecycle, JobSignals],
+  providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals, ClusterSignals],
+  exports: [BatchService, JobLifecycle, JobRecovery, JobSignals],
 })
 export class BatchModule {}

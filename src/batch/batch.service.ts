@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors';
-import { BatchStore, type BatchEvent, type BatchJob } from '../dcache';
+import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob } from '../dcache';
 import { checkRobotsOption, type Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
 import { markDuplicates } from './dedupe';
@@ -78,7 +78,11 @@ export function checkTargetCount(maxTargets: number, n: number, caller: Caller):
 @Injectable()
 export class BatchService {
   constructor(
+    /** Reads: jobs, results, events, deliveries. */
+    private readonly reader: BatchReader,
+    /** The seed's store: the touch after a read. */
     private readonly store: BatchStore,
+    private readonly db: Db,
     private readonly lifecycle: JobLifecycle,
     private readonly config: AppConfig,
     private readonly clock: Clock,
@@ -197,8 +201,8 @@ export class BatchService {
     limit: number,
   ): Promise<{ webhook: WebhookView | null; deliveries: DeliveryView[]; next: number | null }> {
     await this.own(caller, id);
-    const hook = await this.store.webhookOf(id);
-    const rows = await this.store.deliveries(id, after, limit + 1);
+    const hook = await this.reader.deliveries.webhookOf(id);
+    const rows = await this.reader.deliveries.deliveries(id, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       webhook: hook ? { url: hook.url, events: hook.events } : null,
@@ -210,7 +214,8 @@ export class BatchService {
   /** Sends the job's deliveries that are not delivered (every one with `all`) again, from now. */
   async redeliver(caller: Caller, id: string, all: boolean): Promise<{ queued: number }> {
     await this.own(caller, id);
-    const queued = await this.store.redeliver(id, this.clock.now(), all);
+    const now = this.clock.now();
+    const queued = await this.db.transaction((tx) => tx.deliveries.redeliver(id, now, all));
     if (queued > 0) this.signals.deliveryQueued(id);
     return { queued };
   }
@@ -224,7 +229,7 @@ export class BatchService {
   }
 
   private async own(caller: Caller, id: string): Promise<BatchJob> {
-    const job = await this.store.batchJob(id);
+    const job = await this.reader.jobs.batchJob(id);
     if (!job || job.caller !== caller.name || job.callerClass !== caller.callerClass) throw notFound('job');
     return job;
   }
@@ -235,7 +240,7 @@ export class BatchService {
     limit: number,
   ): Promise<{ jobs: JobView[]; next: string | null }> {
     const before = cursor ? decodeJobCursor(cursor) : undefined;
-    const jobs = await this.store.listBatchJobs(caller.name, before, limit + 1);
+    const jobs = await this.reader.jobs.listBatchJobs(caller.name, before, limit + 1);
     const page = jobs.slice(0, limit);
     const last = page[page.length - 1];
     return {
@@ -260,14 +265,14 @@ export class BatchService {
     let n = 0;
     let total = 0;
     // One more than asked: whether a next page exists is known without guessing.
-    const sizes = await this.store.batchResultSizes(id, after, limit + 1, verdict);
+    const sizes = await this.reader.targets.batchResultSizes(id, after, limit + 1, verdict);
     for (const { bytes } of sizes.slice(0, limit)) {
       const cost = bytes + RESULT_OVERHEAD;
       if (n > 0 && total + cost > RESULTS_PAGE_BYTES) break;
       total += cost;
       n++;
     }
-    const page = n > 0 ? await this.store.batchTargetsPage(id, after, n, verdict) : [];
+    const page = n > 0 ? await this.reader.targets.batchTargetsPage(id, after, n, verdict) : [];
     await this.store.touchBatchJob(id, this.clock.now());
     const last = page[page.length - 1];
     const next = last && sizes.length > n ? last.idx : null;
@@ -280,7 +285,7 @@ export class BatchService {
     await this.store.touchBatchJob(id, this.clock.now());
     let after = -1;
     for (;;) {
-      const page = await this.store.batchTargetsPage(id, after, pageSize, verdict);
+      const page = await this.reader.targets.batchTargetsPage(id, after, pageSize, verdict);
       for (const t of page) yield `${resultJson(t)}\n`;
       if (page.length < pageSize) return;
       after = page[page.length - 1].idx;
@@ -298,7 +303,7 @@ export class BatchService {
     limit = 1000,
   ): Promise<{ events: EventView[]; next: number | null }> {
     await this.own(caller, id);
-    const rows = await this.store.batchEvents(id, after, limit + 1);
+    const rows = await this.reader.events.batchEvents(id, after, limit + 1);
     const page = rows.slice(0, limit);
     return {
       events: page.map(eventView),
@@ -314,11 +319,11 @@ export class BatchService {
   }
 
   async exists(id: string): Promise<boolean> {
-    return (await this.store.batchJob(id)) !== undefined;
+    return (await this.reader.jobs.batchJob(id)) !== undefined;
   }
 
   async eventsAfter(id: string, after: number, limit = 1000): Promise<BatchEvent[]> {
-    return this.store.batchEvents(id, after, limit);
+    return this.reader.events.batchEvents(id, after, limit);
   }
 
   /** Cancels the caller's job (see JobLifecycle.cancel). */

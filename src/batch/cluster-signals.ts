@@ -1,6 +1,6 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Dcache } from '../dcache';
-import { JOBS_CHANNEL } from './job-lifecycle';
+import { JOBS_CHANNEL } from './job-events';
 import { JobSignals } from './job-signals';
 
 /**

@@ -1,61 +1,32 @@
-import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import { BatchStore, type BatchJob, type Webhook } from '../dcache';
-import { fingerprintOf } from './canonical';
-import { markDuplicates } from './dedupe';
+import { Db, lockClaims, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
-import { JobRecovery } from './job-recovery';
-import { JobSignals } from './job-signals';
+import { fingerprintOf } from './canonical';
 import {
-  DEFAULT_RESTART_POLICY,
-  finalStatus,
-  isLiveJob,
-  isTerminalJob,
-  terminalEvent,
-  type RestartPolicy,
-} from './job-status';
+  checkLiveJobs,
+  createJob,
+  replayOf,
+  retryDraft,
+  type JobDraft,
+  type SubmitLimits,
+} from './job-creation';
+import { JobEvents } from './job-events';
+import { JobSignals } from './job-signals';
+import { isLiveJob, isTerminalJob } from './job-status';
 
-export { INSTANCE_LOST, JOBS_CHANNEL, SERVER_RESTARTED, type RestartReport } from './job-recovery';
+export { INVALID_URL, type DraftTarget, type JobDraft, type SubmitLimits } from './job-creation';
+export { JOBS_CHANNEL } from './job-events';
+export { INSTANCE_LOST, SERVER_RESTARTED, type RestartReport } from './job-recovery';
 
-/** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
-export const INVALID_URL = 'invalid_url';
-
-/** Commits a caller is told of survive a power cut (see BatchStore.transaction). */
+/** Commits a caller is told of survive a power cut (see TxOptions.durable). */
 const DURABLE = { durable: true };
 
-/** A target as a job stores it. */
-export interface DraftTarget {
-  url: string;
-  /** Its fetch options, as stored (JSON). */
-  options: string;
-  /** In a retry job: the parent's idx of this target. */
-  parentIdx?: number;
-  /** An earlier target with the same URL and options: this one gets its result. */
-  dupOf?: number;
-  /** Stored failed at once (an invalid URL under ignore_invalid_urls). */
-  failed?: { code: string; message: string; hint: string };
-}
-
-export interface JobDraft {
-  caller: Caller;
-  idemKey: string;
-  fingerprint: string;
-  onRestart: RestartPolicy;
-  targets: DraftTarget[];
-  /** The job's own TTL in seconds (null: the server's default). */
-  ttlS?: number | null;
-  parentId?: string;
-  webhook?: Webhook;
-}
-
-export interface SubmitLimits {
-  idemTtlS: number;
-  /** Live jobs one caller may have. */
-  callerLiveJobs: number;
-  /** Live jobs of all callers together. */
-  totalLiveJobs: number;
+/** Targets claimed, and whether pending ones are left. */
+export interface Claim {
+  targets: { idx: number; url: string; options: string; deferrals: number }[];
+  more: boolean;
 }
 
 /** How a fetched target ended. */
@@ -73,34 +44,40 @@ export type TargetOutcome =
  *   recordResult  target running → done | failed              target.done | target.failed
  *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
  *   cancel        queued | running → cancelled; running targets back to pending   batch.cancelled
- *   (in JobRecovery, job-recovery.ts)
- *   afterRestart  by each live job's on_restart policy:
- *                   fail:   → failed (server_restarted), unfinished targets failed  batch.failed
- *                   retry:  running → queued, every target pending                  batch.requeued
- *                   resume: running stays, targets caught running → pending          batch.requeued
- *                 (a queued job stays queued under retry and resume)
- *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
- *   recoverLost   a lost instance's jobs, by policy (see the method)
+ *   (restart, lost instances and shutdown: JobRecovery, job-recovery.ts)
+ *
+ * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts).
  */
 @Injectable()
-export class JobLifecycle extends JobRecovery {
-  constructor(store: BatchStore, clock: Clock, signals: JobSignals) {
-    super(store, clock, signals);
-  }
+export class JobLifecycle {
+  constructor(
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly signals: JobSignals,
+    private readonly events: JobEvents,
+  ) {}
 
   /**
    * Commits the job, all its targets and `batch.queued` in one durable transaction, after the
    * idempotency and live-job checks made in the same transaction. A replay returns the job the
    * key was first used for, and writes nothing.
    */
-  async submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
-    return this.store.transaction(async (s) => {
-      await s.lockSubmits();
-      const earlier = await this.replay(s, draft.caller, draft.idemKey, draft.fingerprint, limits);
-      if (earlier) return { job: earlier, replayed: true };
-      await this.checkLiveJobs(s, draft.caller, limits);
-      return { job: await this.create(s, draft), replayed: false };
-    }, DURABLE);
+  submit(draft: JobDraft, limits: SubmitLimits): Promise<{ job: BatchJob; replayed: boolean }> {
+    return this.db.transaction((tx) => this.submitIn(tx, draft, limits), DURABLE);
+  }
+
+  /** What submit does, inside the caller's transaction. */
+  async submitIn(
+    tx: Tx,
+    draft: JobDraft,
+    limits: SubmitLimits,
+  ): Promise<{ job: BatchJob; replayed: boolean }> {
+    await lockSubmits(tx);
+    const now = this.clock.now();
+    const earlier = await replayOf(tx, draft.caller, draft.idemKey, draft.fingerprint, limits, now);
+    if (earlier) return { job: earlier, replayed: true };
+    await checkLiveJobs(tx, draft.caller, limits);
+    return { job: await this.create(tx, draft), replayed: false };
   }
 
   /**
@@ -108,6 +85,7 @@ export class JobLifecycle extends JobRecovery {
    * with the parent's restart policy, TTL and webhook, committed as submit commits. 409
    * not_retryable while the parent is live or when none of its targets failed (an invalid URL
    * does not count: fetching it again cannot help). The Idempotency-Key works as for a submit.
+   * The parent is only read.
    */
   async retry(
     parentId: string,
@@ -116,152 +94,22 @@ export class JobLifecycle extends JobRecovery {
     limits: SubmitLimits,
   ): Promise<{ job: BatchJob; replayed: boolean } | undefined> {
     const fingerprint = fingerprintOf({ retry_of: parentId });
-    return this.store.transaction(async (s) => {
-      await s.lockSubmits();
-      const earlier = await this.replay(s, caller, idemKey, fingerprint, limits);
+    return this.db.transaction(async (tx) => {
+      await lockSubmits(tx);
+      const earlier = await replayOf(tx, caller, idemKey, fingerprint, limits, this.clock.now());
       if (earlier) return { job: earlier, replayed: true };
-      const parent = await s.batchJob(parentId);
-      if (!parent) return undefined;
-      if (isLiveJob(parent.status)) {
-        throw new SiftError(
-          409,
-          'not_retryable',
-          `the job is still ${parent.status}`,
-          'wait for it to end (or cancel it), then retry its failed targets',
-        );
-      }
-      const failed = (await s.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
-      if (failed.length === 0) {
-        throw new SiftError(
-          409,
-          'not_retryable',
-          "none of the job's targets failed (invalid URLs are not retried)",
-          'nothing to retry: read its results',
-        );
-      }
-      await this.checkLiveJobs(s, caller, limits);
-      const job = await this.create(s, {
-        caller,
-        idemKey,
-        fingerprint,
-        onRestart: parent.onRestart ?? DEFAULT_RESTART_POLICY,
-        ttlS: parent.ttlS ?? null,
-        parentId,
-        webhook: await s.webhookOf(parentId),
-        targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
-      });
+      const retried = await retryDraft(tx, parentId, caller, idemKey, fingerprint);
+      if (!retried) return undefined;
+      await checkLiveJobs(tx, caller, limits);
+      const job = await this.create(tx, retried);
       return { job, replayed: false };
     }, DURABLE);
   }
 
-  /** The job an idempotency key was first used for; 409 when it was for another request. */
-  private async replay(
-    s: BatchStore,
-    caller: Caller,
-    idemKey: string,
-    fingerprint: string,
-    limits: SubmitLimits,
-  ): Promise<BatchJob | undefined> {
-    if (!idemKey) return undefined;
-    const existing = await s.batchJobByIdem(caller.name, idemKey, this.clock.now(), limits.idemTtlS);
-    if (!existing) return undefined;
-    const job = (await s.batchJob(existing))!;
-    if (job.fingerprint !== fingerprint) {
-      throw new SiftError(
-        409,
-        'idempotency_conflict',
-        `Idempotency-Key "${idemKey}" was used for a different request`,
-        'use a new key for a different request, or resend the original body',
-      );
-    }
+  private async create(tx: Tx, draft: JobDraft): Promise<BatchJob> {
+    const job = await createJob(tx, this.events, draft, this.clock.now());
+    tx.onCommit(() => this.signals.submitted(job.id));
     return job;
-  }
-
-  private async checkLiveJobs(s: BatchStore, caller: Caller, limits: SubmitLimits): Promise<void> {
-    if ((await s.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
-      throw new SiftError(
-        429,
-        'too_many_jobs',
-        `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
-        'wait for a job to finish (or cancel one) and submit again',
-        { 'Retry-After': '10' },
-      );
-    }
-    if ((await s.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
-      throw new SiftError(
-        503,
-        'server_busy',
-        'sift is running as many jobs as it may',
-        'submit again later',
-        {
-          'Retry-After': '30',
-        },
-      );
-    }
-  }
-
-  /**
-   * Writes the job, its webhook, its targets and `batch.queued` (with a `target.failed` for each
-   * target stored failed); a job whose every target is failed already ends at once.
-   */
-  private async create(s: BatchStore, draft: JobDraft): Promise<BatchJob> {
-    const now = this.clock.now();
-    const id = randomUUID();
-    await s.createBatchJob({
-      id,
-      caller: draft.caller.name,
-      callerClass: draft.caller.callerClass,
-      idemKey: draft.idemKey,
-      status: 'queued',
-      error: '',
-      targetsTotal: draft.targets.length,
-      targetsDone: 0,
-      createdAt: now,
-      lease: now,
-      nbytes: 0,
-      onRestart: draft.onRestart,
-      fingerprint: draft.fingerprint,
-      ttlS: draft.ttlS ?? null,
-      parentId: draft.parentId ?? null,
-    });
-    if (draft.webhook) await s.putWebhook(id, draft.webhook);
-    await s.putBatchTargets(
-      id,
-      draft.targets.map((t, idx) => ({
-        jobId: id,
-        idx,
-        url: t.url,
-        options: t.options,
-        status: t.failed ? ('failed' as const) : ('pending' as const),
-        result: null,
-        error: t.failed?.message ?? null,
-        hint: t.failed?.hint ?? null,
-        code: t.failed?.code ?? null,
-        parentIdx: t.parentIdx ?? null,
-        dupOf: t.dupOf ?? null,
-      })),
-    );
-    await this.event(s, id, 'batch.queued', now, { targets_total: draft.targets.length });
-    for (const [idx, t] of draft.targets.entries()) {
-      if (t.failed) await this.event(s, id, 'target.failed', now, { idx, code: t.failed.code });
-    }
-    let job = (await s.batchJob(id))!;
-    if (job.targetsDone >= job.targetsTotal) job = await this.end(s, job, now);
-    s.onCommit(() => this.signals.submitted(id));
-    return job;
-  }
-
-  /** The job has no target left: it ends done, partial or failed (finalStatus), with its event. */
-  private async end(s: BatchStore, job: BatchJob, now: number): Promise<BatchJob> {
-    const failed = job.targetsFailed ?? 0;
-    const status = finalStatus(job.targetsTotal, failed);
-    const error = status === 'failed' ? 'every target failed' : '';
-    await s.setBatchJobStatus({ id: job.id, status, error, now });
-    await this.event(s, job.id, terminalEvent(status), now, {
-      targets_total: job.targetsTotal,
-      targets_failed: failed,
-    });
-    return { ...job, status, error, lease: now };
   }
 
   /**
@@ -270,32 +118,46 @@ export class JobLifecycle extends JobRecovery {
    * job running if it was queued. `more`: whether pending targets are left (a claim may get none
    * while their hosts are busy). Undefined when the job is no longer live: nothing is written then.
    */
-  async claim(
+  claim(
     jobId: string,
     holder: string,
     limit: number,
     perHost = Number.MAX_SAFE_INTEGER,
-  ): Promise<
-    { targets: { idx: number; url: string; options: string; deferrals: number }[]; more: boolean } | undefined
-  > {
+  ): Promise<Claim | undefined> {
+    return this.db.transaction((tx) => this.claimIn(tx, jobId, holder, limit, perHost));
+  }
+
+  /** What claim does, inside the caller's transaction. */
+  async claimIn(
+    tx: Tx,
+    jobId: string,
+    holder: string,
+    limit: number,
+    perHost = Number.MAX_SAFE_INTEGER,
+  ): Promise<Claim | undefined> {
     const now = this.clock.now();
-    return this.store.transaction(async (s) => {
-      const job = await s.batchJob(jobId);
-      if (!job || !isLiveJob(job.status)) return undefined;
-      await s.lockClaims();
-      const targets = await s.claimTargets({ jobId, holder, now, nowMs: this.clock.nowMs(), limit, perHost });
-      // Instances claiming at once all read "queued": only the one whose update moves it says so.
-      if (targets.length > 0 && job.status === 'queued' && (await s.startBatchJob(jobId, now))) {
-        await this.event(s, jobId, 'batch.running', now);
-      }
-      return { targets, more: await s.hasPending(jobId) };
+    const job = await tx.jobs.batchJob(jobId);
+    if (!job || !isLiveJob(job.status)) return undefined;
+    await lockClaims(tx);
+    const targets = await tx.targets.claimTargets({
+      jobId,
+      holder,
+      now,
+      nowMs: this.clock.nowMs(),
+      limit,
+      perHost,
     });
+    // Instances claiming at once all read "queued": only the one whose update moves it says so.
+    if (targets.length > 0 && job.status === 'queued' && (await tx.jobs.startBatchJob(jobId, now))) {
+      await this.events.append(tx, jobId, 'batch.running', now);
+    }
+    return { targets, more: await tx.targets.hasPending(jobId) };
   }
 
   /**
    * The target's result (or error) with its event, only while the job is running: a cancelled or
    * removed job discards it (false). When it is the job's last, the job ends in the same
-   * transaction. `durable` is for a result that may be the last (see BatchStore.transaction).
+   * transaction. `durable` is for a result that may be the last (see TxOptions.durable).
    */
   async recordResult(
     jobId: string,
@@ -316,21 +178,23 @@ export class JobLifecycle extends JobRecovery {
     opts: { durable?: boolean } = {},
   ): Promise<boolean[]> {
     const now = this.clock.now();
-    // Written in job order: each result's count triggers lock its job's row, and two transactions
-    // locking the same jobs' rows in opposite orders would deadlock (PostgreSQL).
+    // Written in job order, each job's row taken before its targets: two transactions taking the
+    // same jobs' rows in opposite orders would deadlock (PostgreSQL).
     const order = results.map((_, i) => i).sort((a, b) => cmp(results[a].jobId, results[b].jobId) || a - b);
-    return this.store.transaction(async (s) => {
+    return this.db.transaction(async (tx) => {
       const written: boolean[] = new Array<boolean>(results.length);
+      let locked: string | undefined;
       for (const i of order) {
         const r = results[i];
-        written[i] = await this.recordIn(s, r.jobId, r.idx, r.holder, r.outcome, now);
+        if (r.jobId !== locked) await lockJob(tx, (locked = r.jobId));
+        written[i] = await this.recordIn(tx, r.jobId, r.idx, r.holder, r.outcome, now);
       }
       return written;
     }, opts);
   }
 
   private async recordIn(
-    s: BatchStore,
+    tx: Tx,
     jobId: string,
     idx: number,
     holder: string,
@@ -340,50 +204,24 @@ export class JobLifecycle extends JobRecovery {
     // Written only while the job runs and `holder` still holds the target: one taken back (cancel,
     // restart, recovery of a lost instance) is another's now, or pending again. One statement: the
     // job's status is checked in the update itself.
-    const written =
+    const end =
       outcome.kind === 'done'
-        ? await s.finishHeldTarget({
-            jobId,
-            idx,
-            holder,
-            now,
-            status: 'done',
-            result: outcome.result,
-            verdict: outcome.verdict,
-          })
-        : await s.finishHeldTarget({
-            jobId,
-            idx,
-            holder,
-            now,
-            status: 'failed',
-            error: outcome.message,
-            hint: outcome.hint,
-            code: outcome.code,
-          });
-    if (!written) return false;
+        ? { status: 'done' as const, result: outcome.result, verdict: outcome.verdict }
+        : { status: 'failed' as const, error: outcome.message, hint: outcome.hint, code: outcome.code };
+    if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
     // Targets with the same URL and options wait for this one, and get what it got.
-    const same = { jobId, now, status: outcome.kind === 'done' ? ('done' as const) : ('failed' as const) };
-    const dups = !(await this.factsOf(s, jobId)).dups
-      ? []
-      : outcome.kind === 'done'
-        ? await s.finishDuplicates({ ...same, idx, result: outcome.result, verdict: outcome.verdict })
-        : await s.finishDuplicates({
-            ...same,
-            idx,
-            error: outcome.message,
-            hint: outcome.hint,
-            code: outcome.code,
-          });
+    const dups = (await this.events.factsOf(tx, jobId)).dups
+      ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end })
+      : [];
     // The schema's triggers have moved the counts; each event's insert reads them back.
     let left = 0;
     for (const i of [idx, ...dups]) {
       left =
         outcome.kind === 'done'
-          ? await this.event(s, jobId, 'target.done', now, { idx: i })
-          : await this.event(s, jobId, 'target.failed', now, { idx: i, code: outcome.code });
+          ? await this.events.append(tx, jobId, 'target.done', now, { idx: i })
+          : await this.events.append(tx, jobId, 'target.failed', now, { idx: i, code: outcome.code });
     }
-    if (left <= 0) await this.end(s, (await s.batchJob(jobId))!, now);
+    if (left <= 0) await this.events.end(tx, (await tx.jobs.batchJob(jobId))!, now);
     return true;
   }
 
@@ -392,7 +230,11 @@ export class JobLifecycle extends JobRecovery {
    * it has not ended, so no event. False when `holder` no longer held it.
    */
   defer(jobId: string, idx: number, holder: string): Promise<boolean> {
-    return this.store.deferHeldTarget({ jobId, idx, holder, now: this.clock.now() });
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      await lockJob(tx, jobId);
+      return tx.targets.deferHeldTarget({ jobId, idx, holder, now });
+    });
   }
 
   /**
@@ -400,8 +242,9 @@ export class JobLifecycle extends JobRecovery {
    * 409 not_finished while it is live; undefined when it does not exist.
    */
   async purge(jobId: string): Promise<true | undefined> {
-    return this.store.transaction(async (s) => {
-      const job = await s.batchJob(jobId);
+    return this.db.transaction(async (tx) => {
+      await lockJob(tx, jobId);
+      const job = await tx.jobs.batchJob(jobId);
       if (!job) return undefined;
       if (isLiveJob(job.status)) {
         throw new SiftError(
@@ -411,7 +254,7 @@ export class JobLifecycle extends JobRecovery {
           'cancel it first (DELETE without purge), or wait for it to end',
         );
       }
-      await s.deleteJobs([jobId]);
+      await deleteJobs(tx, [jobId]);
       return true as const;
     }, DURABLE);
   }
@@ -423,8 +266,9 @@ export class JobLifecycle extends JobRecovery {
    */
   async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
     const now = this.clock.now();
-    return this.store.transaction(async (s) => {
-      const job = await s.batchJob(jobId);
+    return this.db.transaction(async (tx) => {
+      await lockJob(tx, jobId);
+      const job = await tx.jobs.batchJob(jobId);
       if (!job) return undefined;
       if (job.status === 'cancelled') return { job, changed: false };
       if (isTerminalJob(job.status)) {
@@ -435,11 +279,11 @@ export class JobLifecycle extends JobRecovery {
           'nothing to cancel: read its results',
         );
       }
-      await s.resetTargets({ jobId, from: ['running'], now });
-      await s.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
-      await this.event(s, jobId, 'batch.cancelled', now, { targets_done: job.targetsDone });
-      s.onCommit(() => this.signals.cancelled(jobId));
-      return { job: (await s.batchJob(jobId))!, changed: true };
+      await tx.targets.resetTargets({ jobId, from: ['running'], now });
+      await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
+      await this.events.append(tx, jobId, 'batch.cancelled', now, { targets_done: job.targetsDone });
+      tx.onCommit(() => this.signals.cancelled(jobId));
+      return { job: (await tx.jobs.batchJob(jobId))!, changed: true };
     }, DURABLE);
   }
 }

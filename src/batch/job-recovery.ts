@@ -1,18 +1,22 @@
-import { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { SizedLru } from '../common/sized-lru';
-import { BatchStore, RECOVERY_LOCK, type Webhook } from '../dcache';
+import {
+  Db,
+  RECOVERY_LOCK,
+  failJob,
+  lockJob,
+  lockJobs,
+  markInFlightFailed,
+  tryHousekeepingLock,
+} from '../dcache';
+import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
-import { iso, jobView } from './views';
-import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob, type EventType } from './job-status';
+import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob } from './job-status';
 
 /** The error of jobs failed by a restart under the `fail` policy. */
 export const SERVER_RESTARTED = 'server_restarted';
 /** The error of jobs failed, under the `fail` policy, by the loss of an instance running them. */
 export const INSTANCE_LOST = 'instance_lost';
-
-/** The NOTIFY channel of job events, payload `type:jobId`. */
-export const JOBS_CHANNEL = 'sift_jobs';
 
 export interface RestartReport {
   failed: number;
@@ -22,20 +26,25 @@ export interface RestartReport {
 
 /**
  * The transitions of the job lifecycle that take work back (a restart, a lost instance, a
- * shutdown), and the one way every transition appends an event. JobLifecycle adds the rest.
+ * shutdown), each in one transaction that takes its jobs' rows first (see dcache/locks.ts):
+ *
+ *   afterRestart  by each live job's on_restart policy:
+ *                   fail:   → failed (server_restarted), unfinished targets failed  batch.failed
+ *                   retry:  running → queued, every target pending                  batch.requeued
+ *                   resume: running stays, targets caught running → pending          batch.requeued
+ *                 (a queued job stays queued under retry and resume)
+ *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
+ *   recoverLost   a lost instance's jobs, by policy (see the method)
  */
-export abstract class JobRecovery {
-  protected readonly log = new Logger('lifecycle');
-  /**
-   * What never changes about a job once it is submitted, read once per job instead of at every
-   * event and result: its webhook, and whether any of its targets waits for a duplicate.
-   */
-  private readonly facts = new SizedLru<{ hook: Webhook | undefined; dups: boolean }>(50_000, () => 1);
+@Injectable()
+export class JobRecovery {
+  private readonly log = new Logger('lifecycle');
 
   constructor(
-    protected readonly store: BatchStore,
-    protected readonly clock: Clock,
-    protected readonly signals: JobSignals,
+    private readonly db: Db,
+    private readonly clock: Clock,
+    private readonly signals: JobSignals,
+    private readonly events: JobEvents,
   ) {}
 
   /**
@@ -44,39 +53,52 @@ export abstract class JobRecovery {
    */
   async afterRestart(): Promise<RestartReport> {
     const now = this.clock.now();
-    const report = await this.store.transaction(async (s) => {
+    const report = await this.db.transaction(async (tx) => {
       const report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
-      const live = await s.liveJobs();
-      report.failed = await s.markInFlightFailed({
+      const live = await tx.jobs.liveJobs();
+      await lockJobs(
+        tx,
+        live.map((j) => j.id),
+      );
+      report.failed = await markInFlightFailed(tx, {
         reason: SERVER_RESTARTED,
         now,
         message: 'the server restarted before this target finished',
         hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive a restart',
       });
       // One process on SQLite: deliveries a killed process was sending are free to go again.
-      await s.releaseDeliveries();
+      await tx.deliveries.releaseDeliveries();
       for (const job of live) {
         if (job.onRestart === 'fail') {
-          await this.event(s, job.id, 'batch.failed', now, { status: 'failed', error: SERVER_RESTARTED });
+          await this.events.append(tx, job.id, 'batch.failed', now, {
+            status: 'failed',
+            error: SERVER_RESTARTED,
+          });
         } else if (job.onRestart === 'retry') {
-          const reset = await s.resetTargets({
+          const reset = await tx.targets.resetTargets({
             jobId: job.id,
             from: ['running', ...FINISHED_TARGET_STATUSES],
             now,
           });
           if (job.status === 'running') {
-            await s.setBatchJobStatus({ id: job.id, status: 'queued', now });
-            await this.event(s, job.id, 'batch.requeued', now, { policy: 'retry', targets_reset: reset });
+            await tx.jobs.setBatchJobStatus({ id: job.id, status: 'queued', now });
+            await this.events.append(tx, job.id, 'batch.requeued', now, {
+              policy: 'retry',
+              targets_reset: reset,
+            });
             report.requeued++;
           } else {
-            await s.touchBatchJob(job.id, now);
+            await tx.jobs.touchBatchJob(job.id, now);
           }
         } else {
           // resume: finished targets are kept; those caught mid-fetch start again.
-          const reset = await s.resetTargets({ jobId: job.id, from: ['running'], now });
-          await s.touchBatchJob(job.id, now);
+          const reset = await tx.targets.resetTargets({ jobId: job.id, from: ['running'], now });
+          await tx.jobs.touchBatchJob(job.id, now);
           if (job.status === 'running') {
-            await this.event(s, job.id, 'batch.requeued', now, { policy: 'resume', targets_reset: reset });
+            await this.events.append(tx, job.id, 'batch.requeued', now, {
+              policy: 'resume',
+              targets_reset: reset,
+            });
             report.resumed++;
           }
         }
@@ -96,12 +118,20 @@ export abstract class JobRecovery {
    * restart to take up.
    */
   returnInFlight(jobId: string, holder: string): Promise<number> {
-    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now(), holder });
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      await lockJob(tx, jobId);
+      return tx.targets.resetTargets({ jobId, from: ['running'], now, holder });
+    });
   }
 
   /** Some of the targets `holder` holds running go back to pending (no event: they have not ended). */
   returnHeld(jobId: string, holder: string, idxs: number[]): Promise<number> {
-    return this.store.resetTargets({ jobId, from: ['running'], now: this.clock.now(), holder, idxs });
+    const now = this.clock.now();
+    return this.db.transaction(async (tx) => {
+      await lockJob(tx, jobId);
+      return tx.targets.resetTargets({ jobId, from: ['running'], now, holder, idxs });
+    });
   }
 
   /**
@@ -113,39 +143,56 @@ export abstract class JobRecovery {
    */
   async recoverLost(lost: string): Promise<RestartReport | undefined> {
     const now = this.clock.now();
-    const report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
-    const done = await this.store.transaction(async (s) => {
+    let report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
+    const done = await this.db.transaction(async (tx) => {
+      report = { failed: 0, requeued: 0, resumed: 0 }; // afresh at each attempt
       // One recovery at a time across instances; the next one finds nothing left to do.
-      if (!(await s.tryHousekeepingLock(RECOVERY_LOCK))) return false;
-      for (const { jobId, held } of await s.jobsHeldBy(lost)) {
-        const job = await s.batchJob(jobId);
+      if (!(await tryHousekeepingLock(tx, RECOVERY_LOCK))) return false;
+      // In job id order: each job's row is taken before its targets are changed.
+      for (const { jobId, held } of await tx.targets.jobsHeldBy(lost)) {
+        await lockJob(tx, jobId);
+        const job = await tx.jobs.batchJob(jobId);
         if (!job || !isLiveJob(job.status)) continue;
         const policy = job.onRestart ?? DEFAULT_RESTART_POLICY;
         if (policy === 'fail') {
-          await s.failJob({
-            id: jobId,
+          await failJob(tx, jobId, {
             reason: INSTANCE_LOST,
             now,
             message: 'the instance running this target was lost',
             hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive the loss of an instance',
           });
-          await this.event(s, jobId, 'batch.failed', now, { status: 'failed', error: INSTANCE_LOST });
+          await this.events.append(tx, jobId, 'batch.failed', now, {
+            status: 'failed',
+            error: INSTANCE_LOST,
+          });
           report.failed++;
         } else if (policy === 'retry') {
-          const reset = await s.resetTargets({ jobId, from: ['running', ...FINISHED_TARGET_STATUSES], now });
-          await s.setBatchJobStatus({ id: jobId, status: 'queued', now });
-          await this.event(s, jobId, 'batch.requeued', now, { policy, targets_reset: reset, instance: lost });
+          const reset = await tx.targets.resetTargets({
+            jobId,
+            from: ['running', ...FINISHED_TARGET_STATUSES],
+            now,
+          });
+          await tx.jobs.setBatchJobStatus({ id: jobId, status: 'queued', now });
+          await this.events.append(tx, jobId, 'batch.requeued', now, {
+            policy,
+            targets_reset: reset,
+            instance: lost,
+          });
           report.requeued++;
         } else {
-          await s.resetTargets({ jobId, from: ['running'], now, holder: lost });
-          await s.touchBatchJob(jobId, now);
-          await this.event(s, jobId, 'batch.requeued', now, { policy, targets_reset: held, instance: lost });
+          await tx.targets.resetTargets({ jobId, from: ['running'], now, holder: lost });
+          await tx.jobs.touchBatchJob(jobId, now);
+          await this.events.append(tx, jobId, 'batch.requeued', now, {
+            policy,
+            targets_reset: held,
+            instance: lost,
+          });
           report.resumed++;
         }
-        s.onCommit(() => this.signals.submitted(jobId));
+        tx.onCommit(() => this.signals.submitted(jobId));
       }
-      await s.releaseDeliveries(lost);
-      await s.removeInstance(lost);
+      await tx.deliveries.releaseDeliveries(lost);
+      await tx.instances.removeInstance(lost);
       return true;
     });
     if (!done) return undefined;
@@ -155,47 +202,5 @@ export abstract class JobRecovery {
       );
     }
     return report;
-  }
-
-  /** The job's webhook and whether it has duplicates (see `facts`). */
-  protected async factsOf(
-    s: BatchStore,
-    jobId: string,
-  ): Promise<{ hook: Webhook | undefined; dups: boolean }> {
-    let f = this.facts.get(jobId);
-    if (!f) {
-      f = { hook: await s.webhookOf(jobId), dups: await s.hasDuplicates(jobId) };
-      this.facts.set(jobId, f);
-    }
-    return f;
-  }
-
-  /**
-   * Appends the event; once it is committed, this instance's event streams and runner hear of it,
-   * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
-   * Returns the job's targets left, as the event's insert read them.
-   */
-  protected async event(
-    s: BatchStore,
-    jobId: string,
-    type: EventType,
-    at: number,
-    data: object = {},
-  ): Promise<number> {
-    const { seq, left } = await s.appendEvent(
-      { jobId, type, at, data },
-      { channel: JOBS_CHANNEL, payload: `${type}:${jobId}` },
-    );
-    s.onCommit(() => this.signals.evented(jobId));
-    // A webhook that takes this type gets the event through the outbox, written with the event.
-    const { hook } = await this.factsOf(s, jobId);
-    if (hook?.events.includes(type)) {
-      const job = (await s.batchJob(jobId))!;
-      // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
-      const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
-      await s.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
-      s.onCommit(() => this.signals.deliveryQueued(jobId));
-    }
-    return left;
   }
 }

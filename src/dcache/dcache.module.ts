@@ -5,6 +5,7 @@ import { ClientStore } from './client-store';
 import { HostStore } from './host-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
+import { BatchReader, Db } from './db';
 
 /** The database the configuration names, waited for (PostgreSQL) and migrated. */
 export function openDcacheFor(
@@ -28,11 +29,13 @@ export function openDcacheFor(
       useFactory: (config: AppConfig) => openDcacheFor(config),
       inject: [AppConfig],
     },
+    { provide: Db, useFactory: (d: Dcache) => d.database, inject: [Dcache] },
+    { provide: BatchReader, useFactory: (d: Dcache) => d.reader, inject: [Dcache] },
     { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },
     { provide: ContentCache, useFactory: (d: Dcache) => d.cache, inject: [Dcache] },
     { provide: ClientStore, useFactory: (d: Dcache) => d.clients, inject: [Dcache] },
     { provide: HostStore, useFactory: (d: Dcache) => d.hosts, inject: [Dcache] },
   ],
-  exports: [Dcache, BatchStore, ContentCache, ClientStore, HostStore],
+  exports: [Dcache, Db, BatchReader, BatchStore, ContentCache, ClientStore, HostStore],
 })
 export class DcacheModule {}

@@ -1,7 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
 import { Client } from 'pg';
-import type { BatchStoreMisses } from './batch-rows';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
@@ -15,6 +14,8 @@ import {
   type Backend,
   type PgLimits,
 } from './database';
+import { Db, type BatchReader } from './db';
+import type { BatchStoreMisses } from './rows';
 import type { DB } from './schema';
 
 export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
@@ -37,6 +38,9 @@ export class Dcache {
     /** The SQLite handle; undefined on PostgreSQL. */
     readonly sqlite: Database.Database | undefined,
     readonly db: Kysely<DB>,
+    /** Transactions and readers on db. */
+    readonly database: Db,
+    /** The seed's store, on database. */
     readonly batch: BatchStore,
     readonly cache: ContentCache,
     readonly clients: ClientStore,
@@ -46,12 +50,17 @@ export class Dcache {
     private readonly limits: PgLimits = DEFAULT_PG_LIMITS,
   ) {}
 
+  /** Every table's reader, for code that only reads. */
+  get reader(): BatchReader {
+    return this.database.read;
+  }
+
   async stats(): Promise<DcacheStats> {
     return {
       ...this.cache.stats(),
-      batchJobs: await this.batch.batchJobCount(),
-      batchBytes: await this.batch.batchNbytes(),
-      storeMisses: { ...this.batch.misses },
+      batchJobs: await this.reader.jobs.batchJobCount(),
+      batchBytes: await this.reader.jobs.batchNbytes(),
+      storeMisses: { ...this.database.misses },
     };
   }
 
@@ -173,11 +182,13 @@ export async function openDcache(
     if (backend === 'sqlite') await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
+    const database = new Db(db);
     return new Dcache(
       backend,
       sqlite,
       db,
-      new BatchStore(db),
+      database,
+      new BatchStore(database),
       cache,
       new ClientStore(db),
       new HostStore(db),

@@ -1,4 +1,23 @@
-export { BatchStore, RECOVERY_LOCK, SWEEP_LOCK } from './batch-store';
+export { BatchStore } from './batch-store';
+export { BatchReader, Db, Tx, TX_ATTEMPTS, type TxOptions } from './db';
+export {
+  RECOVERY_LOCK,
+  SWEEP_LOCK,
+  lockClaims,
+  lockDeliveries,
+  lockJob,
+  lockJobs,
+  lockSubmits,
+  tryHousekeepingLock,
+} from './locks';
+export {
+  deleteJobs,
+  evictBatchOldest,
+  failJob,
+  markInFlightFailed,
+  sweepBatch,
+  type FailWrite,
+} from './whole-jobs';
 export {
   ClassFleet,
   ClassRestricted,
@@ -6,9 +25,9 @@ export {
   type BatchJob,
   type BatchStoreMisses,
   type BatchTarget,
-} from './batch-rows';
-export type { TargetWrite } from './target-rows';
-export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery-rows';
+} from './rows';
+export type { TargetWrite } from './target.repository';
+export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery.repository';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';

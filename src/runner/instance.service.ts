@@ -4,8 +4,8 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { isStorageUnavailable } from '../common/errors';
-import { JobLifecycle } from '../batch/job-lifecycle';
-import { BatchStore, Dcache } from '../dcache';
+import { JobRecovery } from '../batch/job-recovery';
+import { Dcache, Db } from '../dcache';
 
 /**
  * This process as one of the instances working on the database: a new id at every start, a row
@@ -28,8 +28,8 @@ export class InstanceService {
   readonly started = new Promise<void>((resolve) => (this.markStarted = resolve));
 
   constructor(
-    private readonly store: BatchStore,
-    private readonly lifecycle: JobLifecycle,
+    private readonly db: Db,
+    private readonly recovery: JobRecovery,
     private readonly dcache: Dcache,
     private readonly config: AppConfig,
     private readonly clock: Clock,
@@ -52,10 +52,12 @@ export class InstanceService {
   async start(): Promise<void> {
     const now = this.clock.now();
     if (!this.shared) {
-      for (const id of await this.store.lostInstances(Number.MAX_SAFE_INTEGER))
-        await this.store.removeInstance(id);
+      await this.db.transaction(async (tx) => {
+        for (const id of await tx.instances.lostInstances(Number.MAX_SAFE_INTEGER))
+          await tx.instances.removeInstance(id);
+      });
     }
-    await this.store.registerInstance({ id: this.id, host: os.hostname(), now });
+    await this.register(now);
     if (!this.shared) return this.markStarted();
     await this.recoverLost();
     this.markStarted();
@@ -63,12 +65,19 @@ export class InstanceService {
     this.timer.unref();
   }
 
+  private register(now: number): Promise<void> {
+    return this.db.transaction((tx) =>
+      tx.instances.registerInstance({ id: this.id, host: os.hostname(), now }),
+    );
+  }
+
   /** One heartbeat, then the recovery of any instance lost meanwhile. */
   async beat(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
     try {
-      const alive = await this.store.heartbeat(this.id, this.clock.now());
+      const now = this.clock.now();
+      const alive = await this.db.transaction((tx) => tx.instances.heartbeat(this.id, now));
       if (!this.dcache.reachable) {
         this.log.warn('the database answers again');
         this.reachableSince = this.clock.now();
@@ -78,7 +87,7 @@ export class InstanceService {
         // Declared lost (a pause longer than the TTL): its work was recovered by another instance,
         // and results it still brings are refused target by target. It comes back as a new row.
         this.log.error(`instance ${this.id} was declared lost by another instance; registering again`);
-        await this.store.registerInstance({ id: this.id, host: os.hostname(), now: this.clock.now() });
+        await this.register(this.clock.now());
       }
       await this.recoverLost();
     } catch (err) {
@@ -94,24 +103,23 @@ export class InstanceService {
 
   /** Every instance silent for longer than the TTL, recovered by whichever live instance gets there first. */
   async recoverLost(): Promise<number> {
-    const now = this.clock.now();
-    const cutoff = now - this.config.instanceTtlS;
+    const cutoff = this.clock.now() - this.config.instanceTtlS;
     if (this.reachableSince > cutoff) return 0;
     let n = 0;
-    for (const lost of await this.store.lostInstances(cutoff)) {
+    for (const lost of await this.db.read.instances.lostInstances(cutoff)) {
       if (lost === this.id) continue;
-      if (await this.lifecycle.recoverLost(lost)) n++;
+      if (await this.recovery.recoverLost(lost)) n++;
     }
     return n;
   }
 
   /** Live instances (heartbeat within the TTL) and the targets each holds. */
   live(): Promise<{ id: string; host: string; claims: number }[]> {
-    return this.store.liveInstances(this.clock.now() - this.config.instanceTtlS);
+    return this.db.read.instances.liveInstances(this.clock.now() - this.config.instanceTtlS);
   }
 
   async stop(): Promise<void> {
     clearInterval(this.timer);
-    await this.store.removeInstance(this.id).catch(() => undefined);
+    await this.db.transaction((tx) => tx.instances.removeInstance(this.id)).catch(() => undefined);
   }
 }

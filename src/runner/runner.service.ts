@@ -7,8 +7,9 @@ import {
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Metrics } from '../common/metrics';
 import { isStorageFull, isStorageUnavailable } from '../common/errors';
-import { BatchStore } from '../dcache';
+import { BatchReader, BatchStore } from '../dcache';
 import { JobLifecycle, type TargetOutcome } from '../batch/job-lifecycle';
+import { JobRecovery } from '../batch/job-recovery';
 import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller } from '../fetch/fetch.service';
@@ -93,8 +94,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private recording?: Promise<void>;
 
   constructor(
+    /** Reads of jobs; the seed's store for eviction after results. */
+    private readonly reader: BatchReader,
     private readonly store: BatchStore,
     private readonly lifecycle: JobLifecycle,
+    private readonly recovery: JobRecovery,
     private readonly instance: InstanceService,
     private readonly fetcher: FetchService,
     signals: JobSignals,
@@ -113,7 +117,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
    * every POLL_MS: another instance may have submitted, requeued or cancelled one.
    */
   async onApplicationBootstrap(): Promise<void> {
-    if (!this.instance.shared) await this.lifecycle.afterRestart();
+    if (!this.instance.shared) await this.recovery.afterRestart();
     await this.instance.start();
     this.stopped = false;
     await this.poll();
@@ -126,11 +130,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Takes up live jobs this instance does not know, and drops those that ended elsewhere. */
   private async poll(): Promise<void> {
-    const live = new Set((await this.store.liveJobs()).map((j) => j.id));
+    const live = new Set((await this.reader.jobs.liveJobs()).map((j) => j.id));
     for (const id of [...this.jobs.keys()]) {
       if (live.has(id)) continue;
       // Read again: a job submitted since the list was read is live and must not be dropped.
-      const job = await this.store.batchJob(id);
+      const job = await this.reader.jobs.batchJob(id);
       if (!job || !isLiveJob(job.status)) this.drop(id);
     }
     for (const id of live) await this.add(id);
@@ -146,7 +150,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
    * it. Jobs with a claim under way are left for the next poll.
    */
   private async returnOrphans(): Promise<void> {
-    const held = await this.store.targetsHeldBy(this.instance.id);
+    const held = await this.reader.targets.targetsHeldBy(this.instance.id);
     const orphans = new Map<string, number[]>();
     for (const { jobId, idx } of held) {
       const job = this.jobs.get(jobId);
@@ -155,7 +159,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       orphans.set(jobId, [...(orphans.get(jobId) ?? []), idx]);
     }
     for (const [jobId, idxs] of orphans) {
-      const n = await this.lifecycle.returnHeld(jobId, this.instance.id, idxs);
+      const n = await this.recovery.returnHeld(jobId, this.instance.id, idxs);
       if (n > 0) {
         this.log.warn(`job ${jobId}: ${n} targets held here but not in flight went back to pending`);
         const job = this.jobs.get(jobId);
@@ -188,7 +192,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     for (const job of this.jobs.values()) for (const ac of job.inFlight.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
     for (const job of this.jobs.values()) {
-      await this.lifecycle
+      await this.recovery
         .returnInFlight(job.id, this.instance.id)
         .catch((err: Error) => this.log.warn(`at shutdown: ${err.message}`));
     }
@@ -210,7 +214,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   private async add(id: string): Promise<void> {
     if (this.stopped || this.jobs.has(id)) return;
-    const job = await this.store.batchJob(id);
+    const job = await this.reader.jobs.batchJob(id);
     if (!job || !isLiveJob(job.status)) return;
     // Asked twice at once (a local signal and a notification): the first one stands. Replacing it
     // would lose the targets it has claimed.

@@ -2,7 +2,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Interval } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { BatchStore, ContentCache, SWEEP_LOCK } from '../dcache';
+import { ContentCache, Db, SWEEP_LOCK, evictBatchOldest, sweepBatch, tryHousekeepingLock } from '../dcache';
 
 /** Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to budget. */
 @Injectable()
@@ -11,7 +11,7 @@ export class SweeperService {
   private running = false;
 
   constructor(
-    private readonly store: BatchStore,
+    private readonly db: Db,
     private readonly cache: ContentCache,
     private readonly config: AppConfig,
     private readonly clock: Clock,
@@ -31,12 +31,12 @@ export class SweeperService {
     try {
       const now = this.clock.now();
       // One instance at a time sweeps and evicts (the others find the lock taken and skip a turn).
-      const done = await this.store.transaction(async (s) => {
-        if (!(await s.tryHousekeepingLock(SWEEP_LOCK))) return undefined;
+      const done = await this.db.transaction(async (tx) => {
+        if (!(await tryHousekeepingLock(tx, SWEEP_LOCK))) return undefined;
         // Live jobs are never stale: their lease moves with the clock however long they wait.
-        const touched = await s.touchLiveJobs(now);
-        const swept = await s.sweepBatch(now, this.config.batchTtlS);
-        return { touched, swept, evicted: await s.evictBatchOldest(this.config.batchMaxBytes) };
+        const touched = await tx.jobs.touchLiveJobs(now);
+        const swept = await sweepBatch(tx, now, this.config.batchTtlS);
+        return { touched, swept, evicted: await evictBatchOldest(tx, this.config.batchMaxBytes) };
       });
       if (!done) return undefined;
       const { touched, swept } = done;

@@ -12,7 +12,7 @@ import { SiftError } from '../common/errors';
 import { Metrics } from '../common/metrics';
 import { JobSignals } from '../batch/job-signals';
 import type { DeliveryState } from '../batch/job-status';
-import { BatchStore, type ClaimedDelivery } from '../dcache';
+import { Db, lockDeliveries, type ClaimedDelivery } from '../dcache';
 import { Fetcher } from '../fetch/fetcher';
 import { InstanceService } from './instance.service';
 
@@ -51,7 +51,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
   private timer?: NodeJS.Timeout;
 
   constructor(
-    private readonly store: BatchStore,
+    private readonly db: Db,
     private readonly fetcher: Fetcher,
     private readonly instance: InstanceService,
     private readonly config: AppConfig,
@@ -88,7 +88,9 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     clearInterval(this.timer);
     for (const ac of this.sending.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
-    await this.store.releaseDeliveries(this.instance.id).catch(() => undefined);
+    await this.db
+      .transaction((tx) => tx.deliveries.releaseDeliveries(this.instance.id))
+      .catch(() => undefined);
   }
 
   /** Takes due deliveries up to the free slots. Re-entrant calls fold into one more pass. */
@@ -114,9 +116,9 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     const free = this.config.webhookConcurrency - this.sending.size;
     if (this.stopped || free <= 0) return;
     const now = this.clock.now();
-    const claimed = await this.store.transaction(async (s) => {
-      await s.lockDeliveries();
-      return s.claimDeliveries({ holder: this.instance.id, now, limit: free });
+    const claimed = await this.db.transaction(async (tx) => {
+      await lockDeliveries(tx);
+      return tx.deliveries.claimDeliveries({ holder: this.instance.id, now, limit: free });
     });
     for (const d of claimed) this.start(d);
   }
@@ -136,10 +138,11 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         if (!outcome) return;
         // The outcome is kept through a database outage: a delivery left "sending" here would
         // wait for this instance to stop.
-        const done = { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome };
-        const next = await untilStored(() => this.store.finishAndTakeNext(done, this.clock.now()), {
-          gaveUp: () => this.stopped,
-        });
+        const write = { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome };
+        const next = await untilStored(
+          () => this.db.transaction((tx) => tx.deliveries.finishAndTakeNext(write, this.clock.now())),
+          { gaveUp: () => this.stopped },
+        );
         if (next !== false) {
           this.metrics.webhookAttempts.inc({
             outcome: outcome.state === 'pending' ? 'retry' : outcome.state,
@@ -147,7 +150,11 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         }
         if (!next && outcome.state === 'delivered' && (await this.nextQueued(d.jobId, ac.signal))) {
           // The job's next event came while this one was sent: taken without a claim.
-          const taken = await this.store.takeNextDelivery(d.jobId, this.instance.id, this.clock.now());
+          const jobId: string = d.jobId;
+          const now = this.clock.now();
+          const taken: Partial<ClaimedDelivery> | undefined = await this.db.transaction((tx) =>
+            tx.deliveries.takeNextDelivery(jobId, this.instance.id, now),
+          );
           d = taken ? { ...d, ...taken } : undefined;
         } else {
           d = next ? { ...d, ...next } : undefined;

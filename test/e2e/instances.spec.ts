@@ -1,13 +1,13 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { JobLifecycle } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import { Clock } from '../../src/common/clock';
 import { Metrics } from '../../src/common/metrics';
-import { BatchStore } from '../../src/dcache';
+import { BatchStore, Dcache, Db, lockDeliveries } from '../../src/dcache';
 import { InstanceService } from '../../src/runner/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { lifecycleOf } from '../support/lifecycle';
 import { Receiver, newSecret } from '../support/receiver';
 import { EVENT_TYPES } from '../../src/batch/job-status';
 import { createPgDatabase } from '../support/backends';
@@ -140,7 +140,7 @@ describe('several instances on one PostgreSQL database', () => {
 
   it('an event committed on one instance wakes the others at once (NOTIFY)', async () => {
     // Committed without this process's own signals: only the database can tell the others.
-    const life = new JobLifecycle(apps[0].get(BatchStore), new Clock(), new JobSignals());
+    const { life } = lifecycleOf(apps[0].get(Dcache), new Clock(), new JobSignals());
     const heard = new Promise<string>((resolve) => apps[1].get(JobSignals).onSubmitted(resolve));
     const { job } = await life.submit(
       {
@@ -175,12 +175,13 @@ describe('several instances on one PostgreSQL database', () => {
   });
 
   it("a lost instance's targets are recovered by one live instance, by the job's policy", async () => {
-    const store = apps[0].get(BatchStore);
+    const dcache = apps[0].get(Dcache);
     // Submitted, and two targets claimed by an instance that then stopped beating, in one
     // transaction: the live instances hear of the job only once the ghost holds them.
-    const { id, claimed } = await store.transaction(async (s) => {
-      const life = new JobLifecycle(s, new Clock(), new JobSignals());
-      const { job: submitted } = await life.submit(
+    const { life } = lifecycleOf(dcache, new Clock(), new JobSignals());
+    const { id, claimed } = await apps[0].get(Db).transaction(async (tx) => {
+      const { job: submitted } = await life.submitIn(
+        tx,
         {
           caller: { name: 'fleet-caller', callerClass: 'fleet' },
           idemKey: '',
@@ -190,8 +191,8 @@ describe('several instances on one PostgreSQL database', () => {
         },
         { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
       );
-      await s.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
-      return { id: submitted.id, claimed: (await life.claim(submitted.id, 'ghost', 2))!.targets };
+      await tx.instances.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
+      return { id: submitted.id, claimed: (await life.claimIn(tx, submitted.id, 'ghost', 2))!.targets };
     });
     const sub = { body: { id } };
     expect(claimed.map((t) => t.idx)).toEqual([0, 1]);
@@ -202,7 +203,7 @@ describe('several instances on one PostgreSQL database', () => {
     expect(requeued).toHaveLength(1);
     expect(requeued[0].data).toEqual({ policy: 'resume', targets_reset: 2, instance: 'ghost' });
     for (let i = 0; i < 12; i++) expect(fx.hitCount(`/p/lost-${i}`)).toBe(1);
-    expect(await store.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain('ghost');
+    expect(await dcache.reader.instances.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain('ghost');
     const live = await apps[2].get(InstanceService).live();
     expect(live.map((i) => i.id).sort()).toEqual(apps.map((a) => a.get(InstanceService).id).sort());
   });
@@ -211,11 +212,11 @@ describe('several instances on one PostgreSQL database', () => {
     const secret = newSecret();
     const rx = await new Receiver(secret).start();
     try {
-      const store = apps[0].get(BatchStore);
+      const { life } = lifecycleOf(apps[0].get(Dcache), new Clock(), new JobSignals());
       // A job whose first delivery a ghost instance took (and never sent) before it stopped beating.
-      const id = await store.transaction(async (s) => {
-        const life = new JobLifecycle(s, new Clock(), new JobSignals());
-        const { job } = await life.submit(
+      const id = await apps[0].get(Db).transaction(async (tx) => {
+        const { job } = await life.submitIn(
+          tx,
           {
             caller: { name: 'fleet-caller', callerClass: 'fleet' },
             idemKey: '',
@@ -226,9 +227,9 @@ describe('several instances on one PostgreSQL database', () => {
           },
           { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
         );
-        await s.registerInstance({ id: 'ghost-sender', host: 'gone', now: 1 });
-        await s.lockDeliveries();
-        const taken = await s.claimDeliveries({
+        await tx.instances.registerInstance({ id: 'ghost-sender', host: 'gone', now: 1 });
+        await lockDeliveries(tx);
+        const taken = await tx.deliveries.claimDeliveries({
           holder: 'ghost-sender',
           now: Math.floor(Date.now() / 1000),
           limit: 1,

@@ -1,5 +1,6 @@
 import { JOB_STATUSES, REPLAYABLE_JOB_STATUSES, type JobStatus } from '../../src/batch/job-status';
-import type { BatchJob, BatchTarget, Dcache } from '../../src/dcache';
+import type { EventType } from '../../src/batch/job-status';
+import { markInFlightFailed, type BatchJob, type BatchTarget, type Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 
 const T0 = 1_700_000_000;
@@ -40,6 +41,9 @@ describeEachBackend('BatchStore', (db) => {
     d = await db.open();
   });
   afterEach(() => d.close());
+  /** An event appended in a transaction of its own. */
+  const appendEvent = (e: { jobId: string; type: EventType; at: number; data?: object }) =>
+    d.database.transaction((tx) => tx.events.appendEvent(e));
 
   it('round-trips a job exactly as given', async () => {
     const j = job({ idemKey: 'k', status: 'running', error: 'x', targetsDone: 1, nbytes: 7, lease: T0 + 5 });
@@ -52,8 +56,8 @@ describeEachBackend('BatchStore', (db) => {
     expect(await d.batch.batchTargets('nope')).toBeUndefined();
     expect(await d.batch.batchJobByIdem('alice', 'k', T0, 10)).toBeUndefined();
     await d.batch.touchBatchJob('nope', T0);
-    await d.batch.setBatchJobStatus({ id: 'nope', status: 'done', now: T0 });
-    await d.batch.updateBatchTarget({ jobId: 'nope', idx: 0, now: T0, status: 'done', result: 'r' });
+    await d.batch.setBatchJobStatus('nope', 'done', '', T0);
+    await d.batch.updateBatchTarget('nope', 0, T0, 'done', 'r', null, null);
     const s = await d.stats();
     expect(s.storeMisses).toMatchObject({
       batchJob: 1,
@@ -160,28 +164,14 @@ describeEachBackend('BatchStore', (db) => {
     });
 
     it('counts a target once as it enters done or failed, and sets the lease to now', async () => {
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 1, status: 'running' });
+      await d.batch.updateBatchTarget('j1', 0, T0 + 1, 'running', null, null, null);
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 0, lease: T0 + 1 });
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 2, status: 'done', result: 'abc' });
+      await d.batch.updateBatchTarget('j1', 0, T0 + 2, 'done', 'abc', null, null);
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 1, lease: T0 + 2 });
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 3, status: 'done', result: 'abc' });
-      await d.batch.updateBatchTarget({
-        jobId: 'j1',
-        idx: 0,
-        now: T0 + 4,
-        status: 'failed',
-        error: 'boom',
-        hint: 'retry',
-      });
+      await d.batch.updateBatchTarget('j1', 0, T0 + 3, 'done', 'abc', null, null);
+      await d.batch.updateBatchTarget('j1', 0, T0 + 4, 'failed', null, 'boom', 'retry');
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 1, targetsFailed: 1, lease: T0 + 4 });
-      await d.batch.updateBatchTarget({
-        jobId: 'j1',
-        idx: 1,
-        now: T0 + 5,
-        status: 'failed',
-        error: 'boom',
-        hint: 'do this',
-      });
+      await d.batch.updateBatchTarget('j1', 1, T0 + 5, 'failed', null, 'boom', 'do this');
       expect(await d.batch.batchJob('j1')).toMatchObject({ targetsDone: 2, targetsFailed: 2, lease: T0 + 5 });
       const t = (await d.batch.batchTargets('j1'))![1];
       expect(t).toMatchObject({ status: 'failed', result: null, error: 'boom', hint: 'do this' });
@@ -190,20 +180,13 @@ describeEachBackend('BatchStore', (db) => {
     it('keeps nbytes equal to the UTF-8 bytes of the stored results across rewrites', async () => {
       const euro = '€€€'; // 9 bytes, 3 UTF-16 units
       const emoji = 'a😀'; // 5 bytes
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: euro });
+      await d.batch.updateBatchTarget('j1', 0, T0, 'done', euro, null, null);
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(9);
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 1, now: T0, status: 'done', result: emoji });
+      await d.batch.updateBatchTarget('j1', 1, T0, 'done', emoji, null, null);
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(14);
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'é' });
+      await d.batch.updateBatchTarget('j1', 0, T0, 'done', 'é', null, null);
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(2 + 5);
-      await d.batch.updateBatchTarget({
-        jobId: 'j1',
-        idx: 1,
-        now: T0,
-        status: 'failed',
-        error: 'x',
-        hint: 'y',
-      });
+      await d.batch.updateBatchTarget('j1', 1, T0, 'failed', null, 'x', 'y');
       expect((await d.batch.batchJob('j1'))!.nbytes).toBe(2);
       const sum = (await d.batch.batchTargets('j1'))!.reduce(
         (n, t) => n + Buffer.byteLength(t.result ?? ''),
@@ -223,16 +206,11 @@ describeEachBackend('BatchStore', (db) => {
     it('is set to now by every writer', async () => {
       await d.batch.touchBatchJob('j1', T0 + 10);
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 10);
-      await d.batch.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 20 });
+      await d.batch.setBatchJobStatus('j1', 'running', '', T0 + 20);
       expect(await d.batch.batchJob('j1')).toMatchObject({ lease: T0 + 20, status: 'running' });
-      await d.batch.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0 + 30, status: 'done', result: 'x' });
+      await d.batch.updateBatchTarget('j1', 0, T0 + 30, 'done', 'x', null, null);
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 30);
-      await d.batch.markInFlightFailed({
-        reason: 'server_restarted',
-        now: T0 + 40,
-        message: 'restarted',
-        hint: 'submit again',
-      });
+      await d.batch.markInFlightFailed('server_restarted', T0 + 40);
       expect((await d.batch.batchJob('j1'))!.lease).toBe(T0 + 40);
     });
 
@@ -254,7 +232,7 @@ describeEachBackend('BatchStore', (db) => {
     await d.batch.createBatchJob(job({ id: 'fresh', lease: T0 + 2, status: 'done' }));
     for (const id of ['stale', 'edge', 'fresh']) {
       await d.batch.putBatchTargets(id, targets(id, 2));
-      await d.batch.appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
+      await appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
     }
     expect(await d.batch.sweepBatch(T0 + 101, 100)).toBe(2);
     expect(await d.batch.batchJob('stale')).toBeUndefined();
@@ -271,14 +249,8 @@ describeEachBackend('BatchStore', (db) => {
     async function finishedJob(id: string, lease: number, status: JobStatus, bytes: number) {
       await d.batch.createBatchJob(job({ id, lease, status, targetsTotal: 1 }));
       await d.batch.putBatchTargets(id, targets(id, 1));
-      await d.batch.updateBatchTarget({
-        jobId: id,
-        idx: 0,
-        now: lease,
-        status: 'done',
-        result: 'x'.repeat(bytes),
-      });
-      await d.batch.setBatchJobStatus({ id, status, now: lease });
+      await d.batch.updateBatchTarget(id, 0, lease, 'done', 'x'.repeat(bytes), null, null);
+      await d.batch.setBatchJobStatus(id, status, '', lease);
     }
 
     it('evicts whole jobs oldest lease first until within budget, never a live job', async () => {
@@ -317,17 +289,10 @@ describeEachBackend('BatchStore', (db) => {
     ] as const) {
       await d.batch.createBatchJob(job({ id, status, onRestart, targetsTotal: 2 }));
       await d.batch.putBatchTargets(id, targets(id, 2));
-      await d.batch.appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
+      await appendEvent({ jobId: id, type: 'batch.queued', at: T0 });
     }
-    await d.batch.updateBatchTarget({ jobId: 'r', idx: 0, now: T0, status: 'done', result: 'ok' });
-    expect(
-      await d.batch.markInFlightFailed({
-        reason: 'server_restarted',
-        now: T0 + 9,
-        message: 'restarted',
-        hint: 'submit again',
-      }),
-    ).toBe(2);
+    await d.batch.updateBatchTarget('r', 0, T0, 'done', 'ok', null, null);
+    expect(await d.batch.markInFlightFailed('server_restarted', T0 + 9)).toBe(2);
     expect(await d.batch.batchJob('q')).toMatchObject({
       status: 'failed',
       error: 'server_restarted',
@@ -343,6 +308,29 @@ describeEachBackend('BatchStore', (db) => {
     expect((await d.batch.batchJob('r-resume'))!.status).toBe('running');
     const rt = (await d.batch.batchTargets('r'))!;
     expect(rt.map((t) => t.status)).toEqual(['done', 'failed']);
+    expect(rt[1]).toMatchObject({ code: 'server_restarted', error: 'server_restarted', hint: null });
+    // Nothing is live under the fail policy any more: a second call finds nothing.
+    expect(await d.batch.markInFlightFailed('server_restarted', T0 + 10)).toBe(0);
+  });
+
+  it("the lifecycle's markInFlightFailed gives the failed targets its message and hint", async () => {
+    await d.batch.createBatchJob(job({ id: 'r', status: 'running', onRestart: 'fail', targetsTotal: 2 }));
+    await d.batch.putBatchTargets('r', targets('r', 2));
+    const n = await d.database.transaction((tx) =>
+      markInFlightFailed(tx, {
+        reason: 'server_restarted',
+        now: T0 + 9,
+        message: 'restarted',
+        hint: 'submit again',
+      }),
+    );
+    expect(n).toBe(1);
+    expect(await d.batch.batchJob('r')).toMatchObject({
+      status: 'failed',
+      error: 'server_restarted',
+      lease: T0 + 9,
+    });
+    const rt = (await d.batch.batchTargets('r'))!;
     expect(rt[1]).toMatchObject({ code: 'server_restarted', error: 'restarted', hint: 'submit again' });
   });
 
@@ -352,8 +340,8 @@ describeEachBackend('BatchStore', (db) => {
     await d.batch.createBatchJob(job({ id: 'b' }));
     await d.batch.putBatchTargets('a', targets('a', 1));
     await d.batch.putBatchTargets('b', targets('b', 1));
-    await d.batch.updateBatchTarget({ jobId: 'a', idx: 0, now: T0, status: 'done', result: 'ü'.repeat(10) });
-    await d.batch.updateBatchTarget({ jobId: 'b', idx: 0, now: T0, status: 'done', result: 'abc' });
+    await d.batch.updateBatchTarget('a', 0, T0, 'done', 'ü'.repeat(10), null, null);
+    await d.batch.updateBatchTarget('b', 0, T0, 'done', 'abc', null, null);
     expect(await d.batch.batchNbytes()).toBe(23);
     expect(d.cache.size()).toBe(0);
     expect(await d.stats()).toMatchObject({ batchJobs: 2, batchBytes: 23, bytes: 0 });
@@ -362,27 +350,44 @@ describeEachBackend('BatchStore', (db) => {
   it('appends events with gapless per-job sequence numbers', async () => {
     await d.batch.createBatchJob(job({ id: 'a' }));
     await d.batch.createBatchJob(job({ id: 'b' }));
-    expect(await d.batch.appendEvent({ jobId: 'a', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
-    expect(await d.batch.appendEvent({ jobId: 'b', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
-    expect(
-      await d.batch.appendEvent({ jobId: 'a', type: 'batch.running', at: T0, data: { n: 1 } }),
-    ).toMatchObject({ seq: 2 });
-    const ev = await d.batch.batchEvents('a', 1, 10);
+    expect(await appendEvent({ jobId: 'a', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
+    expect(await appendEvent({ jobId: 'b', type: 'batch.queued', at: T0 })).toMatchObject({ seq: 1 });
+    expect(await appendEvent({ jobId: 'a', type: 'batch.running', at: T0, data: { n: 1 } })).toMatchObject({
+      seq: 2,
+    });
+    const ev = await d.reader.events.batchEvents('a', 1, 10);
     expect(ev).toEqual([{ jobId: 'a', seq: 2, type: 'batch.running', at: T0, data: '{"n":1}' }]);
   });
 
   it("an event's insert reads back the targets its job has left, after the transaction's own writes", async () => {
     await d.batch.createBatchJob(job({ targetsTotal: 2 }));
     await d.batch.putBatchTargets('j1', targets('j1', 2));
-    expect(await d.batch.appendEvent({ jobId: 'j1', type: 'batch.queued', at: T0 })).toEqual({
+    expect(await appendEvent({ jobId: 'j1', type: 'batch.queued', at: T0 })).toEqual({
       seq: 1,
       left: 2,
     });
-    const after = await d.batch.transaction(async (s) => {
-      await s.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'ok' });
-      const first = await s.appendEvent({ jobId: 'j1', type: 'target.done', at: T0, data: { idx: 0 } });
-      await s.updateBatchTarget({ jobId: 'j1', idx: 1, now: T0, status: 'failed', error: 'x', hint: 'y' });
-      const second = await s.appendEvent({ jobId: 'j1', type: 'target.failed', at: T0, data: { idx: 1 } });
+    const after = await d.database.transaction(async (tx) => {
+      await tx.targets.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'ok' });
+      const first = await tx.events.appendEvent({
+        jobId: 'j1',
+        type: 'target.done',
+        at: T0,
+        data: { idx: 0 },
+      });
+      await tx.targets.updateBatchTarget({
+        jobId: 'j1',
+        idx: 1,
+        now: T0,
+        status: 'failed',
+        error: 'x',
+        hint: 'y',
+      });
+      const second = await tx.events.appendEvent({
+        jobId: 'j1',
+        type: 'target.failed',
+        at: T0,
+        data: { idx: 1 },
+      });
       return [first, second];
     });
     expect(after).toEqual([
@@ -394,13 +399,13 @@ describeEachBackend('BatchStore', (db) => {
   it('a transaction commits a status and its event together, or neither', async () => {
     await d.batch.createBatchJob(job());
     await expect(
-      d.batch.transaction(async (s) => {
-        await s.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 1 });
-        await s.appendEvent({ jobId: 'j1', type: 'batch.running', at: T0 + 1 });
+      d.database.transaction(async (tx) => {
+        await tx.jobs.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 1 });
+        await tx.events.appendEvent({ jobId: 'j1', type: 'batch.running', at: T0 + 1 });
         throw new Error('crash between');
       }),
     ).rejects.toThrow('crash between');
     expect(await d.batch.batchJob('j1')).toMatchObject({ status: 'queued', lease: T0 });
-    expect(await d.batch.batchEvents('j1', 0, 10)).toEqual([]);
+    expect(await d.reader.events.batchEvents('j1', 0, 10)).toEqual([]);
   });
 });

@@ -2,11 +2,11 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { BatchService } from '../../src/batch/batch.service';
-import { JobLifecycle } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import { Clock } from '../../src/common/clock';
 import { loadConfig } from '../../src/config/app-config';
 import { openDcache, type Dcache } from '../../src/dcache';
+import { lifecycleOf } from '../support/lifecycle';
 
 /**
  * What a caller is told of commits with synchronous = FULL; per-target work stays NORMAL. Read off
@@ -25,8 +25,10 @@ describe('acknowledged means durable', () => {
     const clock = new Clock();
     const signals = new JobSignals();
     batch = new BatchService(
+      d.reader,
       d.batch,
-      new JobLifecycle(d.batch, clock, signals),
+      d.database,
+      lifecycleOf(d, clock, signals).life,
       loadConfig({}),
       clock,
       signals,
@@ -61,8 +63,8 @@ describe('acknowledged means durable', () => {
       targets: [{ url: 'http://a.test/' }, { url: 'http://b.test/' }],
     });
     sqlLog.length = 0;
-    await d.batch.transaction(async (s) => {
-      await s.updateBatchTarget({ jobId: job.id, idx: 0, now: 1, status: 'done', result: '{}' });
+    await d.database.transaction(async (tx) => {
+      await tx.targets.updateBatchTarget({ jobId: job.id, idx: 0, now: 1, status: 'done', result: '{}' });
     });
     expect(levelAtCommitOf(/^update "batch_target"/)).toBe('normal');
     sqlLog.length = 0;
@@ -72,8 +74,8 @@ describe('acknowledged means durable', () => {
 
   it('a retry job and a purge commit with FULL', async () => {
     const { job } = await batch.submit(caller, { targets: [{ url: 'http://a.test/' }] });
-    await d.batch.transaction(async (s) => {
-      await s.updateBatchTarget({
+    await d.database.transaction(async (tx) => {
+      await tx.targets.updateBatchTarget({
         jobId: job.id,
         idx: 0,
         now: 1,
@@ -81,7 +83,7 @@ describe('acknowledged means durable', () => {
         error: 'x',
         code: 'connect_error',
       });
-      await s.setBatchJobStatus({ id: job.id, status: 'failed', now: 1 });
+      await tx.jobs.setBatchJobStatus({ id: job.id, status: 'failed', now: 1 });
     });
     sqlLog.length = 0;
     const { job: child } = await batch.retry(caller, job.id);

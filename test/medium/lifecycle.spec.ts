@@ -1,8 +1,10 @@
 import { INSTANCE_LOST, JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
+import type { JobRecovery } from '../../src/batch/job-recovery';
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/batch/job-status';
 import type { BatchStore, Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
+import { lifecycleOf } from '../support/lifecycle';
 import { TestClock } from '../support/app';
 
 /**
@@ -18,6 +20,7 @@ describeEachBackend('JobLifecycle', (db) => {
   let store: BatchStore;
   let signals: JobSignals;
   let life: JobLifecycle;
+  let recovery: JobRecovery;
   let heard: string[];
 
   const draft = (n: number, over: Partial<JobDraft> = {}): JobDraft => ({
@@ -28,7 +31,7 @@ describeEachBackend('JobLifecycle', (db) => {
     targets: Array.from({ length: n }, (_, i) => ({ url: `http://a.test/${i}`, options: '{}' })),
     ...over,
   });
-  const types = async (id: string) => (await store.batchEvents(id, 0, 1000)).map((e) => e.type);
+  const types = async (id: string) => (await d.reader.events.batchEvents(id, 0, 1000)).map((e) => e.type);
   const statuses = async (id: string) => (await store.batchTargets(id))!.map((t) => t.status);
   const ME = 'instance-a';
   const OTHER = 'instance-b';
@@ -41,7 +44,7 @@ describeEachBackend('JobLifecycle', (db) => {
     d = await db.open(); // SQLite: a bare openDcache({ path: ':memory:' })
     store = d.batch;
     signals = new JobSignals();
-    life = new JobLifecycle(store, clock, signals);
+    ({ life, recovery } = lifecycleOf(d, clock, signals));
     heard = [];
     signals.onSubmitted((id) => heard.push(`submitted:${id}`));
     signals.onCancelled((id) => heard.push(`cancelled:${id}`));
@@ -63,7 +66,7 @@ describeEachBackend('JobLifecycle', (db) => {
       heard.length = 0;
       const again = await life.submit(draft(2, { idemKey: 'k' }), limits);
       expect(again).toMatchObject({ replayed: true, job: { id: first.job.id } });
-      expect(await store.batchJobCount()).toBe(1);
+      expect(await d.reader.jobs.batchJobCount()).toBe(1);
       expect(heard).toEqual([]);
       await expect(
         life.submit(draft(2, { idemKey: 'k', fingerprint: 'other' }), limits),
@@ -82,7 +85,7 @@ describeEachBackend('JobLifecycle', (db) => {
       await expect(life.submit(draft(1), { ...limits, totalLiveJobs: 1 })).rejects.toMatchObject({
         code: 'server_busy',
       });
-      expect(await store.batchJobCount()).toBe(1);
+      expect(await d.reader.jobs.batchJobCount()).toBe(1);
       expect(heard).toEqual([]);
     });
   });
@@ -157,7 +160,7 @@ describeEachBackend('JobLifecycle', (db) => {
       const { job } = await life.submit(draft(2), limits);
       await start(job.id);
       // The job ends without its target being taken back (not a path sift takes: the write guards it).
-      await store.setBatchJobStatus({ id: job.id, status: 'failed', now: now() });
+      await store.setBatchJobStatus(job.id, 'failed', '', now());
       expect(await life.recordResult(job.id, 0, ME, done())).toBe(false);
       expect(await statuses(job.id)).toEqual(['running', 'pending']);
       expect((await store.batchJob(job.id))!.targetsDone).toBe(0);
@@ -174,7 +177,7 @@ describeEachBackend('JobLifecycle', (db) => {
       const out = await life.cancel(job.id);
       expect(out).toMatchObject({ changed: true, job: { status: 'cancelled', targetsDone: 1 } });
       expect(await statuses(job.id)).toEqual(['done', 'pending', 'pending']);
-      expect((await store.batchEvents(job.id, 0, 100)).pop()).toMatchObject({
+      expect((await d.reader.events.batchEvents(job.id, 0, 100)).pop()).toMatchObject({
         type: 'batch.cancelled',
         data: '{"targets_done":1}',
       });
@@ -214,7 +217,7 @@ describeEachBackend('JobLifecycle', (db) => {
       const queued = await leftBehind('fail', false);
       const running = await leftBehind('fail', true);
       clock.t += 60_000;
-      expect(await life.afterRestart()).toEqual({ failed: 2, requeued: 0, resumed: 0 });
+      expect(await recovery.afterRestart()).toEqual({ failed: 2, requeued: 0, resumed: 0 });
       for (const id of [queued, running]) {
         expect(await store.batchJob(id)).toMatchObject({
           status: 'failed',
@@ -234,7 +237,7 @@ describeEachBackend('JobLifecycle', (db) => {
     it('retry: a queued job stays queued; a running one is queued again with every target pending', async () => {
       const queued = await leftBehind('retry', false);
       const running = await leftBehind('retry', true);
-      expect(await life.afterRestart()).toEqual({ failed: 0, requeued: 1, resumed: 0 });
+      expect(await recovery.afterRestart()).toEqual({ failed: 0, requeued: 1, resumed: 0 });
       expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
       expect(await types(queued)).toEqual(['batch.queued']);
       expect(await store.batchJob(running)).toMatchObject({
@@ -244,7 +247,7 @@ describeEachBackend('JobLifecycle', (db) => {
         nbytes: 0,
       });
       expect(await statuses(running)).toEqual(['pending', 'pending', 'pending', 'pending']);
-      expect((await store.batchEvents(running, 0, 100)).pop()).toMatchObject({
+      expect((await d.reader.events.batchEvents(running, 0, 100)).pop()).toMatchObject({
         type: 'batch.requeued',
         data: '{"policy":"retry","targets_reset":3}',
       });
@@ -253,7 +256,7 @@ describeEachBackend('JobLifecycle', (db) => {
     it('resume: a running job keeps its finished targets; only those caught running start again', async () => {
       const queued = await leftBehind('resume', false);
       const running = await leftBehind('resume', true);
-      expect(await life.afterRestart()).toEqual({ failed: 0, requeued: 0, resumed: 1 });
+      expect(await recovery.afterRestart()).toEqual({ failed: 0, requeued: 0, resumed: 1 });
       expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
       expect(await store.batchJob(running)).toMatchObject({
         status: 'running',
@@ -261,7 +264,7 @@ describeEachBackend('JobLifecycle', (db) => {
         targetsFailed: 1,
       });
       expect(await statuses(running)).toEqual(['done', 'pending', 'failed', 'pending']);
-      expect((await store.batchEvents(running, 0, 100)).pop()).toMatchObject({
+      expect((await d.reader.events.batchEvents(running, 0, 100)).pop()).toMatchObject({
         type: 'batch.requeued',
         data: '{"policy":"resume","targets_reset":1}',
       });
@@ -273,7 +276,7 @@ describeEachBackend('JobLifecycle', (db) => {
       await life.recordResult(job.id, 0, ME, done());
       const before = await store.batchJob(job.id);
       clock.t += 60_000;
-      await life.afterRestart();
+      await recovery.afterRestart();
       expect(await store.batchJob(job.id)).toEqual(before);
     });
   });
@@ -284,7 +287,7 @@ describeEachBackend('JobLifecycle', (db) => {
     await life.recordResult(job.id, 0, ME, done());
     await start(job.id);
     expect((await life.claim(job.id, OTHER, 1))!.targets).toEqual([expect.objectContaining({ idx: 2 })]);
-    expect(await life.returnInFlight(job.id, ME)).toBe(1);
+    expect(await recovery.returnInFlight(job.id, ME)).toBe(1);
     expect(await statuses(job.id)).toEqual(['done', 'pending', 'running', 'pending']);
     expect(await store.batchJob(job.id)).toMatchObject({ status: 'running' });
   });
@@ -336,26 +339,28 @@ describeEachBackend('JobLifecycle', (db) => {
       await life.recordResult(job.id, 0, ME, done('{"r":0}'));
       await start(job.id);
       await life.claim(job.id, LOST, 1);
-      await store.registerInstance({ id: LOST, host: 'h', now: now() });
+      await d.database.transaction((tx) =>
+        tx.instances.registerInstance({ id: LOST, host: 'h', now: now() }),
+      );
       return job.id;
     }
     const LOST = 'instance-lost';
 
     it('fail: the job fails with instance_lost, finished results kept, and is recovered once', async () => {
       const id = await shared('fail');
-      expect(await life.recoverLost(LOST)).toEqual({ failed: 1, requeued: 0, resumed: 0 });
+      expect(await recovery.recoverLost(LOST)).toEqual({ failed: 1, requeued: 0, resumed: 0 });
       expect(await store.batchJob(id)).toMatchObject({ status: 'failed', error: INSTANCE_LOST });
       expect(await statuses(id)).toEqual(['done', 'failed', 'failed', 'failed']);
       expect((await store.batchTargets(id))![2].code).toBe(INSTANCE_LOST);
       expect((await types(id)).pop()).toBe('batch.failed');
-      expect(await store.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain(LOST);
-      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 0 });
+      expect(await d.reader.instances.lostInstances(Number.MAX_SAFE_INTEGER)).not.toContain(LOST);
+      expect(await recovery.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 0 });
       expect((await types(id)).filter((t) => t === 'batch.failed')).toHaveLength(1);
     });
 
     it('retry: the job is queued again with every target pending', async () => {
       const id = await shared('retry');
-      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 1, resumed: 0 });
+      expect(await recovery.recoverLost(LOST)).toEqual({ failed: 0, requeued: 1, resumed: 0 });
       expect(await store.batchJob(id)).toMatchObject({ status: 'queued', targetsDone: 0 });
       expect(await statuses(id)).toEqual(['pending', 'pending', 'pending', 'pending']);
       expect(await life.recordResult(id, 1, ME, done())).toBe(false); // ME's fetch lost its claim
@@ -363,10 +368,10 @@ describeEachBackend('JobLifecycle', (db) => {
 
     it("resume: only the lost instance's targets go back to pending; the job keeps running", async () => {
       const id = await shared('resume');
-      expect(await life.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 1 });
+      expect(await recovery.recoverLost(LOST)).toEqual({ failed: 0, requeued: 0, resumed: 1 });
       expect(await store.batchJob(id)).toMatchObject({ status: 'running', targetsDone: 1 });
       expect(await statuses(id)).toEqual(['done', 'running', 'pending', 'pending']);
-      expect((await store.batchEvents(id, 0, 100)).pop()).toMatchObject({
+      expect((await d.reader.events.batchEvents(id, 0, 100)).pop()).toMatchObject({
         type: 'batch.requeued',
         data: JSON.stringify({ policy: 'resume', targets_reset: 1, instance: LOST }),
       });
@@ -376,12 +381,12 @@ describeEachBackend('JobLifecycle', (db) => {
 
   it('onCommit runs after COMMIT and never for a rolled-back transaction', async () => {
     const seen: string[] = [];
-    await store.transaction(async (s) => {
+    await d.database.transaction(async (s) => {
       s.onCommit(() => seen.push('committed'));
       seen.push('inside');
     });
     await expect(
-      store.transaction(async (s) => {
+      d.database.transaction(async (s) => {
         s.onCommit(() => seen.push('rolled back'));
         throw new Error('abort');
       }),

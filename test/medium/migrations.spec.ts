@@ -156,7 +156,7 @@ describeEachBackend('migrations', (t) => {
     it('three starts at once on one new database all come up, and migrate once', async () => {
       const { db, at, done } = await empty();
       const opened = await Promise.all([openDcache(at), openDcache(at), openDcache(at)]);
-      for (const d of opened) expect(await d.batch.batchJobCount()).toBe(0);
+      for (const d of opened) expect(await d.reader.jobs.batchJobCount()).toBe(0);
       await Promise.all(opened.map((d) => d.close()));
       const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(db);
       expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(migrations));

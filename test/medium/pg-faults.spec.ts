@@ -33,17 +33,17 @@ describe('PostgreSQL connections that fail under sift', () => {
   afterAll(() => pg.drop());
 
   it('a connection ended while a transaction holds it rejects that transaction, and the process lives on', async () => {
-    const err = await d.batch
-      .transaction(async (s) => {
-        await s.liveBatchJobsTotal();
+    const err = await d.database
+      .transaction(async (tx) => {
+        await tx.jobs.liveBatchJobsTotal();
         // Ended from outside while checked out: pg emits 'error' on the client itself.
-        const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(s['db'])).rows[0].pid;
+        const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(tx.q)).rows[0].pid;
         const admin = new Client({ connectionString: pg.url });
         await admin.connect();
         await admin.query('SELECT pg_terminate_backend($1)', [pid]);
         await admin.end();
         await new Promise((r) => setTimeout(r, 100));
-        return s.liveBatchJobsTotal();
+        return tx.jobs.liveBatchJobsTotal();
       })
       .then(
         () => undefined,

@@ -2,9 +2,11 @@ import { JobLifecycle, type JobDraft } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
 import { DEFAULT_WEBHOOK_EVENTS, EVENT_TYPES } from '../../src/batch/job-status';
 import { markDuplicates } from '../../src/batch/dedupe';
-import type { BatchStore, Dcache } from '../../src/dcache';
+import { lockDeliveries, type BatchStore, type Dcache, type DeliveryWrite } from '../../src/dcache';
+import type { JobRecovery } from '../../src/batch/job-recovery';
 import { describeEachBackend } from '../support/backends';
 import { TestClock } from '../support/app';
+import { lifecycleOf } from '../support/lifecycle';
 
 /**
  * Retry jobs, duplicates, purge, per-job TTL and the webhook outbox, on the store and the
@@ -21,6 +23,13 @@ describeEachBackend('pipelines in the store', (db) => {
   let d: Dcache;
   let store: BatchStore;
   let life: JobLifecycle;
+  let recovery: JobRecovery;
+  const finishDelivery = (w: DeliveryWrite) =>
+    d.database.transaction((tx) => tx.deliveries.finishDelivery(w));
+  const finishAndTakeNext = (w: DeliveryWrite, at: number) =>
+    d.database.transaction((tx) => tx.deliveries.finishAndTakeNext(w, at));
+  const redeliver = (jobId: string, at: number, all: boolean) =>
+    d.database.transaction((tx) => tx.deliveries.redeliver(jobId, at, all));
 
   const draft = (urls: string[], over: Partial<JobDraft> = {}): JobDraft => ({
     caller,
@@ -53,7 +62,7 @@ describeEachBackend('pipelines in the store', (db) => {
   beforeEach(async () => {
     d = await db.open();
     store = d.batch;
-    life = new JobLifecycle(store, clock, new JobSignals());
+    ({ life, recovery } = lifecycleOf(d, clock, new JobSignals()));
   });
   afterEach(() => d.close());
 
@@ -71,7 +80,7 @@ describeEachBackend('pipelines in the store', (db) => {
       const { job: child, replayed } = (await life.retry(parent.id, caller, 'k1', limits))!;
       expect(replayed).toBe(false);
       expect(child).toMatchObject({ parentId: parent.id, targetsTotal: 3, status: 'queued', ttlS: 600 });
-      expect(await store.webhookOf(child.id)).toEqual(hook);
+      expect(await d.reader.deliveries.webhookOf(child.id)).toEqual(hook);
       const targets = (await store.batchTargets(child.id))!;
       expect(targets.map((t) => [t.idx, t.url, t.parentIdx])).toEqual([
         [0, 'http://a.test/2', 2],
@@ -83,7 +92,7 @@ describeEachBackend('pipelines in the store', (db) => {
         replayed: true,
         job: { id: child.id },
       });
-      expect(await store.batchJobCount()).toBe(2);
+      expect(await d.reader.jobs.batchJobCount()).toBe(2);
       // The key of a retry is not the key of a submit of the same parent.
       await expect(life.submit(draft(['http://a.test/0'], { idemKey: 'k1' }), limits)).rejects.toMatchObject({
         code: 'idempotency_conflict',
@@ -130,7 +139,7 @@ describeEachBackend('pipelines in the store', (db) => {
         targetsDone: 4,
         targetsFailed: 1,
       });
-      const events = await store.batchEvents(job.id, 0, 100);
+      const events = await d.reader.events.batchEvents(job.id, 0, 100);
       expect(events.filter((e) => e.type === 'target.done').map((e) => JSON.parse(e.data).idx)).toEqual([
         0, 1, 3,
       ]);
@@ -163,7 +172,7 @@ describeEachBackend('pipelines in the store', (db) => {
         limits,
       );
       expect(job).toMatchObject({ status: 'queued', targetsDone: 1, targetsFailed: 1 });
-      expect((await store.batchEvents(job.id, 0, 10)).map((e) => [e.type, e.data])).toEqual([
+      expect((await d.reader.events.batchEvents(job.id, 0, 10)).map((e) => [e.type, e.data])).toEqual([
         ['batch.queued', '{"targets_total":2}'],
         ['target.failed', '{"idx":1,"code":"invalid_url"}'],
       ]);
@@ -219,8 +228,8 @@ describeEachBackend('pipelines in the store', (db) => {
         limits,
       );
       await runAll(job.id, () => done());
-      const events = await store.batchEvents(job.id, 0, 100);
-      const deliveries = await store.deliveries(job.id, 0, 100);
+      const events = await d.reader.events.batchEvents(job.id, 0, 100);
+      const deliveries = await d.reader.deliveries.deliveries(job.id, 0, 100);
       expect(deliveries.map((x) => [x.seq, x.type])).toEqual(
         events.filter((e) => e.type.startsWith('batch.')).map((e) => [e.seq, e.type]),
       );
@@ -241,28 +250,34 @@ describeEachBackend('pipelines in the store', (db) => {
       expect(row.payload).not.toContain(hook.secret);
       // An event whose transaction rolls back leaves no delivery either.
       await expect(
-        store.transaction(async (s) => {
-          await s.putDelivery({ jobId: job.id, seq: 99, type: 'batch.done', payload: '{}', now: now() });
+        d.database.transaction(async (s) => {
+          await s.deliveries.putDelivery({
+            jobId: job.id,
+            seq: 99,
+            type: 'batch.done',
+            payload: '{}',
+            now: now(),
+          });
           throw new Error('abort');
         }),
       ).rejects.toThrow('abort');
-      expect(await store.deliveries(job.id, 10, 100)).toEqual([]);
+      expect(await d.reader.deliveries.deliveries(job.id, 10, 100)).toEqual([]);
     });
 
     it('per job, only the first pending delivery is handed out, to one instance; a lost holder frees it', async () => {
       const { job } = await life.submit(draft(['http://a.test/1'], { webhook: hook }), limits);
       await runAll(job.id, () => done());
       const claim = (holder: string) =>
-        store.transaction(async (s) => {
-          await s.lockDeliveries();
-          return s.claimDeliveries({ holder, now: now(), limit: 10 });
+        d.database.transaction(async (s) => {
+          await lockDeliveries(s);
+          return s.deliveries.claimDeliveries({ holder, now: now(), limit: 10 });
         });
       const first = await claim(ME);
       expect(first.map((x) => [x.seq, x.attempts, x.url, x.secret])).toEqual([[1, 1, hook.url, hook.secret]]);
       expect(await claim(OTHER)).toEqual([]); // seq 2 waits for seq 1
       // ME is lost while sending it: its recovery frees the delivery for OTHER.
-      await store.registerInstance({ id: ME, host: 'h', now: now() });
-      await life.recoverLost(ME);
+      await d.database.transaction((tx) => tx.instances.registerInstance({ id: ME, host: 'h', now: now() }));
+      await recovery.recoverLost(ME);
       const again = await claim(OTHER);
       expect(again.map((x) => [x.seq, x.attempts])).toEqual([[1, 2]]);
       // A result from the lost holder is not written; the new holder's is.
@@ -275,11 +290,11 @@ describeEachBackend('pipelines in the store', (db) => {
         lastError: null,
         lastMessage: null,
       };
-      expect(await store.finishDelivery({ ...write, holder: ME })).toBe(false);
-      expect(await store.finishDelivery({ ...write, holder: OTHER })).toBe(true);
+      expect(await finishDelivery({ ...write, holder: ME })).toBe(false);
+      expect(await finishDelivery({ ...write, holder: OTHER })).toBe(true);
       expect((await claim(ME)).map((x) => x.seq)).toEqual([2]);
       // Not due yet: a retry waits for its time.
-      await store.finishDelivery({
+      await finishDelivery({
         ...write,
         seq: 2,
         holder: ME,
@@ -292,13 +307,13 @@ describeEachBackend('pipelines in the store', (db) => {
       expect((await claim(OTHER)).map((x) => [x.seq, x.attempts])).toEqual([[2, 2]]);
       clock.t -= 5000;
       // Delivered: its holder goes on with the job's next one, held at once, no claim needed.
-      const next = await store.finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now());
+      const next = await finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now());
       expect(next).toMatchObject({ seq: 3, attempts: 1 });
       expect(await claim(ME)).toEqual([]);
-      expect(await store.finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now())).toBe(false);
+      expect(await finishAndTakeNext({ ...write, seq: 2, holder: OTHER }, now())).toBe(false);
       // A failed attempt takes nothing next.
       expect(
-        await store.finishAndTakeNext(
+        await finishAndTakeNext(
           { ...write, seq: 3, holder: OTHER, state: 'pending', nextAttemptAt: now() },
           now(),
         ),
@@ -308,7 +323,7 @@ describeEachBackend('pipelines in the store', (db) => {
     it('redeliver queues the undelivered again from now (all of them with all), not one being sent', async () => {
       const { job } = await life.submit(draft(['http://a.test/1'], { webhook: hook }), limits);
       await runAll(job.id, () => done());
-      const all = await store.deliveries(job.id, 0, 100);
+      const all = await d.reader.deliveries.deliveries(job.id, 0, 100);
       for (const x of all) {
         await d.db
           .updateTable('batch_delivery')
@@ -317,17 +332,19 @@ describeEachBackend('pipelines in the store', (db) => {
           .where('seq', '=', x.seq)
           .execute();
       }
-      expect(await store.redeliver(job.id, now() + 1, false)).toBe(all.length - 1);
-      const after = await store.deliveries(job.id, 0, 100);
+      expect(await redeliver(job.id, now() + 1, false)).toBe(all.length - 1);
+      const after = await d.reader.deliveries.deliveries(job.id, 0, 100);
       expect(after.map((x) => [x.state, x.attempts])).toEqual([
         ['delivered', 7],
         ...all.slice(1).map(() => ['pending', 0]),
       ]);
       expect(after[1].nextAttemptAt).toBe(now() + 1);
-      const counts = await store.deliveryCounts(); // over every job in the database
-      expect(await store.redeliver(job.id, now(), true)).toBe(all.length);
-      expect((await store.deliveries(job.id, 0, 100)).map((x) => x.state)).toEqual(all.map(() => 'pending'));
-      expect(await store.deliveryCounts()).toEqual({
+      const counts = await d.reader.deliveries.deliveryCounts(); // over every job in the database
+      expect(await redeliver(job.id, now(), true)).toBe(all.length);
+      expect((await d.reader.deliveries.deliveries(job.id, 0, 100)).map((x) => x.state)).toEqual(
+        all.map(() => 'pending'),
+      );
+      expect(await d.reader.deliveries.deliveryCounts()).toEqual({
         ...counts,
         pending: counts.pending + 1,
         delivered: counts.delivered - 1,

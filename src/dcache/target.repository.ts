@@ -1,7 +1,7 @@
-import { sql } from 'kysely';
 import type { TargetStatus } from '../batch/job-status';
-import { INSERT_CHUNK, chunks, toTarget, type BatchTarget } from './batch-rows';
-import { JobRows } from './job-rows';
+import type { Tx } from './db';
+import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
+import { TargetReader } from './target.reader';
 
 /** Pending targets a claim looks at for a job: enough to find some whose host has room. */
 const CLAIM_SCAN = 256;
@@ -43,101 +43,55 @@ export interface TargetWrite {
 }
 
 /**
- * The batch_target table: one row per URL of a job. The schema's triggers keep the job's
+ * The writers of the batch_target table, inside a transaction: one row per URL of a job. The schema's triggers keep the job's
  * targets_done, targets_failed, nbytes and lease in step with every change here.
  */
-export abstract class TargetRows extends JobRows {
+export class TargetRepository extends TargetReader {
+  constructor(tx: Tx, misses: BatchStoreMisses) {
+    super(tx.q, misses);
+  }
+
   /**
    * Inserts the targets under jobId in one transaction. Targets given already finished count into
    * the job's targetsDone and their results into nbytes (the schema's triggers keep both).
    */
   async putBatchTargets(jobId: string, targets: BatchTarget[]): Promise<void> {
     if (targets.length === 0) return;
-    await this.transaction(async (store) => {
-      for (const part of chunks(targets, INSERT_CHUNK)) {
-        await store.db
-          .insertInto('batch_target')
-          .values(
-            part.map((t) => ({
-              job_id: jobId,
-              idx: t.idx,
-              url: t.url,
-              host: hostOf(t.url),
-              options: t.options,
-              status: t.status,
-              result: t.result,
-              error: t.error,
-              hint: t.hint,
-              code: t.code ?? null,
-              parent_idx: t.parentIdx ?? null,
-              dup_of: t.dupOf ?? null,
-            })),
-          )
-          .execute();
-      }
-    });
-  }
-
-  async batchTargets(jobId: string): Promise<BatchTarget[] | undefined> {
-    const rows = await this.db
-      .selectFrom('batch_target')
-      .selectAll()
-      .where('job_id', '=', jobId)
-      .orderBy('idx')
-      .execute();
-    if (rows.length === 0) {
-      const job = await this.db
-        .selectFrom('batch_job')
-        .select('id')
-        .where('id', '=', jobId)
-        .executeTakeFirst();
-      if (!job) {
-        this.misses.batchTargets++;
-        return undefined;
-      }
+    for (const part of chunks(targets, INSERT_CHUNK)) {
+      await this.q
+        .insertInto('batch_target')
+        .values(
+          part.map((t) => ({
+            job_id: jobId,
+            idx: t.idx,
+            url: t.url,
+            host: hostOf(t.url),
+            options: t.options,
+            status: t.status,
+            result: t.result,
+            error: t.error,
+            hint: t.hint,
+            code: t.code ?? null,
+            parent_idx: t.parentIdx ?? null,
+            dup_of: t.dupOf ?? null,
+          })),
+        )
+        .execute();
     }
-    return rows.map(toTarget);
-  }
-
-  /** One page of targets with idx > after, in idx order (only those of `verdict` when given). */
-  async batchTargetsPage(
-    jobId: string,
-    after: number,
-    limit: number,
-    verdict?: string,
-  ): Promise<BatchTarget[]> {
-    let q = this.db
-      .selectFrom('batch_target')
-      .selectAll()
-      .where('job_id', '=', jobId)
-      .where('idx', '>', after);
-    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
-    const rows = await q.orderBy('idx').limit(limit).execute();
-    return rows.map(toTarget);
   }
 
   /**
-   * The UTF-8 size of each target's stored text (url, result, error, hint) after `after`, in idx
-   * order, without reading the results (octet_length takes the size from the record header).
+   * One statement: the schema's trigger moves targetsDone (once per target entering done/failed),
+   * nbytes (the result's UTF-8 bytes, a rewrite replacing the old) and the lease (to now) with it.
    */
-  async batchResultSizes(
-    jobId: string,
-    after: number,
-    limit: number,
-    verdict?: string,
-  ): Promise<{ idx: number; bytes: number }[]> {
-    let q = this.db
-      .selectFrom('batch_target')
-      .select([
-        'idx',
-        sql<number>`octet_length(url) + coalesce(octet_length(result), 0) + coalesce(octet_length(error), 0) + coalesce(octet_length(hint), 0)`.as(
-          'bytes',
-        ),
-      ])
-      .where('job_id', '=', jobId)
-      .where('idx', '>', after);
-    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
-    return q.orderBy('idx').limit(limit).execute();
+  async updateBatchTarget(w: TargetWrite): Promise<void> {
+    const r = await this.q
+      .updateTable('batch_target')
+      .set(written(w))
+      .where('job_id', '=', w.jobId)
+      .where('idx', '=', w.idx)
+      .executeTakeFirst();
+    if (Number(r.numUpdatedRows) === 0) this.misses.updateBatchTarget++;
   }
 
   /**
@@ -161,7 +115,7 @@ export abstract class TargetRows extends JobRows {
     limit: number;
     perHost: number;
   }): Promise<{ idx: number; url: string; options: string; deferrals: number }[]> {
-    const running = await this.db
+    const running = await this.q
       .selectFrom('batch_target')
       .select(['host', (eb) => eb.fn.countAll<number | string>().as('n')])
       .where('status', '=', 'running')
@@ -175,7 +129,7 @@ export abstract class TargetRows extends JobRows {
     let after = -1;
     let scanned = 0;
     for (let page = Math.min(CLAIM_SCAN, c.limit * 2); picked.length < c.limit && scanned < CLAIM_SCAN;) {
-      const rows = await this.db
+      const rows = await this.q
         .selectFrom('batch_target')
         .select(['idx', 'host'])
         .where('job_id', '=', c.jobId)
@@ -201,7 +155,7 @@ export abstract class TargetRows extends JobRows {
       page = CLAIM_SCAN - scanned;
     }
     if (picked.length === 0) return [];
-    const rows = await this.db
+    const rows = await this.q
       .updateTable('batch_target')
       .set({ status: 'running', holder: c.holder, updated_at: c.now })
       .where('job_id', '=', c.jobId)
@@ -212,26 +166,13 @@ export abstract class TargetRows extends JobRows {
     return rows.sort((a, b) => a.idx - b.idx);
   }
 
-  /** Whether the job has a pending target left to claim (a duplicate waits for its first). */
-  async hasPending(jobId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('batch_target')
-      .select('idx')
-      .where('job_id', '=', jobId)
-      .where('status', '=', 'pending')
-      .where('dup_of', 'is', null)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   /**
    * The result of a target `holder` holds: written only while it still holds it running and its
    * job is running (a target taken back by a cancel, a restart or a recovery, or one of a job that
    * has ended, is not written). False when it was not.
    */
   async finishHeldTarget(w: TargetWrite & { holder: string }): Promise<boolean> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_target')
       .set({ ...written(w), holder: null })
       .where('job_id', '=', w.jobId)
@@ -256,7 +197,7 @@ export abstract class TargetRows extends JobRows {
    * event: it has not ended). False when it was no longer held.
    */
   async deferHeldTarget(w: { jobId: string; idx: number; holder: string; now: number }): Promise<boolean> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_target')
       .set((eb) => ({
         status: 'pending',
@@ -277,7 +218,7 @@ export abstract class TargetRows extends JobRows {
    * idx, in order.
    */
   async finishDuplicates(w: TargetWrite): Promise<number[]> {
-    const rows = await this.db
+    const rows = await this.q
       .updateTable('batch_target')
       .set({ ...written(w), holder: null })
       .where('job_id', '=', w.jobId)
@@ -286,45 +227,6 @@ export abstract class TargetRows extends JobRows {
       .returning('idx')
       .execute();
     return rows.map((r) => r.idx).sort((a, b) => a - b);
-  }
-
-  /** Whether any target of the job waits for an earlier one with the same URL and options. */
-  async hasDuplicates(jobId: string): Promise<boolean> {
-    const row = await this.db
-      .selectFrom('batch_target')
-      .select('idx')
-      .where('job_id', '=', jobId)
-      .where('dup_of', 'is not', null)
-      .limit(1)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
-  /** The job's failed targets, in idx order: what a retry fetches again. */
-  async failedTargets(
-    jobId: string,
-  ): Promise<{ idx: number; url: string; options: string; code: string | null }[]> {
-    return this.db
-      .selectFrom('batch_target')
-      .select(['idx', 'url', 'options', 'code'])
-      .where('job_id', '=', jobId)
-      .where('status', '=', 'failed')
-      .orderBy('idx')
-      .execute();
-  }
-
-  /**
-   * One statement: the schema's trigger moves targetsDone (once per target entering done/failed),
-   * nbytes (the result's UTF-8 bytes, a rewrite replacing the old) and the lease (to now) with it.
-   */
-  async updateBatchTarget(w: TargetWrite): Promise<void> {
-    const r = await this.db
-      .updateTable('batch_target')
-      .set(written(w))
-      .where('job_id', '=', w.jobId)
-      .where('idx', '=', w.idx)
-      .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) this.misses.updateBatchTarget++;
   }
 
   /**
@@ -340,7 +242,7 @@ export abstract class TargetRows extends JobRows {
     /** Only these targets. */
     idxs?: number[];
   }): Promise<number> {
-    let q = this.db
+    let q = this.q
       .updateTable('batch_target')
       .set({
         status: 'pending',
@@ -358,31 +260,5 @@ export abstract class TargetRows extends JobRows {
     if (w.idxs !== undefined) q = q.where('idx', 'in', w.idxs.length > 0 ? w.idxs : [-1]);
     const r = await q.executeTakeFirst();
     return Number(r.numUpdatedRows);
-  }
-
-  /** The running targets `holder` holds, by job and idx. */
-  async targetsHeldBy(holder: string): Promise<{ jobId: string; idx: number }[]> {
-    const rows = await this.db
-      .selectFrom('batch_target')
-      .select(['job_id', 'idx'])
-      .where('holder', '=', holder)
-      .where('status', '=', 'running')
-      .orderBy('job_id')
-      .orderBy('idx')
-      .execute();
-    return rows.map((r) => ({ jobId: r.job_id, idx: r.idx }));
-  }
-
-  /** Live jobs in which `holder` holds running targets, with their policy and how many it holds. */
-  async jobsHeldBy(holder: string): Promise<{ jobId: string; held: number }[]> {
-    const rows = await this.db
-      .selectFrom('batch_target')
-      .select(['job_id', (eb) => eb.fn.countAll<number>().as('held')])
-      .where('holder', '=', holder)
-      .where('status', '=', 'running')
-      .groupBy('job_id')
-      .orderBy('job_id')
-      .execute();
-    return rows.map((r) => ({ jobId: r.job_id, held: Number(r.held) }));
   }
 }

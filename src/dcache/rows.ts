@@ -1,6 +1,6 @@
-import { PostgresAdapter, type Kysely, type Selectable } from 'kysely';
+import type { Selectable } from 'kysely';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
-import type { BatchJobTable, BatchTargetTable, DB } from './schema';
+import type { BatchJobTable, BatchTargetTable } from './schema';
 
 export const ClassFleet = 'fleet';
 export const ClassRestricted = 'restricted';
@@ -125,20 +125,4 @@ export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
     dupOf: r.dup_of,
     verdict: r.verdict,
   };
-}
-
-/** What every table's statements stand on: the connection (or transaction) and the miss counters. */
-export abstract class Rows {
-  constructor(
-    protected readonly db: Kysely<DB>,
-    readonly misses: BatchStoreMisses = noMisses(),
-  ) {}
-
-  /** On PostgreSQL (several instances may share the database), else SQLite (one process). */
-  protected get pg(): boolean {
-    return this.db.getExecutor().adapter instanceof PostgresAdapter;
-  }
-
-  /** Runs fn with this store bound to one transaction (see BatchStore). */
-  abstract transaction<T>(fn: (store: this) => Promise<T>, opts?: { durable?: boolean }): Promise<T>;
 }

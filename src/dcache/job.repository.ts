@@ -1,4 +1,4 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import {
   DEFAULT_RESTART_POLICY,
   LIVE_JOB_STATUSES,
@@ -7,12 +7,145 @@ import {
   type JobStatus,
   type RestartPolicy,
 } from '../batch/job-status';
-import { Rows, toJob, type BatchJob } from './batch-rows';
+import type { Tx } from './db';
+import { toJob, type BatchJob, type BatchStoreMisses } from './rows';
+import type { DB } from './schema';
 
-/** The batch_job table: one row per job, its status, counts, lease and stored bytes. */
-export abstract class JobRows extends Rows {
+/** Reads of the batch_job table: one row per job, its status, counts, lease and stored bytes. */
+export class JobReader {
+  constructor(
+    protected readonly q: Kysely<DB>,
+    protected readonly misses: BatchStoreMisses,
+  ) {}
+
+  async batchJob(id: string): Promise<BatchJob | undefined> {
+    const row = await this.q.selectFrom('batch_job').selectAll().where('id', '=', id).executeTakeFirst();
+    if (!row) {
+      this.misses.batchJob++;
+      return undefined;
+    }
+    return toJob(row);
+  }
+
+  async batchJobByIdem(
+    caller: string,
+    idemKey: string,
+    now: number,
+    ttlSeconds: number,
+  ): Promise<string | undefined> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select('id')
+      .where('caller', '=', caller)
+      .where('idem_key', '=', idemKey)
+      .where(sql<number>`lease + ${ttlSeconds}`, '>', now)
+      .where('status', 'in', REPLAYABLE_JOB_STATUSES)
+      .orderBy('created_at', 'desc')
+      .orderBy(sql`rowid`, 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    if (!row) {
+      this.misses.batchJobByIdem++;
+      return undefined;
+    }
+    return row.id;
+  }
+
+  async liveBatchJobs(caller: string): Promise<number> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('caller', '=', caller)
+      .where('status', 'in', LIVE_JOB_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async liveBatchJobsTotal(): Promise<number> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .where('status', 'in', LIVE_JOB_STATUSES)
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** A caller's jobs, newest first, strictly older than the cursor (createdAt, id). */
+  async listBatchJobs(
+    caller: string,
+    before: { createdAt: number; id: string } | undefined,
+    limit: number,
+  ): Promise<BatchJob[]> {
+    let q = this.q.selectFrom('batch_job').selectAll().where('caller', '=', caller);
+    if (before) {
+      q = q.where((eb) =>
+        eb.or([
+          eb('created_at', '<', before.createdAt),
+          eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
+        ]),
+      );
+    }
+    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(toJob);
+  }
+
+  /** Live jobs with their restart policy, oldest first: what the runner takes up after a start. */
+  async liveJobs(): Promise<{ id: string; status: JobStatus; onRestart: RestartPolicy }[]> {
+    const rows = await this.q
+      .selectFrom('batch_job')
+      .select(['id', 'status', 'on_restart'])
+      .where('status', 'in', LIVE_JOB_STATUSES)
+      .orderBy('created_at')
+      .orderBy('id')
+      .execute();
+    return rows.map((r) => ({ id: r.id, status: r.status, onRestart: r.on_restart }));
+  }
+
+  /** Jobs per status, and the targets live jobs still have to finish. */
+  async jobCounts(): Promise<{ byStatus: Partial<Record<JobStatus, number>>; liveTargetsLeft: number }> {
+    const rows = await this.q
+      .selectFrom('batch_job')
+      .select([
+        'status',
+        sql<number>`count(*)`.as('n'),
+        sql<number>`sum(targets_total - targets_done)`.as('left'),
+      ])
+      .groupBy('status')
+      .execute();
+    const byStatus: Partial<Record<JobStatus, number>> = {};
+    let liveTargetsLeft = 0;
+    for (const r of rows) {
+      byStatus[r.status] = Number(r.n);
+      if (isLiveJob(r.status)) liveTargetsLeft += Number(r.left);
+    }
+    return { byStatus, liveTargetsLeft };
+  }
+
+  async batchNbytes(): Promise<number> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select(sql<number>`coalesce(sum(nbytes), 0)`.as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  async batchJobCount(): Promise<number> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+}
+
+/** The writers of batch_job, inside a transaction. */
+export class JobRepository extends JobReader {
+  constructor(tx: Tx, misses: BatchStoreMisses) {
+    super(tx.q, misses);
+  }
+
   async createBatchJob(j: BatchJob): Promise<void> {
-    await this.db
+    await this.q
       .insertInto('batch_job')
       .values({
         id: j.id,
@@ -35,60 +168,8 @@ export abstract class JobRows extends Rows {
       .execute();
   }
 
-  async batchJob(id: string): Promise<BatchJob | undefined> {
-    const row = await this.db.selectFrom('batch_job').selectAll().where('id', '=', id).executeTakeFirst();
-    if (!row) {
-      this.misses.batchJob++;
-      return undefined;
-    }
-    return toJob(row);
-  }
-
-  async batchJobByIdem(
-    caller: string,
-    idemKey: string,
-    now: number,
-    ttlSeconds: number,
-  ): Promise<string | undefined> {
-    const row = await this.db
-      .selectFrom('batch_job')
-      .select('id')
-      .where('caller', '=', caller)
-      .where('idem_key', '=', idemKey)
-      .where(sql<number>`lease + ${ttlSeconds}`, '>', now)
-      .where('status', 'in', REPLAYABLE_JOB_STATUSES)
-      .orderBy('created_at', 'desc')
-      .orderBy(sql`rowid`, 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    if (!row) {
-      this.misses.batchJobByIdem++;
-      return undefined;
-    }
-    return row.id;
-  }
-
-  async liveBatchJobs(caller: string): Promise<number> {
-    const row = await this.db
-      .selectFrom('batch_job')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('caller', '=', caller)
-      .where('status', 'in', LIVE_JOB_STATUSES)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
-  async liveBatchJobsTotal(): Promise<number> {
-    const row = await this.db
-      .selectFrom('batch_job')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('status', 'in', LIVE_JOB_STATUSES)
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
   async setBatchJobStatus(w: { id: string; status: JobStatus; now: number; error?: string }): Promise<void> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_job')
       .set({ status: w.status, error: w.error ?? '', lease: w.now })
       .where('id', '=', w.id)
@@ -98,7 +179,7 @@ export abstract class JobRows extends Rows {
 
   /** queued → running, only if it is queued still: true for the one writer that moved it. */
   async startBatchJob(id: string, now: number): Promise<boolean> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_job')
       .set({ status: 'running', lease: now })
       .where('id', '=', id)
@@ -108,7 +189,7 @@ export abstract class JobRows extends Rows {
   }
 
   async touchBatchJob(id: string, now: number): Promise<void> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_job')
       .set({ lease: now })
       .where('id', '=', id)
@@ -116,80 +197,13 @@ export abstract class JobRows extends Rows {
     if (Number(r.numUpdatedRows) === 0) this.misses.touchBatchJob++;
   }
 
-  /** A caller's jobs, newest first, strictly older than the cursor (createdAt, id). */
-  async listBatchJobs(
-    caller: string,
-    before: { createdAt: number; id: string } | undefined,
-    limit: number,
-  ): Promise<BatchJob[]> {
-    let q = this.db.selectFrom('batch_job').selectAll().where('caller', '=', caller);
-    if (before) {
-      q = q.where((eb) =>
-        eb.or([
-          eb('created_at', '<', before.createdAt),
-          eb.and([eb('created_at', '=', before.createdAt), eb('id', '<', before.id)]),
-        ]),
-      );
-    }
-    const rows = await q.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
-    return rows.map(toJob);
-  }
-
-  /** Live jobs with their restart policy, oldest first: what the runner takes up after a start. */
-  async liveJobs(): Promise<{ id: string; status: JobStatus; onRestart: RestartPolicy }[]> {
-    const rows = await this.db
-      .selectFrom('batch_job')
-      .select(['id', 'status', 'on_restart'])
-      .where('status', 'in', LIVE_JOB_STATUSES)
-      .orderBy('created_at')
-      .orderBy('id')
-      .execute();
-    return rows.map((r) => ({ id: r.id, status: r.status, onRestart: r.on_restart }));
-  }
-
   /** Heartbeat: every queued or running job's lease becomes now. Returns how many. */
   async touchLiveJobs(now: number): Promise<number> {
-    const r = await this.db
+    const r = await this.q
       .updateTable('batch_job')
       .set({ lease: now })
       .where('status', 'in', LIVE_JOB_STATUSES)
       .executeTakeFirst();
     return Number(r.numUpdatedRows);
-  }
-
-  /** Jobs per status, and the targets live jobs still have to finish. */
-  async jobCounts(): Promise<{ byStatus: Partial<Record<JobStatus, number>>; liveTargetsLeft: number }> {
-    const rows = await this.db
-      .selectFrom('batch_job')
-      .select([
-        'status',
-        sql<number>`count(*)`.as('n'),
-        sql<number>`sum(targets_total - targets_done)`.as('left'),
-      ])
-      .groupBy('status')
-      .execute();
-    const byStatus: Partial<Record<JobStatus, number>> = {};
-    let liveTargetsLeft = 0;
-    for (const r of rows) {
-      byStatus[r.status] = Number(r.n);
-      if (isLiveJob(r.status)) liveTargetsLeft += Number(r.left);
-    }
-    return { byStatus, liveTargetsLeft };
-  }
-
-  async batchNbytes(): Promise<number> {
-    const row = await this.db
-      .selectFrom('batch_job')
-      .select(sql<number>`coalesce(sum(nbytes), 0)`.as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
-  }
-
-  async batchJobCount(): Promise<number> {
-    const row = await this.db
-      .selectFrom('batch_job')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .executeTakeFirstOrThrow();
-    return Number(row.n);
   }
 }

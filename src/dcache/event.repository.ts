@@ -1,10 +1,32 @@
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import type { EventType } from '../batch/job-status';
-import type { BatchEvent } from './batch-rows';
-import { TargetRows } from './target-rows';
+import type { Tx } from './db';
+import type { BatchEvent } from './rows';
+import type { DB } from './schema';
 
-/** The batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
-export abstract class EventRows extends TargetRows {
+/** Reads of the batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
+export class EventReader {
+  constructor(protected readonly q: Kysely<DB>) {}
+
+  async batchEvents(jobId: string, after: number, limit: number): Promise<BatchEvent[]> {
+    const rows = await this.q
+      .selectFrom('batch_event')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('seq', '>', after)
+      .orderBy('seq')
+      .limit(limit)
+      .execute();
+    return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, at: r.at, data: r.data }));
+  }
+}
+
+/** The writer of batch_event, inside a transaction. */
+export class EventRepository extends EventReader {
+  constructor(private readonly tx: Tx) {
+    super(tx.q);
+  }
+
   /**
    * Appends an event with the job's next sequence number. Returns the seq, and the job's targets
    * left (total less done) as the event's statement sees them: every earlier statement of the
@@ -18,7 +40,7 @@ export abstract class EventRows extends TargetRows {
   ): Promise<{ seq: number; left: number }> {
     // The next seq is read in the insert itself. On PostgreSQL two writers of one job's events are
     // serialized by the job row, which every writer of an event updates first in its transaction.
-    const insert = this.db
+    const insert = this.q
       .insertInto('batch_event')
       .values({
         job_id: e.jobId,
@@ -40,25 +62,13 @@ export abstract class EventRows extends TargetRows {
           .as('left'),
       ]);
     const row =
-      !notify || !this.pg
+      !notify || !this.tx.pg
         ? await insert.executeTakeFirstOrThrow()
-        : await this.db
+        : await this.q
             .with('e', () => insert)
             .selectFrom('e')
             .select(['e.seq', 'e.left', sql`pg_notify(${notify.channel}, ${notify.payload})`.as('sent')])
             .executeTakeFirstOrThrow();
     return { seq: row.seq, left: Number(row.left ?? 0) };
-  }
-
-  async batchEvents(jobId: string, after: number, limit: number): Promise<BatchEvent[]> {
-    const rows = await this.db
-      .selectFrom('batch_event')
-      .selectAll()
-      .where('job_id', '=', jobId)
-      .where('seq', '>', after)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, at: r.at, data: r.data }));
   }
 }

@@ -1,0 +1,177 @@
+import { randomUUID } from 'node:crypto';
+import { SiftError } from '../common/errors';
+import type { BatchJob, Tx, Webhook } from '../dcache';
+import type { Caller } from '../fetch/fetch.service';
+import { markDuplicates } from './dedupe';
+import type { JobEvents } from './job-events';
+import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from './job-status';
+
+/** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
+export const INVALID_URL = 'invalid_url';
+
+/** A target as a job stores it. */
+export interface DraftTarget {
+  url: string;
+  /** Its fetch options, as stored (JSON). */
+  options: string;
+  /** In a retry job: the parent's idx of this target. */
+  parentIdx?: number;
+  /** An earlier target with the same URL and options: this one gets its result. */
+  dupOf?: number;
+  /** Stored failed at once (an invalid URL under ignore_invalid_urls). */
+  failed?: { code: string; message: string; hint: string };
+}
+
+export interface JobDraft {
+  caller: Caller;
+  idemKey: string;
+  fingerprint: string;
+  onRestart: RestartPolicy;
+  targets: DraftTarget[];
+  /** The job's own TTL in seconds (null: the server's default). */
+  ttlS?: number | null;
+  parentId?: string;
+  webhook?: Webhook;
+}
+
+export interface SubmitLimits {
+  idemTtlS: number;
+  /** Live jobs one caller may have. */
+  callerLiveJobs: number;
+  /** Live jobs of all callers together. */
+  totalLiveJobs: number;
+}
+
+/** The job an idempotency key was first used for; 409 when it was for another request. */
+export async function replayOf(
+  tx: Tx,
+  caller: Caller,
+  idemKey: string,
+  fingerprint: string,
+  limits: SubmitLimits,
+  now: number,
+): Promise<BatchJob | undefined> {
+  if (!idemKey) return undefined;
+  const existing = await tx.jobs.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
+  if (!existing) return undefined;
+  const job = (await tx.jobs.batchJob(existing))!;
+  if (job.fingerprint !== fingerprint) {
+    throw new SiftError(
+      409,
+      'idempotency_conflict',
+      `Idempotency-Key "${idemKey}" was used for a different request`,
+      'use a new key for a different request, or resend the original body',
+    );
+  }
+  return job;
+}
+
+/** 429 too_many_jobs past the caller's live-job limit, 503 server_busy past everyone's. */
+export async function checkLiveJobs(tx: Tx, caller: Caller, limits: SubmitLimits): Promise<void> {
+  if ((await tx.jobs.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
+    throw new SiftError(
+      429,
+      'too_many_jobs',
+      `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
+      'wait for a job to finish (or cancel one) and submit again',
+      { 'Retry-After': '10' },
+    );
+  }
+  if ((await tx.jobs.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
+    throw new SiftError(503, 'server_busy', 'sift is running as many jobs as it may', 'submit again later', {
+      'Retry-After': '30',
+    });
+  }
+}
+
+/**
+ * Writes the job, its webhook, its targets and `batch.queued` (with a `target.failed` for each
+ * target stored failed); a job whose every target is failed already ends at once.
+ */
+export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now: number): Promise<BatchJob> {
+  const id = randomUUID();
+  await tx.jobs.createBatchJob({
+    id,
+    caller: draft.caller.name,
+    callerClass: draft.caller.callerClass,
+    idemKey: draft.idemKey,
+    status: 'queued',
+    error: '',
+    targetsTotal: draft.targets.length,
+    targetsDone: 0,
+    createdAt: now,
+    lease: now,
+    nbytes: 0,
+    onRestart: draft.onRestart,
+    fingerprint: draft.fingerprint,
+    ttlS: draft.ttlS ?? null,
+    parentId: draft.parentId ?? null,
+  });
+  if (draft.webhook) await tx.deliveries.putWebhook(id, draft.webhook);
+  await tx.targets.putBatchTargets(
+    id,
+    draft.targets.map((t, idx) => ({
+      jobId: id,
+      idx,
+      url: t.url,
+      options: t.options,
+      status: t.failed ? ('failed' as const) : ('pending' as const),
+      result: null,
+      error: t.failed?.message ?? null,
+      hint: t.failed?.hint ?? null,
+      code: t.failed?.code ?? null,
+      parentIdx: t.parentIdx ?? null,
+      dupOf: t.dupOf ?? null,
+    })),
+  );
+  await events.append(tx, id, 'batch.queued', now, { targets_total: draft.targets.length });
+  for (const [idx, t] of draft.targets.entries()) {
+    if (t.failed) await events.append(tx, id, 'target.failed', now, { idx, code: t.failed.code });
+  }
+  const job = (await tx.jobs.batchJob(id))!;
+  return job.targetsDone >= job.targetsTotal ? events.end(tx, job, now) : job;
+}
+
+/**
+ * The draft of a job of the parent's failed targets (same URL and options; each knows its
+ * parent_idx), with the parent's restart policy, TTL and webhook; the parent is only read. 409
+ * not_retryable while the parent is live or when none of its targets failed (an invalid URL does
+ * not count: fetching it again cannot help). Undefined when the parent does not exist.
+ */
+export async function retryDraft(
+  tx: Tx,
+  parentId: string,
+  caller: Caller,
+  idemKey: string,
+  fingerprint: string,
+): Promise<JobDraft | undefined> {
+  const parent = await tx.jobs.batchJob(parentId);
+  if (!parent) return undefined;
+  if (isLiveJob(parent.status)) {
+    throw new SiftError(
+      409,
+      'not_retryable',
+      `the job is still ${parent.status}`,
+      'wait for it to end (or cancel it), then retry its failed targets',
+    );
+  }
+  const failed = (await tx.targets.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
+  if (failed.length === 0) {
+    throw new SiftError(
+      409,
+      'not_retryable',
+      "none of the job's targets failed (invalid URLs are not retried)",
+      'nothing to retry: read its results',
+    );
+  }
+  return {
+    caller,
+    idemKey,
+    fingerprint,
+    onRestart: parent.onRestart ?? DEFAULT_RESTART_POLICY,
+    ttlS: parent.ttlS ?? null,
+    parentId,
+    webhook: await tx.deliveries.webhookOf(parentId),
+    targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
+  };
+}

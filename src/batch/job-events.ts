@@ -1,0 +1,67 @@
+import { Injectable } from '@nestjs/common';
+import { SizedLru } from '../common/sized-lru';
+import type { BatchJob, Tx, Webhook } from '../dcache';
+import { JobSignals } from './job-signals';
+import { finalStatus, terminalEvent, type EventType } from './job-status';
+import { iso, jobView } from './views';
+
+/** The NOTIFY channel of job events, payload `type:jobId`. */
+export const JOBS_CHANNEL = 'sift_jobs';
+
+/** The one way every transition of the job lifecycle appends an event, with what follows from it. */
+@Injectable()
+export class JobEvents {
+  /**
+   * What never changes about a job once it is submitted, read once per job instead of at every
+   * event and result: its webhook, and whether any of its targets waits for a duplicate.
+   */
+  private readonly facts = new SizedLru<{ hook: Webhook | undefined; dups: boolean }>(50_000, () => 1);
+
+  constructor(private readonly signals: JobSignals) {}
+
+  /** The job's webhook and whether it has duplicates (see `facts`). */
+  async factsOf(tx: Tx, jobId: string): Promise<{ hook: Webhook | undefined; dups: boolean }> {
+    let f = this.facts.get(jobId);
+    if (!f) {
+      f = { hook: await tx.deliveries.webhookOf(jobId), dups: await tx.targets.hasDuplicates(jobId) };
+      this.facts.set(jobId, f);
+    }
+    return f;
+  }
+
+  /**
+   * Appends the event; once it is committed, this instance's event streams and runner hear of it,
+   * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
+   * Returns the job's targets left, as the event's insert read them.
+   */
+  async append(tx: Tx, jobId: string, type: EventType, at: number, data: object = {}): Promise<number> {
+    const { seq, left } = await tx.events.appendEvent(
+      { jobId, type, at, data },
+      { channel: JOBS_CHANNEL, payload: `${type}:${jobId}` },
+    );
+    tx.onCommit(() => this.signals.evented(jobId));
+    // A webhook that takes this type gets the event through the outbox, written with the event.
+    const { hook } = await this.factsOf(tx, jobId);
+    if (hook?.events.includes(type)) {
+      const job = (await tx.jobs.batchJob(jobId))!;
+      // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
+      const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
+      await tx.deliveries.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
+      tx.onCommit(() => this.signals.deliveryQueued(jobId));
+    }
+    return left;
+  }
+
+  /** The job has no target left: it ends done, partial or failed (finalStatus), with its event. */
+  async end(tx: Tx, job: BatchJob, now: number): Promise<BatchJob> {
+    const failed = job.targetsFailed ?? 0;
+    const status = finalStatus(job.targetsTotal, failed);
+    const error = status === 'failed' ? 'every target failed' : '';
+    await tx.jobs.setBatchJobStatus({ id: job.id, status, error, now });
+    await this.append(tx, job.id, terminalEvent(status), now, {
+      targets_total: job.targetsTotal,
+      targets_failed: failed,
+    });
+    return { ...job, status, error, lease: now };
+  }
+}

@@ -1,0 +1,137 @@
+import { sql, type Kysely } from 'kysely';
+import { toTarget, type BatchStoreMisses, type BatchTarget } from './rows';
+import type { DB } from './schema';
+
+/** Reads of the batch_target table: one row per URL of a job. */
+export class TargetReader {
+  constructor(
+    protected readonly q: Kysely<DB>,
+    protected readonly misses: BatchStoreMisses,
+  ) {}
+
+  async batchTargets(jobId: string): Promise<BatchTarget[] | undefined> {
+    const rows = await this.q
+      .selectFrom('batch_target')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .orderBy('idx')
+      .execute();
+    if (rows.length === 0) {
+      const job = await this.q
+        .selectFrom('batch_job')
+        .select('id')
+        .where('id', '=', jobId)
+        .executeTakeFirst();
+      if (!job) {
+        this.misses.batchTargets++;
+        return undefined;
+      }
+    }
+    return rows.map(toTarget);
+  }
+
+  /** One page of targets with idx > after, in idx order (only those of `verdict` when given). */
+  async batchTargetsPage(
+    jobId: string,
+    after: number,
+    limit: number,
+    verdict?: string,
+  ): Promise<BatchTarget[]> {
+    let q = this.q
+      .selectFrom('batch_target')
+      .selectAll()
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after);
+    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
+    const rows = await q.orderBy('idx').limit(limit).execute();
+    return rows.map(toTarget);
+  }
+
+  /**
+   * The UTF-8 size of each target's stored text (url, result, error, hint) after `after`, in idx
+   * order, without reading the results (octet_length takes the size from the record header).
+   */
+  async batchResultSizes(
+    jobId: string,
+    after: number,
+    limit: number,
+    verdict?: string,
+  ): Promise<{ idx: number; bytes: number }[]> {
+    let q = this.q
+      .selectFrom('batch_target')
+      .select([
+        'idx',
+        sql<number>`octet_length(url) + coalesce(octet_length(result), 0) + coalesce(octet_length(error), 0) + coalesce(octet_length(hint), 0)`.as(
+          'bytes',
+        ),
+      ])
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after);
+    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
+    return q.orderBy('idx').limit(limit).execute();
+  }
+
+  /** Whether the job has a pending target left to claim (a duplicate waits for its first). */
+  async hasPending(jobId: string): Promise<boolean> {
+    const row = await this.q
+      .selectFrom('batch_target')
+      .select('idx')
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'pending')
+      .where('dup_of', 'is', null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** Whether any target of the job waits for an earlier one with the same URL and options. */
+  async hasDuplicates(jobId: string): Promise<boolean> {
+    const row = await this.q
+      .selectFrom('batch_target')
+      .select('idx')
+      .where('job_id', '=', jobId)
+      .where('dup_of', 'is not', null)
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
+  }
+
+  /** The job's failed targets, in idx order: what a retry fetches again. */
+  async failedTargets(
+    jobId: string,
+  ): Promise<{ idx: number; url: string; options: string; code: string | null }[]> {
+    return this.q
+      .selectFrom('batch_target')
+      .select(['idx', 'url', 'options', 'code'])
+      .where('job_id', '=', jobId)
+      .where('status', '=', 'failed')
+      .orderBy('idx')
+      .execute();
+  }
+
+  /** The running targets `holder` holds, by job and idx. */
+  async targetsHeldBy(holder: string): Promise<{ jobId: string; idx: number }[]> {
+    const rows = await this.q
+      .selectFrom('batch_target')
+      .select(['job_id', 'idx'])
+      .where('holder', '=', holder)
+      .where('status', '=', 'running')
+      .orderBy('job_id')
+      .orderBy('idx')
+      .execute();
+    return rows.map((r) => ({ jobId: r.job_id, idx: r.idx }));
+  }
+
+  /** Live jobs in which `holder` holds running targets, with their policy and how many it holds. */
+  async jobsHeldBy(holder: string): Promise<{ jobId: string; held: number }[]> {
+    const rows = await this.q
+      .selectFrom('batch_target')
+      .select(['job_id', (eb) => eb.fn.countAll<number>().as('held')])
+      .where('holder', '=', holder)
+      .where('status', '=', 'running')
+      .groupBy('job_id')
+      .orderBy('job_id')
+      .execute();
+    return rows.map((r) => ({ jobId: r.job_id, held: Number(r.held) }));
+  }
+}

@@ -1,0 +1,134 @@
+import { sql } from 'kysely';
+import { LIVE_JOB_STATUSES } from '../batch/job-status';
+import type { Tx } from './db';
+import { lockJobs } from './locks';
+import { ID_CHUNK, chunks } from './rows';
+
+/*
+ * What changes a whole job across its tables: removal (sweep, eviction, purge) and failure by sift
+ * itself (restart, lost instance). Each takes the jobs' rows first (see locks.ts).
+ */
+
+/** The tables whose rows belong to one job (by job_id), beside batch_job itself. */
+const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const;
+
+/** Removes jobs with every row of theirs: targets, events, webhook, deliveries. */
+export async function deleteJobs(tx: Tx, ids: string[]): Promise<void> {
+  if (ids.length === 0) return;
+  await lockJobs(tx, ids);
+  for (const part of chunks(ids, ID_CHUNK)) {
+    for (const table of JOB_TABLES) await tx.q.deleteFrom(table).where('job_id', 'in', part).execute();
+    await tx.q.deleteFrom('batch_job').where('id', 'in', part).execute();
+  }
+}
+
+/**
+ * Deletes every job whose lease + ttl <= now, with its targets, events, webhook and deliveries;
+ * ttl is the job's own (ttl_s) when it has one, else `ttlSeconds`. Returns how many jobs.
+ */
+export async function sweepBatch(tx: Tx, now: number, ttlSeconds: number): Promise<number> {
+  const rows = await tx.q
+    .selectFrom('batch_job')
+    .select('id')
+    .where(sql<number>`lease + coalesce(ttl_s, ${ttlSeconds})`, '<=', now)
+    .execute();
+  await deleteJobs(
+    tx,
+    rows.map((r) => r.id),
+  );
+  return rows.length;
+}
+
+/**
+ * Deletes whole finished jobs, oldest lease first, until the stored result bytes are within
+ * maxBytes. Live jobs are never evicted, and jobs holding no bytes are left alone (removing them
+ * frees nothing). Returns how many.
+ */
+export async function evictBatchOldest(tx: Tx, maxBytes: number): Promise<number> {
+  let total = await tx.jobs.batchNbytes();
+  const victims: string[] = [];
+  let lastLease = Number.MIN_SAFE_INTEGER;
+  let lastRowid = -1;
+  while (total > maxBytes) {
+    const page = await tx.q
+      .selectFrom('batch_job')
+      .select(['id', 'nbytes', 'lease', sql<number>`rowid`.as('rid')])
+      .where('status', 'not in', LIVE_JOB_STATUSES)
+      .where('nbytes', '>', 0)
+      .where((eb) =>
+        eb.or([
+          eb('lease', '>', lastLease),
+          eb.and([eb('lease', '=', lastLease), eb(sql`rowid`, '>', lastRowid)]),
+        ]),
+      )
+      .orderBy('lease')
+      .orderBy(sql`rowid`)
+      .limit(100)
+      .execute();
+    if (page.length === 0) break;
+    for (const j of page) {
+      if (total <= maxBytes) break;
+      victims.push(j.id);
+      total -= j.nbytes;
+      lastLease = j.lease;
+      lastRowid = j.rid;
+    }
+  }
+  await deleteJobs(tx, victims);
+  return victims.length;
+}
+
+/** What a job failed by sift itself (restart, lost instance) stores, job and targets. */
+export interface FailWrite {
+  /** The job's error and its unfinished targets' code. */
+  reason: string;
+  now: number;
+  /** The unfinished targets' error (the reason when not given) and hint (none when not given). */
+  message?: string;
+  hint?: string;
+}
+
+/**
+ * The restart hook of the `fail` policy: every queued/running job whose policy is fail becomes
+ * failed with error = reason and lease = now, and its unfinished targets fail with the reason as
+ * their code, in the transaction. Returns the count. (Its events are the lifecycle's, written in
+ * the same transaction.)
+ */
+export async function markInFlightFailed(tx: Tx, w: FailWrite): Promise<number> {
+  const rows = await tx.q
+    .selectFrom('batch_job')
+    .select('id')
+    .where('status', 'in', LIVE_JOB_STATUSES)
+    .where('on_restart', '=', 'fail')
+    .execute();
+  const ids = rows.map((r) => r.id);
+  await lockJobs(tx, ids);
+  for (const part of chunks(ids, ID_CHUNK)) await failJobs(tx, part, w);
+  return ids.length;
+}
+
+/** One job failed as markInFlightFailed fails them (the lost-instance hook); its row is locked already. */
+export function failJob(tx: Tx, id: string, w: FailWrite): Promise<void> {
+  return failJobs(tx, [id], w);
+}
+
+async function failJobs(tx: Tx, ids: string[], w: FailWrite): Promise<void> {
+  await tx.q
+    .updateTable('batch_target')
+    .set({
+      status: 'failed',
+      code: w.reason,
+      error: w.message ?? w.reason,
+      hint: w.hint ?? null,
+      holder: null,
+      updated_at: w.now,
+    })
+    .where('job_id', 'in', ids)
+    .where('status', 'in', ['pending', 'running'])
+    .execute();
+  await tx.q
+    .updateTable('batch_job')
+    .set({ status: 'failed', error: w.reason, lease: w.now })
+    .where('id', 'in', ids)
+    .execute();
+}

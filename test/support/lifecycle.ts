@@ -1,0 +1,15 @@
+import type { Clock } from '../../src/common/clock';
+import { JobEvents } from '../../src/batch/job-events';
+import { JobLifecycle } from '../../src/batch/job-lifecycle';
+import { JobRecovery } from '../../src/batch/job-recovery';
+import type { JobSignals } from '../../src/batch/job-signals';
+import type { Dcache } from '../../src/dcache';
+
+/** The lifecycle and the recovery on one store, sharing one event writer, as the Nest module wires them. */
+export function lifecycleOf(d: Dcache, clock: Clock, signals: JobSignals) {
+  const events = new JobEvents(signals);
+  return {
+    life: new JobLifecycle(d.database, clock, signals, events),
+    recovery: new JobRecovery(d.database, clock, signals, events),
+  };
+}
