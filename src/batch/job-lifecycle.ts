@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import { Db, lockClaims, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
+import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
 import type { Caller } from '../fetch/fetch.service';
 import { fingerprintOf } from './canonical';
 import {
@@ -136,10 +136,11 @@ export class JobLifecycle {
     perHost = Number.MAX_SAFE_INTEGER,
   ): Promise<Claim | undefined> {
     const now = this.clock.now();
+    // The job's row first (the lock order): a claim sees a cancel that committed before it.
+    await lockJob(tx, jobId);
     const job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
-    await lockClaims(tx);
-    const targets = await tx.targets.claimTargets({
+    const targets = await claimTargets(tx, {
       jobId,
       holder,
       now,

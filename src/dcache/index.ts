@@ -3,7 +3,7 @@ export { BatchReader, Db, Tx, TX_ATTEMPTS, type TxOptions } from './db';
 export {
   RECOVERY_LOCK,
   SWEEP_LOCK,
-  lockClaims,
+  lockHosts,
   lockDeliveries,
   lockJob,
   lockJobs,
@@ -35,3 +35,4 @@ export { Dcache, openDcache, type DcacheStats } from './dcache';
 export { migrate, openDatabase, openPostgres, type Backend } from './database';
 export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { DB } from './schema';
+export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';

@@ -7,23 +7,25 @@ import type { Tx } from './db';
  * wait on each other in a circle (PostgreSQL: several instances, row locks; SQLite has one writer
  * and takes the whole database at BEGIN IMMEDIATE, so these helpers do nothing there):
  *
- *   1. at most one advisory lock of a kind of work (submit, claim, delivery claim, housekeeping);
+ *   1. at most one advisory lock of a kind of work (submit, delivery claim, housekeeping);
  *   2. job rows (batch_job), with lockJob / lockJobs, several in id order;
  *   3. those jobs' target rows (batch_target);
- *   4. the rest: events, webhook and deliveries, instances.
+ *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
  *
  * A statement on a target row also updates its job row (the count triggers of migration 0001), so
- * a transaction that changes a job's targets takes the job row first: cancel, results (in job id
- * order), restart and lost-instance recovery, deferral, the return of targets at shutdown, purge,
- * sweep and eviction. The claim (JobLifecycle.claim) is the one exception left: it takes the claim
- * lock and then target rows.
+ * a transaction that changes a job's targets takes the job row first: claims, cancel, results (in
+ * job id order), restart and lost-instance recovery, deferral, the return of targets at shutdown,
+ * purge, sweep and eviction. A claim that looks past its first page of candidates may lock more
+ * hosts after the first ones; two such claims that cross are a deadlock PostgreSQL breaks, and
+ * Db.transaction runs the loser again.
  */
 
 /** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */
 const SUBMIT_LOCK = 0x51f7_0001;
 export const RECOVERY_LOCK = 0x51f7_0002;
 export const SWEEP_LOCK = 0x51f7_0003;
-const CLAIM_LOCK = 0x51f7_0004;
+/** The first key of host locks (pg_advisory_xact_lock(int4, int4): a key space of its own). */
+const HOST_LOCKS = 0x51f7;
 const DELIVERY_LOCK = 0x51f7_0005;
 
 /** Takes the job's row for the rest of the transaction (before any of its targets). */
@@ -55,11 +57,23 @@ export async function lockSubmits(tx: Tx): Promise<void> {
 }
 
 /**
- * Waits for other instances' claims to commit, so the running count per host a claim reads is
- * the one it adds to. A claim is a few statements.
+ * Takes a lock per host (FNV-1a of its name, so two hosts may share one) in key order, for the rest
+ * of the transaction: a claim that counts a host's running targets and adds to them holds it, so
+ * the count it reads is exact until it commits.
  */
-export async function lockClaims(tx: Tx): Promise<void> {
-  if (tx.pg) await sql`SELECT pg_advisory_xact_lock(${CLAIM_LOCK})`.execute(tx.q);
+export async function lockHosts(tx: Tx, hosts: readonly string[]): Promise<void> {
+  if (!tx.pg || hosts.length === 0) return;
+  const keys = [...new Set(hosts.map(hostKey))].sort((a, b) => a - b);
+  await sql`SELECT pg_advisory_xact_lock(${HOST_LOCKS}, k) FROM unnest(${keys}::int4[]) WITH ORDINALITY AS t(k, o) ORDER BY o`.execute(
+    tx.q,
+  );
+}
+
+/** A host's lock key: FNV-1a, 32 bits, as a signed int4. */
+function hostKey(host: string): number {
+  let h = 0x811c9dc5;
+  for (let i = 0; i < host.length; i++) h = Math.imul(h ^ host.charCodeAt(i), 0x01000193);
+  return h | 0;
 }
 
 /** Waits for other instances' delivery claims to commit (see DeliveryRepository.claimDeliveries). */

@@ -3,9 +3,6 @@ import type { Tx } from './db';
 import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';
 
-/** Pending targets a claim looks at for a job: enough to find some whose host has room. */
-const CLAIM_SCAN = 256;
-
 /** The host (and port) of a target's URL, lower-cased: what the per-host limit counts. */
 export function hostOf(url: string): string {
   try {
@@ -92,78 +89,6 @@ export class TargetRepository extends TargetReader {
       .where('idx', '=', w.idx)
       .executeTakeFirst();
     if (Number(r.numUpdatedRows) === 0) this.misses.updateBatchTarget++;
-  }
-
-  /**
-   * Claims up to `limit` of the job's pending targets for `holder`, lowest idx first: they become
-   * running, held by it. A target is passed over while its host already has `perHost` targets
-   * running, over all jobs and all instances, or while its host is paused. Claims are serialized
-   * (see lockClaims), so the per-host counts read here stay exact until the claim commits; the
-   * update takes only targets still pending, so a target cancelled or taken back meanwhile is not
-   * claimed.
-   *
-   * The choice is made here from three small reads, not in one statement: as one statement (a
-   * window over the candidates, joined with the running counts), SQLite spent about 0.4 ms per
-   * claim building temporary indexes and b-trees.
-   */
-  async claimTargets(c: {
-    jobId: string;
-    holder: string;
-    now: number;
-    /** The time in ms: hosts paused until later (a 429/503 with Retry-After) are passed over. */
-    nowMs?: number;
-    limit: number;
-    perHost: number;
-  }): Promise<{ idx: number; url: string; options: string; deferrals: number }[]> {
-    const running = await this.q
-      .selectFrom('batch_target')
-      .select(['host', (eb) => eb.fn.countAll<number | string>().as('n')])
-      .where('status', '=', 'running')
-      .groupBy('host')
-      .execute();
-    const busy = new Map(running.map((r) => [r.host, Number(r.n)]));
-    const nowMs = c.nowMs ?? c.now * 1000;
-    const picked: number[] = [];
-    // Most claims find their targets among the first few; a job whose first targets' hosts are
-    // busy is looked at further, up to CLAIM_SCAN targets in all.
-    let after = -1;
-    let scanned = 0;
-    for (let page = Math.min(CLAIM_SCAN, c.limit * 2); picked.length < c.limit && scanned < CLAIM_SCAN;) {
-      const rows = await this.q
-        .selectFrom('batch_target')
-        .select(['idx', 'host'])
-        .where('job_id', '=', c.jobId)
-        .where('status', '=', 'pending')
-        .where('dup_of', 'is', null)
-        .where('idx', '>', after)
-        .where('host', 'not in', (eb) =>
-          eb.selectFrom('host_state').select('host').where('paused_until', '>', nowMs),
-        )
-        .orderBy('idx')
-        .limit(page)
-        .execute();
-      for (const r of rows) {
-        const n = busy.get(r.host) ?? 0;
-        if (n >= c.perHost) continue;
-        busy.set(r.host, n + 1);
-        picked.push(r.idx);
-        if (picked.length >= c.limit) break;
-      }
-      if (rows.length < page) break;
-      after = rows[rows.length - 1].idx;
-      scanned += rows.length;
-      page = CLAIM_SCAN - scanned;
-    }
-    if (picked.length === 0) return [];
-    const rows = await this.q
-      .updateTable('batch_target')
-      .set({ status: 'running', holder: c.holder, updated_at: c.now })
-      .where('job_id', '=', c.jobId)
-      .where('status', '=', 'pending')
-      .where('idx', 'in', picked)
-      .returning(['idx', 'url', 'options', 'deferrals'])
-      .execute();
-    return rows.sort((a, b) => a.idx - b.idx);
   }
 
   /**
