@@ -15,6 +15,7 @@ import {
   loadConfig,
 } from './config/app-config';
 import { configureApp } from './app.setup';
+import { FileLock, FileLockBusy } from './dcache/file-lock';
 
 /** Starts the server with the configuration from the environment. */
 export async function serve(): Promise<void> {
@@ -43,6 +44,21 @@ export async function serve(): Promise<void> {
   if (exposed) {
     console.error(`sift: start-up refused: ${exposed}`);
     process.exit(1);
+  }
+  // One server per SQLite file, checked before anything opens, migrates or reconciles it.
+  if (!config.databaseUrl && config.dbPath !== ':memory:') {
+    let lock: FileLock;
+    try {
+      lock = FileLock.take(config.dbPath, config.port);
+    } catch (err) {
+      if (err instanceof FileLockBusy) {
+        console.error(`sift: start-up refused: ${err.message}`);
+        process.exit(1);
+      }
+      throw err;
+    }
+    // The listener also keeps the lock's handle alive for as long as the process runs.
+    process.once('exit', () => lock.release());
   }
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug'];
   const upTo = levels.indexOf(config.logLevel === 'info' ? 'log' : (config.logLevel as LogLevel));
