@@ -12,14 +12,45 @@ import { ID_CHUNK, chunks } from './rows';
 /** The tables whose rows belong to one job (by job_id), beside batch_job itself. */
 const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const;
 
+/**
+ * Target rows one delete statement removes, at most: each statement stays well inside the
+ * server's statement_timeout (see SIFT_DB_TIMEOUT_MS) however large the jobs swept together.
+ */
+const DELETE_ROWS = 20_000;
+
 /** Removes jobs with every row of theirs: targets, events, webhook, deliveries. */
 export async function deleteJobs(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await lockJobs(tx, ids);
-  for (const part of chunks(ids, ID_CHUNK)) {
+  for (const part of await byRows(tx, ids)) {
     for (const table of JOB_TABLES) await tx.q.deleteFrom(table).where('job_id', 'in', part).execute();
     await tx.q.deleteFrom('batch_job').where('id', 'in', part).execute();
   }
+}
+
+/** The ids in groups of at most ID_CHUNK jobs and about DELETE_ROWS targets (a larger job alone). */
+async function byRows(tx: Tx, ids: string[]): Promise<string[][]> {
+  const parts: string[][] = [];
+  for (const chunk of chunks(ids, ID_CHUNK)) {
+    const rows = await tx.q
+      .selectFrom('batch_job')
+      .select(['id', 'targets_total'])
+      .where('id', 'in', chunk)
+      .execute();
+    let part: string[] = [];
+    let n = 0;
+    for (const r of rows) {
+      if (part.length > 0 && n + r.targets_total > DELETE_ROWS) {
+        parts.push(part);
+        part = [];
+        n = 0;
+      }
+      part.push(r.id);
+      n += r.targets_total;
+    }
+    if (part.length > 0) parts.push(part);
+  }
+  return parts;
 }
 
 /**

@@ -8,7 +8,12 @@ describe('app', () => {
   it('boots and answers /healthz with its backend and instance', async () => {
     const { app } = await createTestApp();
     const res = await request(app.getHttpServer()).get('/healthz').expect(200);
-    expect(res.body).toEqual({ ok: true, backend: 'sqlite', instance: app.get(InstanceService).id });
+    expect(res.body).toEqual({
+      ok: true,
+      backend: 'sqlite',
+      instance: app.get(InstanceService).id,
+      database: 'reachable',
+    });
     await app.close();
   });
 
