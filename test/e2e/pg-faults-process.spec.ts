@@ -39,7 +39,7 @@ describe('PostgreSQL faults under two sift processes', () => {
   beforeAll(async () => {
     ensureBuilt();
     cluster = await ThrowawayCluster.start();
-    fx = await new Fixture({ '/p/*': slowArticle(25) }).start();
+    fx = await new Fixture({ '/p/*': slowArticle(20) }).start();
     proxies = await Promise.all([0, 1].map(() => new TcpProxy(cluster.port).start()));
     const env = (proxy: TcpProxy) => ({
       SIFT_DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
@@ -132,18 +132,18 @@ describe('PostgreSQL faults under two sift processes', () => {
 
   it('the server restarted mid-job: no process dies, the job ends once with every result', async () => {
     await direct();
-    const id = await submit(procs[0], 1500);
-    await waitUntil(async () => ((await doneRows(id)) >= 300 ? true : undefined), '300 targets done', 60_000);
+    const id = await submit(procs[0], 600);
+    await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
     cluster.pgCtl('restart', 'fast');
     await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
     expect(alive()).toBe(true);
-    await expectWhole(id, 1500);
+    await expectWhole(id, 600);
   }, 180_000);
 
   it('connections cut and refused for 5 s: requests get 503 storage_unavailable in time, the job ends whole', async () => {
     await direct();
-    const id = await submit(procs[0], 1000);
-    await waitUntil(async () => ((await doneRows(id)) >= 200 ? true : undefined), '200 targets done', 60_000);
+    const id = await submit(procs[0], 600);
+    await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
     await Promise.all(proxies.map((p) => p.refuse()));
     const outageStart = Date.now();
     try {
@@ -176,7 +176,7 @@ describe('PostgreSQL faults under two sift processes', () => {
     }
     await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
     expect(alive()).toBe(true);
-    await expectWhole(id, 1000);
+    await expectWhole(id, 600);
     const recovered = await db.query(
       `SELECT count(*)::int AS n FROM batch_event WHERE type = 'batch.requeued'`,
     );
@@ -189,8 +189,8 @@ describe('PostgreSQL faults under two sift processes', () => {
 
   it('one instance stalled silently past the TTL: the other goes on within 10 s, and the job ends whole', async () => {
     await direct();
-    const id = await submit(procs[0], 1500, { on_restart: 'resume' });
-    await waitUntil(async () => ((await doneRows(id)) >= 200 ? true : undefined), '200 targets done', 60_000);
+    const id = await submit(procs[0], 800, { on_restart: 'resume' });
+    await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
     proxies[1].stall();
     const base = await doneRows(id);
     try {
@@ -207,7 +207,7 @@ describe('PostgreSQL faults under two sift processes', () => {
     }
     await waitForJobIn<View>(procs[0], id, H, undefined, 120_000);
     expect(alive()).toBe(true);
-    await expectWhole(id, 1500, 1);
+    await expectWhole(id, 800, 1);
   }, 180_000);
 });
 
