@@ -46,7 +46,8 @@ export type TargetOutcome =
  *   cancel        queued | running → cancelled; running targets back to pending   batch.cancelled
  *   (restart, lost instances and shutdown: JobRecovery, job-recovery.ts)
  *
- * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts).
+ * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts), but for a
+ * claim, which takes it right before its update.
  */
 @Injectable()
 export class JobLifecycle {
@@ -136,18 +137,17 @@ export class JobLifecycle {
     perHost = Number.MAX_SAFE_INTEGER,
   ): Promise<Claim | undefined> {
     const now = this.clock.now();
-    // The job's row first (the lock order): a claim sees a cancel that committed before it.
-    await lockJob(tx, jobId);
-    const job = await tx.jobs.batchJob(jobId);
+    let job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
-    const targets = await claimTargets(tx, {
-      jobId,
-      holder,
-      now,
-      nowMs: this.clock.nowMs(),
-      limit,
-      perHost,
-    });
+    const targets = await claimTargets(
+      tx,
+      { jobId, holder, now, nowMs: this.clock.nowMs(), limit, perHost },
+      async () => {
+        job = await tx.jobs.lockedBatchJob(jobId);
+        return job !== undefined && isLiveJob(job.status);
+      },
+    );
+    if (!job || !isLiveJob(job.status)) return undefined;
     // Instances claiming at once all read "queued": only the one whose update moves it says so.
     if (targets.length > 0 && job.status === 'queued' && (await tx.jobs.startBatchJob(jobId, now))) {
       await this.events.append(tx, jobId, 'batch.running', now);

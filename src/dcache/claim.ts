@@ -24,21 +24,28 @@ export interface ClaimedTarget {
 /**
  * Claims up to `limit` of the job's pending targets for `holder`, lowest idx first: they become
  * running, held by it. A target is passed over while its host already has `perHost` targets
- * running, over all jobs and all instances, or while its host is paused. The caller holds the
- * job's row (lockJob), so claims of one job follow each other; the update takes only targets
- * still pending, so one cancelled or taken back meanwhile is not claimed.
+ * running, over all jobs and all instances, or while its host is paused. The update takes only
+ * targets still pending, so one cancelled or taken back meanwhile is not claimed.
  *
  * On PostgreSQL there is no cluster-wide lock: candidates are read `FOR UPDATE SKIP LOCKED`, and
  * each of their hosts is locked (an advisory lock per host, in key order) before its running
  * targets are counted, so two claims that add to one host's count follow each other, and the count
  * each reads is exact until it commits. Claims of other hosts, and of other jobs, go on at once.
+ * The job's row is taken last, by `stillLive` right before the update (see locks.ts for why that
+ * is safe): held from the start, it made every result of the job wait for the whole claim (two
+ * instances on one job: 185-194 targets/s against 200 this way, 213-221 before).
  * SQLite has one writer: every host's count is read once.
  *
  * The choice is made here from a few small reads, not in one statement: as one statement (a
  * window over the candidates, joined with the running counts), SQLite spent about 0.4 ms per
  * claim building temporary indexes and b-trees.
  */
-export async function claimTargets(tx: Tx, c: ClaimRequest): Promise<ClaimedTarget[]> {
+export async function claimTargets(
+  tx: Tx,
+  c: ClaimRequest,
+  /** Called before the update; false: nothing is claimed (the job has ended meanwhile). */
+  stillLive: () => Promise<boolean> = async () => true,
+): Promise<ClaimedTarget[]> {
   const busy = new Map<string, number>();
   if (!tx.pg) {
     const running = await tx.q
@@ -83,7 +90,7 @@ export async function claimTargets(tx: Tx, c: ClaimRequest): Promise<ClaimedTarg
     scanned += rows.length;
     page = CLAIM_SCAN - scanned;
   }
-  if (picked.length === 0) return [];
+  if (picked.length === 0 || !(await stillLive())) return [];
   const rows = await tx.q
     .updateTable('batch_target')
     .set({ status: 'running', holder: c.holder, updated_at: c.now })

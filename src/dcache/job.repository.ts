@@ -140,8 +140,22 @@ export class JobReader {
 
 /** The writers of batch_job, inside a transaction. */
 export class JobRepository extends JobReader {
+  private readonly pg: boolean;
+
   constructor(tx: Tx, misses: BatchStoreMisses) {
     super(tx.q, misses);
+    this.pg = tx.pg;
+  }
+
+  /**
+   * The job, its row taken for the rest of the transaction on PostgreSQL (lockJob and the read in
+   * one statement). Undefined when it does not exist.
+   */
+  async lockedBatchJob(id: string): Promise<BatchJob | undefined> {
+    let q = this.q.selectFrom('batch_job').selectAll().where('id', '=', id);
+    if (this.pg) q = q.forUpdate();
+    const row = await q.executeTakeFirst();
+    return row && toJob(row);
   }
 
   async createBatchJob(j: BatchJob): Promise<void> {

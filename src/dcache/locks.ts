@@ -13,11 +13,17 @@ import type { Tx } from './db';
  *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
  *
  * A statement on a target row also updates its job row (the count triggers of migration 0001), so
- * a transaction that changes a job's targets takes the job row first: claims, cancel, results (in
- * job id order), restart and lost-instance recovery, deferral, the return of targets at shutdown,
- * purge, sweep and eviction. A claim that looks past its first page of candidates may lock more
- * hosts after the first ones; two such claims that cross are a deadlock PostgreSQL breaks, and
- * Db.transaction runs the loser again.
+ * a transaction that changes a job's targets takes the job row first: cancel, results (in job id
+ * order), restart and lost-instance recovery, deferral, the return of targets at shutdown, purge,
+ * sweep and eviction.
+ *
+ * The claim is the one exception, and why it is safe: it locks only *pending* candidates, with
+ * SKIP LOCKED (it never waits for a target row), then host locks, then the job row right before
+ * its update, so a claim never holds the job row while it scans. A transaction holding a job row
+ * waits for that job's pending rows only when it fails the job (restart or lost-instance
+ * recovery): a claim caught between them is a deadlock PostgreSQL breaks after deadlock_timeout,
+ * and Db.transaction runs the loser again. The same holds for two claims that look past their
+ * first page of candidates and lock each other's hosts.
  */
 
 /** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */

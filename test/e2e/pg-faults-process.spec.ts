@@ -201,6 +201,18 @@ describe('PostgreSQL faults under two sift processes', () => {
         10_000,
         100,
       );
+      // The stalled instance answers for itself: a submit gets 503 in time, never hangs.
+      const t = Date.now();
+      const r = await fetch(`${procs[1].url}/v1/batch`, {
+        method: 'POST',
+        headers: H,
+        body: JSON.stringify({ targets: [{ url: fx.url('/p/during-stall') }] }),
+      });
+      expect([r.status, ((await r.json()) as { error: { code: string } }).error.code]).toEqual([
+        503,
+        'storage_unavailable',
+      ]);
+      expect(Date.now() - t).toBeLessThan(6000);
       await new Promise((r) => setTimeout(r, 6000));
     } finally {
       await proxies[1].restore();
