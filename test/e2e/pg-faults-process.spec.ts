@@ -191,7 +191,25 @@ describe('PostgreSQL faults under two sift processes', () => {
     await direct();
     const id = await submit(procs[0], 800, { on_restart: 'resume' });
     await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
-    proxies[1].stall();
+    // Stalled while it holds targets of the job: those are what a recovery must give back.
+    const b = ((await (await fetch(`${procs[1].url}/healthz`)).json()) as { instance: string }).instance;
+    const heldByB = async () =>
+      (
+        await db.query(
+          `SELECT count(*)::int AS n FROM batch_target WHERE job_id = $1 AND holder = $2 AND status = 'running'`,
+          [id, b],
+        )
+      ).rows[0].n as number;
+    await waitUntil(
+      async () => {
+        proxies[1].stall();
+        if ((await heldByB()) > 0) return true;
+        await proxies[1].restore();
+        return undefined;
+      },
+      'the second instance holding targets of the job',
+      30_000,
+    );
     const base = await doneRows(id);
     try {
       // More than the other instance holds in flight and in its buffer: it must claim again.
