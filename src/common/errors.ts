@@ -102,6 +102,9 @@ export const storageFull = () =>
     { 'Retry-After': '30' },
   );
 
+/** Set on errors the PostgreSQL driver raised (dcache/database.ts marks them). */
+export const DATABASE_ERROR = Symbol.for('sift.databaseError');
+
 /**
  * SQLSTATE classes and codes of a database that is away or stalled, not of a bad statement:
  * connection exceptions (08), the server shutting down or starting (57P01-57P03), too many
@@ -119,39 +122,27 @@ const UNAVAILABLE_SQLSTATES = new Set([
   '40P01',
   '40001',
 ]);
-/** Node's socket errors: the server refused, reset or cannot be routed to. */
-const UNAVAILABLE_ERRNOS = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'ETIMEDOUT',
-  'EPIPE',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'EAI_AGAIN',
-  'SQLITE_BUSY',
-]);
-/** pg's own words for a connection that is gone or never came (it gives these no code). */
-const UNAVAILABLE_MESSAGE =
-  /Connection terminated|connection timeout|timeout exceeded when trying to connect|not queryable|did not answer within|Client was closed|terminating connection/i;
 
 /**
  * The database cannot be reached, or did not answer in time: the request or the write may succeed
- * once it is back. Not a bad statement, and not a full disk (see isStorageFull).
+ * once it is back. Only an error of the database's own counts (a PostgreSQL driver error that
+ * carries no SQLSTATE, or one of those above; SQLite busy past its timeout), never a fetch's,
+ * nor a bad statement or a full disk (see isStorageFull).
  */
 export function isStorageUnavailable(err: unknown): boolean {
+  if (err instanceof SiftError) return false;
   for (
-    let e = err as { code?: string; message?: string; cause?: unknown; errors?: unknown[] } | undefined,
-      i = 0;
-    e && i < 5;
+    let e = err as { code?: unknown; cause?: unknown; [DATABASE_ERROR]?: boolean } | undefined, i = 0;
+    e && typeof e === 'object' && i < 5;
     e = e.cause as typeof e, i++
   ) {
-    if (typeof e.code === 'string') {
-      if (e.code.startsWith('08') || UNAVAILABLE_SQLSTATES.has(e.code) || UNAVAILABLE_ERRNOS.has(e.code))
-        return true;
+    if (e.code === 'SQLITE_BUSY') return true;
+    if (e[DATABASE_ERROR]) {
+      const code = typeof e.code === 'string' ? e.code : '';
+      // pg's connection errors carry an errno (ECONNREFUSED…) or no code; statement errors a SQLSTATE.
+      const sqlstate = /^[0-9A-Z]{5}$/.test(code) ? code : '';
+      return sqlstate === '' || sqlstate.startsWith('08') || UNAVAILABLE_SQLSTATES.has(sqlstate);
     }
-    if (typeof e.message === 'string' && UNAVAILABLE_MESSAGE.test(e.message)) return true;
-    // A host with several addresses fails with one error per address.
-    if (Array.isArray(e.errors) && e.errors.some((x) => isStorageUnavailable(x))) return true;
   }
   return false;
 }

@@ -17,6 +17,7 @@ import {
 } from 'kysely';
 import { Client, Pool, types as pgTypes, type ClientConfig, type PoolConfig } from 'pg';
 import { migrations as allMigrations } from '../../migrations';
+import { DATABASE_ERROR } from '../common/errors';
 import type { DB } from './schema';
 
 /** SQLite runs DDL inside transactions; Kysely's adapter says otherwise, so migrations would not be atomic. */
@@ -170,8 +171,26 @@ class PreparingClient extends Client {
       conn?.stream?.destroy(new Error(`PostgreSQL did not answer within ${this.answerMs} ms`));
     }, this.answerMs);
     timer.unref();
-    return p.finally(() => clearTimeout(timer));
+    return p.then(
+      (r) => {
+        clearTimeout(timer);
+        return r;
+      },
+      (err: unknown) => {
+        clearTimeout(timer);
+        throw markDatabaseError(err);
+      },
+    );
   }
+}
+
+/**
+ * Marks an error as the database's (see isStorageUnavailable): only such an error may be taken for
+ * the database being away. A fetch's ECONNRESET is the page's, never the database's.
+ */
+function markDatabaseError(err: unknown): unknown {
+  if (err && typeof err === 'object') (err as Record<symbol, boolean>)[DATABASE_ERROR] = true;
+  return err;
 }
 
 /** pg's connection settings for sift's limits: every connection, pooled or listening, gets them. */
@@ -214,6 +233,12 @@ export function openPostgres(
   } as unknown as PoolConfig);
   // An idle client that loses its server must not take the process down with it.
   pool.on('error', () => undefined);
+  // A connection that cannot be made (refused, timed out) fails the request as the database's.
+  const connect = pool.connect.bind(pool) as () => Promise<unknown>;
+  (pool as unknown as { connect: () => Promise<unknown> }).connect = () =>
+    connect().catch((err: unknown) => {
+      throw markDatabaseError(err);
+    });
   const db = new Kysely<DB>({
     dialect: new PostgresDialect({ pool }),
     log: trace
