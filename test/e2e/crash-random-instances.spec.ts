@@ -38,7 +38,10 @@ describe('SIGKILL of random instances during a 1,500-target job on PostgreSQL', 
       SIFT_RUNNER_CONCURRENCY: '8',
       SIFT_PER_HOST_CONCURRENCY: '24',
       SIFT_HEARTBEAT_S: '1',
-      SIFT_INSTANCE_TTL_S: '2',
+      // Heartbeats are whole seconds: a TTL of 2 leaves a live instance less than a second of
+      // slack, and one beat a few ms late on a loaded machine had it recovered (one requeue more
+      // than the kills). 3 keeps the recovery of the killed ones quick.
+      SIFT_INSTANCE_TTL_S: '3',
     };
     procs = await Promise.all([0, 1, 2].map(() => startSiftProcess(env)));
     const targets = Array.from({ length: N }, (_, i) => ({ url: fx.url(`/r/${i}`) }));
