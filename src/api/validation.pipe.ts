@@ -1,11 +1,8 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { getMetadataStorage, ValidationTypes, type ValidationArguments } from 'class-validator';
 import { TransformationType } from 'class-transformer';
-import type * as TransformerStorage from 'class-transformer/types/storage';
 import { invalidRequest } from '../common/errors';
-
-// The storage class-transformer reads its decorators from (the same path @nestjs/mapped-types uses).
-const { defaultMetadataStorage } = require('class-transformer/cjs/storage') as typeof TransformerStorage;
+import { defaultMetadataStorage } from '../tuning/class-transformer';
 
 type Dto = new () => object;
 /** A compiled check: the DTO instance when the body is valid, undefined when the full pipe must judge. */

@@ -2,33 +2,15 @@ import * as dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
-import type { Agent as UndiciAgent, Dispatcher } from 'undici';
+import type { Dispatcher } from 'undici';
 import type { CallerClass } from '../config/app-config';
 import { FetchError } from '../common/errors';
 import { AddressPolicy, parseIp } from './address-policy';
 import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
+import { Agent, request } from '../tuning/undici';
 
 export type { Resolver } from './dns-guard';
-
-// undici's index loads all of undici: fetch, WebSocket, EventSource, caches, mocks, proxies, about
-// 3 MB of heap that sift never uses. sift needs its Agent (pools, keep-alive) and its request
-// API, which takes the dispatcher as `this` (Dispatcher.request in undici's documentation).
-const Agent: typeof UndiciAgent = require('undici/lib/dispatcher/agent');
-const undiciRequest: (
-  this: Dispatcher,
-  o: Dispatcher.RequestOptions,
-) => Promise<Dispatcher.ResponseData> = require('undici/lib/api/api-request');
-type Agent = UndiciAgent;
-
-/** One request through `dispatcher`: undici's `request(url, opts)` without its index. */
-function request(
-  url: URL,
-  o: Omit<Dispatcher.RequestOptions, 'origin' | 'path'> & { dispatcher: Dispatcher },
-): Promise<Dispatcher.ResponseData> {
-  const { dispatcher, ...rest } = o;
-  return undiciRequest.call(dispatcher, { ...rest, origin: url.origin, path: url.pathname + url.search });
-}
 
 export const MAX_REDIRECTS = 5;
 export const DOWNLOAD_CAP = 10 * 1024 * 1024;

@@ -7,14 +7,15 @@ import {
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { Metrics } from '../common/metrics';
 import { isStorageFull, isStorageUnavailable } from '../common/errors';
-import { BatchReader, BatchStore } from '../dcache';
-import { JobLifecycle, type TargetOutcome } from '../batch/job-lifecycle';
+import { BatchReader, BatchStore, hostOf } from '../dcache';
+import { JobLifecycle } from '../batch/job-lifecycle';
 import { JobRecovery } from '../batch/job-recovery';
 import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
 import { FetchService, type Caller } from '../fetch/fetch.service';
 import { untilStored } from '../common/until-stored';
 import { attempt, type PendingTarget } from './attempt';
+import { ResultWriter } from './result-writer';
 import { InstanceService } from './instance.service';
 
 /**
@@ -27,25 +28,6 @@ const POLL_MS = 2000;
 /** How long a job whose pending targets' hosts are all busy waits before it claims again. */
 const HOST_WAIT_MS = 100;
 
-/** Results written in one transaction, at most. */
-const RECORD_GROUP = 64;
-/**
- * How long a result waits for others to share its commit: results rarely end during another's
- * write, so without it each had a transaction of its own.
- */
-const RECORD_LINGER_MS = 5;
-
-interface QueuedResult {
-  jobId: string;
-  idx: number;
-  outcome: TargetOutcome;
-  mayEnd: boolean;
-  /** Written in a transaction of its own (the group it was in failed). */
-  alone?: boolean;
-  resolve: () => void;
-  reject: (err: Error) => void;
-}
-
 interface ActiveJob {
   id: string;
   caller: Caller;
@@ -55,14 +37,6 @@ interface ActiveJob {
   notBefore?: number;
   refilling?: Promise<void>;
   inFlight: Map<number, AbortController>;
-}
-
-function hostOf(url: string): string {
-  try {
-    return new URL(url).host.toLowerCase();
-  } catch {
-    return '';
-  }
 }
 
 /**
@@ -89,9 +63,26 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   /** While the database is full, no new target starts before this time (ms). */
   private pausedUntil = 0;
   private poller?: NodeJS.Timeout;
-  /** Results waiting for the next group commit, and the commit under way. */
-  private readonly toRecord: QueuedResult[] = [];
-  private recording?: Promise<void>;
+  /** The group commit of results. */
+  private readonly results = new ResultWriter({
+    write: (group, durable) =>
+      this.lifecycle.recordResults(
+        group.map((r) => ({ jobId: r.jobId, idx: r.idx, holder: this.instance.id, outcome: r.outcome })),
+        // A group that may end a job commits durably (see recordResult).
+        { durable },
+      ),
+    written: async (group, written) => {
+      group.forEach((r, i) => written[i] && this.metrics.targets.inc({ status: r.outcome.kind }));
+      if (written.some(Boolean)) await this.store.evictBatchOldest(this.config.batchMaxBytes);
+    },
+    retryAfter: (err) => {
+      if (this.stopped) return false;
+      if (isStorageFull(err)) this.pauseForStorage();
+      else if (isStorageUnavailable(err)) this.unreachable(err as Error, 'writing results');
+      else return false;
+      return true;
+    },
+  });
 
   constructor(
     /** Reads of jobs; the seed's store for eviction after results. */
@@ -371,87 +362,11 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     // With nothing of the job left to start, this result may be its last: the commit that ends a
     // job is durable (FULL), so the last few results of a job commit that way.
     const mayEnd = job.exhausted && job.buffer.length === 0;
-    await this.record(job.id, t.idx, outcome, mayEnd);
+    await this.results.record({ jobId: job.id, idx: t.idx, outcome, mayEnd });
   }
 
   private pauseForStorage(why = 'the database is full'): void {
     if (this.pausedUntil <= Date.now()) this.log.warn(`${why}: batch work paused, retrying every second`);
     this.pausedUntil = Date.now() + 1000;
-  }
-
-  /**
-   * Queues a result for the next group commit: the results that end within RECORD_LINGER_MS of
-   * each other, or while a write is under way, are written in one transaction. Resolves once this
-   * one is written.
-   */
-  private record(jobId: string, idx: number, outcome: TargetOutcome, mayEnd: boolean): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.toRecord.push({ jobId, idx, outcome, mayEnd, resolve, reject });
-      this.writeResults();
-    });
-  }
-
-  private writeResults(): void {
-    if (this.recording || this.toRecord.length === 0) return;
-    this.recording = new Promise((r) => setTimeout(r, RECORD_LINGER_MS))
-      .then(() => this.writeGroups())
-      .finally(() => {
-        this.recording = undefined;
-        this.writeResults(); // queued after the last look
-      });
-  }
-
-  /**
-   * A result is never dropped for a full or unreachable database: its write is tried again (the
-   * same group first, so results keep their order) until it fits or the database is back. Each
-   * write is holder-checked, so a result of a target taken back meanwhile is not written.
-   */
-  private async writeGroups(): Promise<void> {
-    while (this.toRecord.length > 0) {
-      // One job per group: a transaction then locks one job row (the count triggers update it),
-      // as a single result's does; two groups locking two jobs' rows in opposite orders would
-      // deadlock on PostgreSQL.
-      const first = this.toRecord.shift()!;
-      const group = [first];
-      for (let i = 0; !first.alone && i < this.toRecord.length && group.length < RECORD_GROUP;) {
-        const r = this.toRecord[i];
-        if (r.jobId === first.jobId && !r.alone) group.push(...this.toRecord.splice(i, 1));
-        else i++;
-      }
-      try {
-        let written: boolean[];
-        for (;;) {
-          try {
-            written = await this.lifecycle.recordResults(
-              group.map((r) => ({
-                jobId: r.jobId,
-                idx: r.idx,
-                holder: this.instance.id,
-                outcome: r.outcome,
-              })),
-              // A group that may end a job commits durably (see recordResult).
-              { durable: group.some((r) => r.mayEnd) },
-            );
-            break;
-          } catch (err) {
-            if (this.stopped) throw err;
-            if (isStorageFull(err)) this.pauseForStorage();
-            else if (isStorageUnavailable(err)) this.unreachable(err as Error, 'writing results');
-            else throw err;
-            await new Promise((r) => setTimeout(r, 1000));
-          }
-        }
-        group.forEach((r, i) => written[i] && this.metrics.targets.inc({ status: r.outcome.kind }));
-        if (written.some(Boolean)) await this.store.evictBatchOldest(this.config.batchMaxBytes);
-        for (const r of group) r.resolve();
-      } catch (err) {
-        if (group.length === 1) {
-          first.reject(err as Error);
-          continue;
-        }
-        // The group failed as a whole: each of its results is tried alone, so a bad write costs one.
-        this.toRecord.unshift(...group.map((r) => ({ ...r, alone: true })));
-      }
-    }
   }
 }
