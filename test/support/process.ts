@@ -1,8 +1,8 @@
 import { execFile, execSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as path from 'node:path';
 import { TERMINAL_JOB_STATUSES } from '../../src/batch/job-status';
+import { freePort } from './pg-cluster';
 import { waitUntil } from './wait';
 
 /** The project root: the nearest folder above with a package.json (from sources or compiled benches). */
@@ -31,14 +31,7 @@ export function ensureBuilt(): string {
   return MAIN;
 }
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
+export { freePort };
 
 export interface SiftProcess {
   child: ChildProcess;
