@@ -91,20 +91,27 @@ export async function createTestApp(
   return { app, config };
 }
 
-/** Polls a job's view until it reaches one of `statuses` (a finished status by default). */
+/**
+ * Polls a job's view until it reaches one of `statuses` (a finished status by default). The
+ * deadline is a minute: it only stops a stuck test. A 500-target job takes 2-4 s on an idle
+ * machine and 12 s with both cores busy beside the tests.
+ */
 export async function waitForJob(
   app: INestApplication,
   id: string,
   headers: Record<string, string> = { Authorization: `Bearer ${FLEET_TOKEN}` },
   statuses: readonly string[] = TERMINAL_JOB_STATUSES,
 ): Promise<Record<string, unknown> & { status: string }> {
+  let last: unknown;
   return waitUntil(
     async () => {
       const r = await request(app.getHttpServer()).get(`/v1/batch/${id}`).set(headers);
+      last = r.body;
       return statuses.includes(r.body.status)
         ? (r.body as Record<string, unknown> & { status: string })
         : undefined;
     },
-    `job ${id} to reach ${statuses.join('|')}`,
+    () => `job ${id} to reach ${statuses.join('|')}; last seen ${JSON.stringify(last)}`,
+    60_000,
   );
 }

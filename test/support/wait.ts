@@ -1,11 +1,11 @@
 /**
  * Polls `probe` until it returns something other than undefined, and returns that; fails with
- * `what` when the deadline passes. Every wait in the tests goes through here: none sleeps a fixed
- * time and then looks.
+ * `what` (or what it returns then, such as the last state seen) when the deadline passes. Every
+ * wait in the tests goes through here: none sleeps a fixed time and then looks.
  */
 export async function waitUntil<T>(
   probe: () => T | undefined | Promise<T | undefined>,
-  what: string,
+  what: string | (() => string),
   timeoutMs = 20_000,
   everyMs = 20,
 ): Promise<T> {
@@ -13,7 +13,11 @@ export async function waitUntil<T>(
   for (;;) {
     const v = await probe();
     if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() > deadline) {
+      throw new Error(
+        `timed out after ${timeoutMs} ms waiting for ${typeof what === 'string' ? what : what()}`,
+      );
+    }
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
