@@ -1,6 +1,7 @@
 // @ts-check
 const js = require('@eslint/js');
 const tseslint = require('typescript-eslint');
+const house = require('./eslint-layers.js');
 
 module.exports = tseslint.config(
   { ignores: ['dist/', 'dist-bench/', 'node_modules/', 'coverage/', 'test-output/', '**/*.js'] },
@@ -12,5 +13,10 @@ module.exports = tseslint.config(
       '@typescript-eslint/no-require-imports': 'off',
       '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_' }],
     },
+  },
+  {
+    files: ['src/**/*.ts', 'migrations/**/*.ts'],
+    plugins: { house },
+    rules: { 'house/layers': 'error', 'house/private-paths': 'error' },
   },
 );

@@ -15,7 +15,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from './support/stock-linkedom';
 import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { request } from 'undici';
-import { defaultExtractWorkers } from '../src/fetch/extract-pool';
+import { defaultExtractWorkers } from '../src/extract/extract-pool';
 import { kill, NODE_FLAGS, startSiftProcess } from '../test/support/process';
 
 const N = Number(process.env.BENCH_TARGETS ?? 10_000);

@@ -7,7 +7,7 @@ import type { AddressInfo } from 'node:net';
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from './support/stock-linkedom';
 import { request } from 'undici';
-import { extractHtml } from '../src/fetch/extract';
+import { extractHtml } from '../src/extract/extract';
 import { articlePages, findCorpus } from '../test/support/corpus';
 import { load, startSift, type LoadRequest, type LoadResult } from './support/harness';
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-import './threadpool';
-import './lazy-intl';
+import './tuning/threadpool';
+import './tuning/lazy-intl';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import * as fs from 'node:fs';

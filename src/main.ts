@@ -1,5 +1,5 @@
-import './threadpool';
-import './lazy-intl';
+import './tuning/threadpool';
+import './tuning/lazy-intl';
 import 'reflect-metadata';
 import { setFlagsFromString } from 'node:v8';
 import { ConsoleLogger, Logger, type LogLevel } from '@nestjs/common';

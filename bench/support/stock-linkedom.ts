@@ -1,6 +1,6 @@
 import * as path from 'node:path';
-// sift's extraction first: it loads linkedom with sift's tuning (src/fetch/linkedom-tuning.ts).
-import '../../src/fetch/extract';
+// sift's extraction first: it loads linkedom with sift's tuning (src/tuning/linkedom.ts).
+import '../../src/extract/extract';
 
 /**
  * linkedom as a user's script loads it: a copy of its own, without sift's tuning, so that the

@@ -1,7 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SiftError } from '../common/errors';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 
 export type Admitted = 'fetch' | 'stream';
 

@@ -2,7 +2,7 @@ import { Module } from '@nestjs/common';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchController } from './batch.controller';
-import { FetchModule } from '../fetch/fetch.module';
+import { PagesModule } from '../pages/pages.module';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
@@ -13,7 +13,7 @@ import { MetricsController } from './metrics.controller';
 import { RunnerModule } from '../runner/runner.module';
 
 @Module({
-  imports: [DcacheModule, FetchModule, BatchModule, RunnerModule],
+  imports: [DcacheModule, PagesModule, BatchModule, RunnerModule],
   controllers: [HealthController, FetchController, BatchController, MetricsController],
   providers: [Authenticator, AuthGuard, RequestGate, Admission],
 })

@@ -4,7 +4,7 @@ import type { Request } from 'express';
 import { AppConfig, type CallerClass, type TokenEntry } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import { ClientStore, type Client } from '../dcache';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 
 export function fingerprint(token: string): string {
   return hash('sha256', token, 'hex');

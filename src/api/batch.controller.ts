@@ -24,10 +24,10 @@ import {
 } from './dto/responses.dto';
 import { invalidRequest } from '../common/errors';
 import { BatchService } from '../batch/batch.service';
-import { isTerminalEvent } from '../batch/job-status';
+import { isTerminalEvent } from '../common/job-status';
 import { EventView, JobView, eventView } from '../batch/views';
 import { JobSignals } from '../batch/job-signals';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';

@@ -1,5 +1,5 @@
 import { createParamDecorator, type ExecutionContext } from '@nestjs/common';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 
 /** The caller the AuthGuard resolved for this request. */
 export const CurrentCaller = createParamDecorator(

@@ -2,8 +2,9 @@ import { Body, Controller, HttpCode, Post, Res, UseGuards } from '@nestjs/common
 import type { Response } from 'express';
 import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import { ApiErrors } from './api-errors.decorator';
-import { FetchEnvelope } from '../fetch/envelope';
-import { FetchService, type Caller } from '../fetch/fetch.service';
+import { FetchEnvelope } from '../pages/envelope';
+import { PageService } from '../pages/page.service';
+import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
@@ -15,7 +16,7 @@ import { FetchRequestDto } from './dto/fetch.dto';
 @UseGuards(AuthGuard)
 export class FetchController {
   constructor(
-    private readonly fetcher: FetchService,
+    private readonly fetcher: PageService,
     private readonly admission: Admission,
   ) {}
 
@@ -41,7 +42,7 @@ export class FetchController {
  * the request gate's for the bodies it validates itself (see RequestGate).
  */
 export async function answerFetch(
-  fetcher: FetchService,
+  fetcher: PageService,
   admission: Admission,
   caller: Caller,
   body: FetchRequestDto,

@@ -2,7 +2,7 @@ import { Controller, Get, Res } from '@nestjs/common';
 import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import type { Response } from 'express';
 import { Dcache } from '../dcache';
-import { InstanceService } from '../runner/instance.service';
+import { InstanceService } from '../cluster/instance.service';
 import { HealthResponseDto } from './dto/responses.dto';
 
 @ApiTags('operations')

@@ -2,9 +2,9 @@ import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
-import { DELIVERY_STATES, JOB_STATUSES } from '../batch/job-status';
+import { DELIVERY_STATES, JOB_STATUSES } from '../common/job-status';
 import { Dcache } from '../dcache';
-import { InstanceService } from '../runner/instance.service';
+import { InstanceService } from '../cluster/instance.service';
 import { RunnerService } from '../runner/runner.service';
 
 /** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */

@@ -3,7 +3,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import { checkTargetCount } from '../batch/batch.service';
-import { FetchService } from '../fetch/fetch.service';
+import { PageService } from '../pages/page.service';
 import { Admission } from './admission';
 import { Authenticator, type AuthedRequest } from './authenticator';
 import { FetchRequestDto } from './dto/fetch.dto';
@@ -66,7 +66,7 @@ export class RequestGate {
   constructor(
     private readonly auth: Authenticator,
     private readonly config: AppConfig,
-    private readonly fetcher: FetchService,
+    private readonly fetcher: PageService,
     private readonly admission: Admission,
   ) {}
 

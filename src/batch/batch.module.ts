@@ -1,7 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchService } from './batch.service';
-import { ClusterSignals } from './cluster-signals';
 import { JobEvents } from './job-events';
 import { JobLifecycle } from './job-lifecycle';
 import { JobRecovery } from './job-recovery';
@@ -9,7 +8,7 @@ import { JobSignals } from './job-signals';
 
 @Module({
   imports: [DcacheModule],
-  providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals, ClusterSignals],
+  providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals],
   exports: [BatchService, JobLifecycle, JobRecovery, JobSignals],
 })
 export class BatchModule {}

@@ -3,7 +3,7 @@ import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors';
 import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob } from '../dcache';
-import { checkRobotsOption, type Caller } from '../fetch/fetch.service';
+import { checkRobotsOption, type Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
 import { markDuplicates } from './dedupe';
 import { INVALID_URL, JobLifecycle, type DraftTarget, type SubmitLimits } from './job-lifecycle';
@@ -13,7 +13,7 @@ import {
   DEFAULT_WEBHOOK_EVENTS,
   isTerminalJob,
   type RestartPolicy,
-} from './job-status';
+} from '../common/job-status';
 import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
 import {
   decodeJobCursor,

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { SiftError } from '../common/errors';
 import type { BatchJob, Tx, Webhook } from '../dcache';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 import { markDuplicates } from './dedupe';
 import type { JobEvents } from './job-events';
-import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from './job-status';
+import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from '../common/job-status';
 
 /** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
 export const INVALID_URL = 'invalid_url';

@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { SizedLru } from '../common/sized-lru';
 import type { BatchJob, Tx, Webhook } from '../dcache';
 import { JobSignals } from './job-signals';
-import { finalStatus, terminalEvent, type EventType } from './job-status';
+import { finalStatus, terminalEvent, type EventType } from '../common/job-status';
 import { iso, jobView } from './views';
 
 /** The NOTIFY channel of job events, payload `type:jobId`. */

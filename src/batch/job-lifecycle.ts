@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
 import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
-import type { Caller } from '../fetch/fetch.service';
+import type { Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
 import {
   checkLiveJobs,
@@ -14,7 +14,7 @@ import {
 } from './job-creation';
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
-import { isLiveJob, isTerminalJob } from './job-status';
+import { isLiveJob, isTerminalJob } from '../common/job-status';
 
 export { INVALID_URL, type DraftTarget, type JobDraft, type SubmitLimits } from './job-creation';
 export { JOBS_CHANNEL } from './job-events';

@@ -11,7 +11,7 @@ import {
 } from '../dcache';
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
-import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob } from './job-status';
+import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES, isLiveJob } from '../common/job-status';
 
 /** The error of jobs failed by a restart under the `fail` policy. */
 export const SERVER_RESTARTED = 'server_restarted';

@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import { ErrorBody } from '../common/error-codes';
 import { invalidRequest } from '../common/errors';
 import type { BatchEvent, BatchJob, BatchTarget, Delivery } from '../dcache';
-import { FetchEnvelope } from '../fetch/envelope';
+import { FetchEnvelope } from '../pages/envelope';
 import {
   DEFAULT_RESTART_POLICY,
   DELIVERY_STATES,
@@ -14,7 +14,7 @@ import {
   type JobStatus,
   type RestartPolicy,
   type TargetStatus,
-} from './job-status';
+} from '../common/job-status';
 
 /*
  * What the batch API answers: each class is both the runtime shape and its OpenAPI schema, and is

@@ -1,4 +1,4 @@
-import type { JobStatus, TargetStatus } from '../batch/job-status';
+import type { JobStatus, TargetStatus } from '../common/job-status';
 import type { Db } from './db';
 import type { BatchJob, BatchStoreMisses, BatchTarget } from './rows';
 import { evictBatchOldest, markInFlightFailed, sweepBatch } from './whole-jobs';

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import { DELIVERY_STATES, type DeliveryState } from '../batch/job-status';
+import { DELIVERY_STATES, type DeliveryState } from '../common/job-status';
 import type { Tx } from './db';
 import type { DB } from './schema';
 

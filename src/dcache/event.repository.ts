@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { EventType } from '../batch/job-status';
+import type { EventType } from '../common/job-status';
 import type { Tx } from './db';
 import type { BatchEvent } from './rows';
 import type { DB } from './schema';

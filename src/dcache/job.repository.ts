@@ -6,7 +6,7 @@ import {
   isLiveJob,
   type JobStatus,
   type RestartPolicy,
-} from '../batch/job-status';
+} from '../common/job-status';
 import type { Tx } from './db';
 import { toJob, type BatchJob, type BatchStoreMisses } from './rows';
 import type { DB } from './schema';

@@ -1,5 +1,5 @@
 import type { Selectable } from 'kysely';
-import type { JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
+import type { JobStatus, RestartPolicy, TargetStatus } from '../common/job-status';
 import type { BatchJobTable, BatchTargetTable } from './schema';
 
 export const ClassFleet = 'fleet';

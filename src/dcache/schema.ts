@@ -1,5 +1,5 @@
 import type { Generated } from 'kysely';
-import type { DeliveryState, JobStatus, RestartPolicy, TargetStatus } from '../batch/job-status';
+import type { DeliveryState, JobStatus, RestartPolicy, TargetStatus } from '../common/job-status';
 
 export interface BatchJobTable {
   id: string;

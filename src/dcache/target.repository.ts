@@ -1,4 +1,4 @@
-import type { TargetStatus } from '../batch/job-status';
+import type { TargetStatus } from '../common/job-status';
 import type { Tx } from './db';
 import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';

@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import { LIVE_JOB_STATUSES } from '../batch/job-status';
+import { LIVE_JOB_STATUSES } from '../common/job-status';
 import type { Tx } from './db';
 import { lockJobs } from './locks';
 import { ID_CHUNK, chunks } from './rows';

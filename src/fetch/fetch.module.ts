@@ -1,17 +1,17 @@
 import { Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
 import { DcacheModule } from '../dcache/dcache.module';
+import { HostStore } from '../dcache';
 import { AddressPolicy } from './address-policy';
-import { ExtractPool } from './extract-pool';
-import { FetchService } from './fetch.service';
 import { Fetcher, systemResolver, type Resolver } from './fetcher';
 import { Robots } from './robots';
-import { Clock } from '../common/clock';
-import { HostStore } from '../dcache';
+import { Upstream } from './upstream';
 
 /** The resolver the fetcher asks; tests replace it to answer what a DNS attacker would. */
 export const RESOLVER = Symbol('RESOLVER');
 
+/** The transport: the guarded fetcher, robots.txt, and Upstream (a request as a good citizen). */
 @Module({
   imports: [DcacheModule],
   providers: [
@@ -28,19 +28,18 @@ export const RESOLVER = Symbol('RESOLVER');
       inject: [AppConfig, RESOLVER],
     },
     {
-      provide: ExtractPool,
-      useFactory: (config: AppConfig) =>
-        new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
-      inject: [AppConfig],
-    },
-    {
       provide: Robots,
       useFactory: (fetcher: Fetcher, hosts: HostStore, clock: Clock, config: AppConfig) =>
         new Robots(fetcher, hosts, clock, config.robotsAgent),
       inject: [Fetcher, HostStore, Clock, AppConfig],
     },
-    FetchService,
+    {
+      provide: Upstream,
+      useFactory: (fetcher: Fetcher, robots: Robots, hosts: HostStore, clock: Clock, config: AppConfig) =>
+        new Upstream(fetcher, robots, hosts, clock, config.perHostConcurrency),
+      inject: [Fetcher, Robots, HostStore, Clock, AppConfig],
+    },
   ],
-  exports: [FetchService, Fetcher],
+  exports: [Fetcher, Upstream, RESOLVER],
 })
 export class FetchModule {}

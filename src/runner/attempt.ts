@@ -1,13 +1,9 @@
 import type { Logger } from '@nestjs/common';
 import { INTERNAL_HINTS, InternalFault, SiftError, isStorageUnavailable } from '../common/errors';
 import type { TargetOutcome } from '../batch/job-lifecycle';
-import {
-  MAX_BACKOFF_S,
-  type Caller,
-  type FetchOutcome,
-  type FetchParams,
-  type FetchService,
-} from '../fetch/fetch.service';
+import { MAX_BACKOFF_S } from '../fetch/upstream';
+import type { Caller } from '../pages/caller-policy';
+import type { FetchOutcome, FetchParams, PageService } from '../pages/page.service';
 
 const MAX_RETRIES = 2;
 const RETRY_STATUS = new Set([429, 502, 503]);
@@ -31,11 +27,11 @@ export type AttemptOutcome = TargetOutcome | { kind: 'deferred' };
 /**
  * Fetches one target with at most two retries for resets and 429/502/503 without Retry-After. A
  * host that asks to wait (429/503 with Retry-After, up to an hour) is paused for every job, caller
- * and instance by the FetchService: the target is deferred, not failed, and claimed again once
+ * and instance by the PageService: the target is deferred, not failed, and claimed again once
  * the pause ends. Undefined when the signal aborted it: nothing is to be written.
  */
 export async function attempt(
-  fetcher: FetchService,
+  fetcher: PageService,
   caller: Caller,
   t: PendingTarget,
   signal: AbortSignal,

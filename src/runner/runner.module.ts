@@ -1,15 +1,15 @@
 import { Module } from '@nestjs/common';
 import { BatchModule } from '../batch/batch.module';
+import { ClusterModule } from '../cluster/cluster.module';
 import { DcacheModule } from '../dcache/dcache.module';
-import { FetchModule } from '../fetch/fetch.module';
-import { InstanceService } from './instance.service';
+import { PagesModule } from '../pages/pages.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { RunnerService } from './runner.service';
 import { SweeperService } from './sweeper.service';
-import { WebhookService } from './webhook.service';
 
 @Module({
-  imports: [DcacheModule, BatchModule, FetchModule],
-  providers: [RunnerService, InstanceService, SweeperService, WebhookService],
-  exports: [RunnerService, InstanceService, SweeperService, WebhookService],
+  imports: [DcacheModule, BatchModule, PagesModule, WebhooksModule, ClusterModule],
+  providers: [RunnerService, SweeperService],
+  exports: [RunnerService, SweeperService, WebhooksModule, ClusterModule],
 })
 export class RunnerModule {}

@@ -4,51 +4,35 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { AppConfig, type CallerClass } from '../config/app-config';
+import { AppConfig } from '../config/app-config';
 import { Metrics } from '../common/metrics';
 import { isStorageFull, isStorageUnavailable } from '../common/errors';
 import { BatchReader, BatchStore, hostOf } from '../dcache';
 import { JobLifecycle } from '../batch/job-lifecycle';
 import { JobRecovery } from '../batch/job-recovery';
-import { isLiveJob } from '../batch/job-status';
 import { JobSignals } from '../batch/job-signals';
-import { FetchService, type Caller } from '../fetch/fetch.service';
+import { PageService } from '../pages/page.service';
 import { untilStored } from '../common/until-stored';
 import { attempt, type PendingTarget } from './attempt';
 import { ResultWriter } from './result-writer';
-import { InstanceService } from './instance.service';
+import { InstanceService } from '../cluster/instance.service';
+import { WebhookService } from '../webhooks/webhook.service';
+import { HeldJobs, type ActiveJob } from './held-jobs';
 
-/**
- * Targets claimed for a job at a time, at most: no more than this instance has free slots for, so
- * it never holds back work another instance could start.
- */
-const CLAIM = 16;
 /** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
 const POLL_MS = 2000;
-/** How long a job whose pending targets' hosts are all busy waits before it claims again. */
-const HOST_WAIT_MS = 100;
-
-interface ActiveJob {
-  id: string;
-  caller: Caller;
-  buffer: PendingTarget[];
-  exhausted: boolean;
-  /** Not refilled before this time (ms): its pending targets' hosts were busy. */
-  notBefore?: number;
-  refilling?: Promise<void>;
-  inFlight: Map<number, AbortController>;
-}
 
 /**
  * Runs batch targets: a fixed pool of slots taken round-robin across live jobs (a small job is
  * not starved by a big one), at most SIFT_PER_HOST_CONCURRENCY per host, every fetch through the
- * FetchService (cache and single-flight in front), each retried as `attempt` says. What happens to
+ * PageService (cache and single-flight in front), each retried as `attempt` says. What happens to
  * a job or a target is written by the JobLifecycle.
  */
 @Injectable()
 export class RunnerService implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly log = new Logger('runner');
-  private readonly jobs = new Map<string, ActiveJob>();
+  private readonly held: HeldJobs;
+  private readonly jobs: Map<string, ActiveJob>;
   private readonly hosts = new Map<string, number>();
   private readonly tasks = new Set<Promise<void>>();
   private rr = 0;
@@ -91,73 +75,45 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     private readonly lifecycle: JobLifecycle,
     private readonly recovery: JobRecovery,
     private readonly instance: InstanceService,
-    private readonly fetcher: FetchService,
+    private readonly pages: PageService,
+    private readonly webhooks: WebhookService,
     signals: JobSignals,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
   ) {
-    signals.onSubmitted(
-      (id) => void this.add(id).catch((err: Error) => this.unreachable(err, 'taking a job up')),
+    this.held = new HeldJobs(
+      { reader, lifecycle, recovery, config, metrics, log: this.log, holder: () => instance.id },
+      {
+        pump: () => this.pump(),
+        stopped: () => this.stopped,
+        pauseForStorage: () => this.pauseForStorage(),
+        unreachable: (err, what) => this.unreachable(err, what),
+      },
     );
-    signals.onCancelled((id) => this.drop(id));
+    this.jobs = this.held.jobs;
+    signals.onSubmitted(
+      (id) => void this.held.add(id).catch((err: Error) => this.unreachable(err, 'taking a job up')),
+    );
+    signals.onCancelled((id) => this.held.drop(id));
   }
 
   /**
    * This instance registers; on SQLite, restart reconciliation runs first (on PostgreSQL, the
-   * recovery of lost instances stands for it). Then the live jobs are taken up, and read again
-   * every POLL_MS: another instance may have submitted, requeued or cancelled one.
+   * recovery of lost instances stands for it). Then webhook deliveries start, and the live jobs
+   * are taken up and read again every POLL_MS: another instance may have submitted, requeued or
+   * cancelled one.
    */
   async onApplicationBootstrap(): Promise<void> {
     if (!this.instance.shared) await this.recovery.afterRestart();
     await this.instance.start();
+    this.webhooks.start(this.instance.id);
     this.stopped = false;
-    await this.poll();
+    await this.held.poll();
     this.poller = setInterval(
-      () => void this.poll().catch((err: Error) => this.unreachable(err, 'reading the jobs')),
+      () => void this.held.poll().catch((err: Error) => this.unreachable(err, 'reading the jobs')),
       POLL_MS,
     );
     this.poller.unref();
-  }
-
-  /** Takes up live jobs this instance does not know, and drops those that ended elsewhere. */
-  private async poll(): Promise<void> {
-    const live = new Set((await this.reader.jobs.liveJobs()).map((j) => j.id));
-    for (const id of [...this.jobs.keys()]) {
-      if (live.has(id)) continue;
-      // Read again: a job submitted since the list was read is live and must not be dropped.
-      const job = await this.reader.jobs.batchJob(id);
-      if (!job || !isLiveJob(job.status)) this.drop(id);
-    }
-    for (const id of live) await this.add(id);
-    await this.returnOrphans();
-    // A job known here may be waiting for a host whose pause is over: look again.
-    this.pump();
-  }
-
-  /**
-   * Targets the database says this instance holds running, but that it is not working on (a claim
-   * committed whose answer was lost with the connection, a deferral that could not be written):
-   * they go back to pending, so none stays running under a live instance that has given up on
-   * it. Jobs with a claim under way are left for the next poll.
-   */
-  private async returnOrphans(): Promise<void> {
-    const held = await this.reader.targets.targetsHeldBy(this.instance.id);
-    const orphans = new Map<string, number[]>();
-    for (const { jobId, idx } of held) {
-      const job = this.jobs.get(jobId);
-      if (job?.refilling) continue;
-      if (job && (job.inFlight.has(idx) || job.buffer.some((t) => t.idx === idx))) continue;
-      orphans.set(jobId, [...(orphans.get(jobId) ?? []), idx]);
-    }
-    for (const [jobId, idxs] of orphans) {
-      const n = await this.recovery.returnHeld(jobId, this.instance.id, idxs);
-      if (n > 0) {
-        this.log.warn(`job ${jobId}: ${n} targets held here but not in flight went back to pending`);
-        const job = this.jobs.get(jobId);
-        if (job) job.exhausted = false;
-        else await this.add(jobId);
-      }
-    }
   }
 
   /** Logs a database fault once per outage; other faults as errors. */
@@ -203,67 +159,6 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     }
   }
 
-  private async add(id: string): Promise<void> {
-    if (this.stopped || this.jobs.has(id)) return;
-    const job = await this.reader.jobs.batchJob(id);
-    if (!job || !isLiveJob(job.status)) return;
-    // Asked twice at once (a local signal and a notification): the first one stands. Replacing it
-    // would lose the targets it has claimed.
-    if (this.stopped || this.jobs.has(id)) return;
-    this.jobs.set(id, {
-      id,
-      caller: { name: job.caller, callerClass: job.callerClass as CallerClass },
-      buffer: [],
-      exhausted: false,
-      inFlight: new Map(),
-    });
-    this.pump();
-  }
-
-  private drop(id: string): void {
-    const job = this.jobs.get(id);
-    if (!job) return;
-    this.jobs.delete(id);
-    for (const ac of job.inFlight.values()) ac.abort();
-  }
-
-  /** Claims the job's next pending targets for this instance. */
-  private refill(job: ActiveJob): Promise<void> {
-    const want = Math.max(1, Math.min(CLAIM, this.config.runnerConcurrency - this.inFlight));
-    job.refilling ??= this.lifecycle
-      .claim(job.id, this.instance.id, want, this.config.perHostConcurrency)
-      .then(
-        (claimed) => {
-          if (claimed === undefined) return this.drop(job.id);
-          this.metrics.claims.inc({ what: 'claims' });
-          this.metrics.claims.inc({ what: 'targets' }, claimed.targets.length);
-          job.buffer.push(...claimed.targets);
-          if (!claimed.more) job.exhausted = true;
-          else if (claimed.targets.length === 0) this.later(job);
-        },
-        (err: unknown) => {
-          // Nothing was claimed, or a claim whose answer was lost: returnOrphans gives it back.
-          if (isStorageFull(err)) return this.pauseForStorage();
-          if (isStorageUnavailable(err)) return this.unreachable(err as Error, 'claiming');
-          throw err;
-        },
-      )
-      .finally(() => {
-        job.refilling = undefined;
-      });
-    return job.refilling;
-  }
-
-  /**
-   * Pending targets are left, but their hosts are busy (here or on another instance): the job is
-   * looked at again after HOST_WAIT_MS (a slot freed by another instance), or as soon as a target
-   * of this instance ends.
-   */
-  private later(job: ActiveJob): void {
-    job.notBefore = Date.now() + HOST_WAIT_MS;
-    setTimeout(() => this.pump(), HOST_WAIT_MS).unref();
-  }
-
   /** Fills free slots, one target per job in turn. Re-entrant calls fold into one more pass. */
   private pump(): void {
     if (this.pumping) {
@@ -304,7 +199,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
           const wait = (job.notBefore ?? 0) - Date.now();
           // Not yet: a timer may fire a little before notBefore, so look again when it is due.
           if (wait > 0) setTimeout(() => this.pump(), wait + 1).unref();
-          else await this.refill(job);
+          else await this.held.refill(job, this.config.runnerConcurrency - this.inFlight);
         }
         if (!this.jobs.has(job.id)) continue;
         const next = job.buffer[0];
@@ -348,7 +243,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Fetches a target this instance has claimed, and records how it ended. */
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
-    const outcome = await attempt(this.fetcher, job.caller, t, signal, this.log);
+    const outcome = await attempt(this.pages, job.caller, t, signal, this.log);
     if (outcome === undefined) return;
     if (outcome.kind === 'deferred') {
       // Back to pending: the job claims it again once its host's pause is over.

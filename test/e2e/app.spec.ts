@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { Dcache } from '../../src/dcache';
-import { InstanceService } from '../../src/runner/instance.service';
+import { InstanceService } from '../../src/cluster/instance.service';
 import { createTestApp, tmpDbPath } from '../support/app';
 import { createPgDatabase } from '../support/backends';
 

@@ -3,7 +3,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, slowArticle } from '../support/fixture';
-import { isTerminalJob } from '../../src/batch/job-status';
+import { isTerminalJob } from '../../src/common/job-status';
 import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
 
 const TOKEN = 'crash-test-token';

@@ -1,5 +1,5 @@
-import { extractHtml } from '../../src/fetch/extract';
-import { ALL_RULES, type CleanRules } from '../../src/fetch/clean';
+import { extractHtml } from '../../src/extract/extract';
+import { ALL_RULES, type CleanRules } from '../../src/extract/clean';
 import {
   articlePages,
   crossValidate,

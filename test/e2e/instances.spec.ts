@@ -4,12 +4,12 @@ import { JobSignals } from '../../src/batch/job-signals';
 import { Clock } from '../../src/common/clock';
 import { Metrics } from '../../src/common/metrics';
 import { BatchStore, Dcache, Db, lockDeliveries } from '../../src/dcache';
-import { InstanceService } from '../../src/runner/instance.service';
+import { InstanceService } from '../../src/cluster/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
 import { lifecycleOf } from '../support/lifecycle';
 import { Receiver, newSecret } from '../support/receiver';
-import { EVENT_TYPES } from '../../src/batch/job-status';
+import { EVENT_TYPES } from '../../src/common/job-status';
 import { createPgDatabase } from '../support/backends';
 import { Fixture, html, send, slowArticle } from '../support/fixture';
 

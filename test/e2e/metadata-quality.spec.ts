@@ -1,5 +1,5 @@
-import { extractHtml } from '../../src/fetch/extract';
-import type { Metadata } from '../../src/fetch/metadata';
+import { extractHtml } from '../../src/extract/extract';
+import type { Metadata } from '../../src/extract/metadata';
 import { findCorpus, readabilityMetadataPages } from '../support/corpus';
 
 /**

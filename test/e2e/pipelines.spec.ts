@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { EVENT_TYPES } from '../../src/batch/job-status';
+import { EVENT_TYPES } from '../../src/common/job-status';
 import { Dcache } from '../../src/dcache';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import {

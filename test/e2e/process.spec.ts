@@ -148,7 +148,7 @@ describe('sift as a process', () => {
 
   it("Nest's text logger, loaded after lazy-intl, still stamps its lines with the local date and time", async () => {
     ensureBuilt();
-    const script = `require(${JSON.stringify(path.join(ROOT, 'dist', 'src', 'lazy-intl.js'))});
+    const script = `require(${JSON.stringify(path.join(ROOT, 'dist', 'src', 'tuning', 'lazy-intl.js'))});
       new (require('@nestjs/common').ConsoleLogger)('probe', { colors: false }).log('hello');`;
     const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: ROOT });
     expect(stdout).toMatch(

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { EVENT_TYPES } from '../../src/batch/job-status';
+import { EVENT_TYPES } from '../../src/common/job-status';
 import { waitUntil } from '../support/wait';
 import { Fixture, slowArticle } from '../support/fixture';
 import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';

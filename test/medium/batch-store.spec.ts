@@ -1,5 +1,5 @@
-import { JOB_STATUSES, REPLAYABLE_JOB_STATUSES, type JobStatus } from '../../src/batch/job-status';
-import type { EventType } from '../../src/batch/job-status';
+import { JOB_STATUSES, REPLAYABLE_JOB_STATUSES, type JobStatus } from '../../src/common/job-status';
+import type { EventType } from '../../src/common/job-status';
 import { markInFlightFailed, type BatchJob, type BatchTarget, type Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 

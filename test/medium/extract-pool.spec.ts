@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
-import { ExtractPool } from '../../src/fetch/extract-pool';
+import { ExtractPool } from '../../src/extract/extract-pool';
 import { ensureBuilt, NODE_FLAGS, ROOT } from '../support/process';
 
 describe('ExtractPool', () => {
@@ -46,7 +46,7 @@ describe('ExtractPool', () => {
     const module = path.join(__dirname, '..', 'fixtures', 'young-extract.ts');
     const script = `
       const v8 = require('node:v8');
-      const { ExtractPool } = require('./dist/src/fetch/extract-pool.js');
+      const { ExtractPool } = require('./dist/src/extract/extract-pool.js');
       const pool = new ExtractPool({ size: 1, module: ${JSON.stringify(module)} });
       let keep = [], main = 0;
       for (let i = 0; i < 2e6; i++) {

@@ -1,7 +1,7 @@
 import { INSTANCE_LOST, JobLifecycle, SERVER_RESTARTED, type JobDraft } from '../../src/batch/job-lifecycle';
 import type { JobRecovery } from '../../src/batch/job-recovery';
 import { JobSignals } from '../../src/batch/job-signals';
-import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/batch/job-status';
+import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/common/job-status';
 import type { BatchStore, Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 import { lifecycleOf } from '../support/lifecycle';

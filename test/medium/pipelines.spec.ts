@@ -1,6 +1,6 @@
 import { JobLifecycle, type JobDraft } from '../../src/batch/job-lifecycle';
 import { JobSignals } from '../../src/batch/job-signals';
-import { DEFAULT_WEBHOOK_EVENTS, EVENT_TYPES } from '../../src/batch/job-status';
+import { DEFAULT_WEBHOOK_EVENTS, EVENT_TYPES } from '../../src/common/job-status';
 import { markDuplicates } from '../../src/batch/dedupe';
 import { lockDeliveries, type BatchStore, type Dcache, type DeliveryWrite } from '../../src/dcache';
 import type { JobRecovery } from '../../src/batch/job-recovery';

@@ -6,11 +6,11 @@ import { Test } from '@nestjs/testing';
 import request from 'supertest';
 import { AppModule } from '../../src/app.module';
 import { configureApp } from '../../src/app.setup';
-import { TERMINAL_JOB_STATUSES } from '../../src/batch/job-status';
+import { TERMINAL_JOB_STATUSES } from '../../src/common/job-status';
 import { Clock } from '../../src/common/clock';
 import { AppConfig, loadConfig } from '../../src/config/app-config';
 import { RESOLVER } from '../../src/fetch/fetch.module';
-import { ExtractPool } from '../../src/fetch/extract-pool';
+import { ExtractPool } from '../../src/extract/extract-pool';
 import type { Resolver } from '../../src/fetch/fetcher';
 import { waitUntil } from './wait';
 

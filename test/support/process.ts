@@ -1,7 +1,7 @@
 import { execFile, execSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { TERMINAL_JOB_STATUSES } from '../../src/batch/job-status';
+import { TERMINAL_JOB_STATUSES } from '../../src/common/job-status';
 import { freePort } from './pg-cluster';
 import { waitUntil } from './wait';
 

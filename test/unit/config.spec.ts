@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config/app-config';
-import { SIFT_VERSION } from '../../src/version';
+import { SIFT_VERSION } from '../../src/common/version';
 
 describe('config', () => {
   it('has working defaults with an empty environment', () => {

@@ -1,16 +1,16 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { ALL_RULES, collapsedLength } from '../../src/fetch/clean';
+import { ALL_RULES, collapsedLength } from '../../src/extract/clean';
 import {
   elementsWithTags,
   extractHtml,
   parseWithinDepth,
   treeDepth,
   tuneReadability,
-} from '../../src/fetch/extract';
-import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/fetch/flatten';
-import { unescapeRefs } from '../../src/fetch/metadata';
-import { truncateUtf8 } from '../../src/fetch/truncate';
+} from '../../src/extract/extract';
+import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/extract/flatten';
+import { unescapeRefs } from '../../src/extract/metadata';
+import { truncateUtf8 } from '../../src/common/truncate';
 
 describe('extraction of hostile pages', () => {
   const deep = (n: number) =>

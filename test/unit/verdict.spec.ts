@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { extractHtml } from '../../src/fetch/extract';
-import { verdictOf, wordCount, type Verdict } from '../../src/fetch/verdict';
+import { extractHtml } from '../../src/extract/extract';
+import { verdictOf, wordCount, type Verdict } from '../../src/extract/verdict';
 import { articlePages, findCorpus, readabilityPages } from '../support/corpus';
 
-/** The verdict of a page as the FetchService gives it: its text extracted, then judged. */
+/** The verdict of a page as the PageService gives it: its text extracted, then judged. */
 function judge(html: string, url: string): Verdict {
   const x = extractHtml(html, url, 'text');
   return verdictOf({ status: 200, html, title: x.title, content: x.content, isHtml: true });

@@ -1,6 +1,6 @@
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
-import { VERDICTS, type Verdict } from '../../fetch/verdict';
+import { VERDICTS, type Verdict } from '../../extract/verdict';
 
 export class JobListQueryDto {
   /** The `next` value of the previous page. */

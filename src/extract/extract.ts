@@ -1,5 +1,5 @@
 // First: linkedom must find its event target replaced when it loads.
-import { readClassFromAttribute } from './linkedom-tuning';
+import { readClassFromAttribute } from '../tuning/linkedom';
 import { Readability } from '@mozilla/readability';
 import { Element as DomElement, parseHTML } from 'linkedom';
 import { convert } from '@kreuzberg/html-to-markdown-node';

@@ -1,20 +1,14 @@
 import { createHmac } from 'node:crypto';
-import {
-  Injectable,
-  Logger,
-  type BeforeApplicationShutdown,
-  type OnApplicationBootstrap,
-} from '@nestjs/common';
+import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { untilStored } from '../common/until-stored';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
 import { Metrics } from '../common/metrics';
 import { JobSignals } from '../batch/job-signals';
-import type { DeliveryState } from '../batch/job-status';
+import type { DeliveryState } from '../common/job-status';
 import { Db, lockDeliveries, type ClaimedDelivery } from '../dcache';
 import { Fetcher } from '../fetch/fetcher';
-import { InstanceService } from './instance.service';
 
 /** Bytes of a receiver's answer read, at most. */
 const MAX_ANSWER = 4096;
@@ -38,28 +32,29 @@ interface Outcome {
  * lost instance (PostgreSQL) frees what a dead one held, so none is lost.
  */
 @Injectable()
-export class WebhookService implements OnApplicationBootstrap, BeforeApplicationShutdown {
+export class WebhookService implements BeforeApplicationShutdown {
   private readonly log = new Logger('webhook');
   /** Jobs whose deliveries this instance is sending now. */
   private readonly sending = new Map<string, AbortController>();
   private readonly tasks = new Set<Promise<void>>();
-  /** Jobs whose sending waits a moment for their next event (see start), and how to wake each. */
+  /** Jobs whose sending waits a moment for their next event (see sendJob), and how to wake each. */
   private readonly waiting = new Map<string, () => void>();
   private stopped = true;
   private pumping = false;
   private again = false;
   private timer?: NodeJS.Timeout;
+  /** This instance's id: what it holds while sending is marked with it. */
+  private holder = '';
 
   constructor(
     private readonly db: Db,
     private readonly fetcher: Fetcher,
-    private readonly instance: InstanceService,
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly metrics: Metrics,
     signals: JobSignals,
   ) {
-    // A job being sent here goes on by itself (see start); any other may be claimable now.
+    // A job being sent here goes on by itself (see sendJob); any other may be claimable now.
     signals.onDeliveryQueued((jobId) => {
       const wake = this.waiting.get(jobId);
       if (wake) wake();
@@ -67,15 +62,17 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     });
   }
 
-  /** Starts once the instance is registered and restart reconciliation has freed old holds. */
-  onApplicationBootstrap(): void {
-    void this.instance.started.then(() => {
-      if (this.timer) return;
-      this.stopped = false;
-      this.timer = setInterval(() => this.pump(), POLL_MS);
-      this.timer.unref();
-      this.pump();
-    });
+  /**
+   * Starts sending as instance `holder`: called once the instance is registered and restart
+   * reconciliation has freed old holds (see RunnerService).
+   */
+  start(holder: string): void {
+    if (this.timer) return;
+    this.holder = holder;
+    this.stopped = false;
+    this.timer = setInterval(() => this.pump(), POLL_MS);
+    this.timer.unref();
+    this.pump();
   }
 
   async beforeApplicationShutdown(): Promise<void> {
@@ -88,8 +85,9 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     clearInterval(this.timer);
     for (const ac of this.sending.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
+    if (!this.holder) return;
     await this.db
-      .transaction((tx) => tx.deliveries.releaseDeliveries(this.instance.id))
+      .transaction((tx) => tx.deliveries.releaseDeliveries(this.holder))
       .catch(() => undefined);
   }
 
@@ -118,16 +116,16 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
     const now = this.clock.now();
     const claimed = await this.db.transaction(async (tx) => {
       await lockDeliveries(tx);
-      return tx.deliveries.claimDeliveries({ holder: this.instance.id, now, limit: free });
+      return tx.deliveries.claimDeliveries({ holder: this.holder, now, limit: free });
     });
-    for (const d of claimed) this.start(d);
+    for (const d of claimed) this.sendJob(d);
   }
 
   /**
    * Sends the claimed delivery, then the job's next ones as long as each is delivered and the next
    * is due: one job's deliveries go one after another, in seq order, without a new claim each.
    */
-  private start(first: ClaimedDelivery): void {
+  private sendJob(first: ClaimedDelivery): void {
     const ac = new AbortController();
     this.sending.set(first.jobId, ac);
     const task = (async () => {
@@ -138,7 +136,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
         if (!outcome) return;
         // The outcome is kept through a database outage: a delivery left "sending" here would
         // wait for this instance to stop.
-        const write = { jobId: d.jobId, seq: d.seq, holder: this.instance.id, ...outcome };
+        const write = { jobId: d.jobId, seq: d.seq, holder: this.holder, ...outcome };
         const next = await untilStored(
           () => this.db.transaction((tx) => tx.deliveries.finishAndTakeNext(write, this.clock.now())),
           { gaveUp: () => this.stopped },
@@ -153,7 +151,7 @@ export class WebhookService implements OnApplicationBootstrap, BeforeApplication
           const jobId: string = d.jobId;
           const now = this.clock.now();
           const taken: Partial<ClaimedDelivery> | undefined = await this.db.transaction((tx) =>
-            tx.deliveries.takeNextDelivery(jobId, this.instance.id, now),
+            tx.deliveries.takeNextDelivery(jobId, this.holder, now),
           );
           d = taken ? { ...d, ...taken } : undefined;
         } else {

@@ -1,7 +1,7 @@
 import { Injectable, Logger, type OnApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { Dcache } from '../dcache';
-import { JOBS_CHANNEL } from './job-events';
-import { JobSignals } from './job-signals';
+import { JOBS_CHANNEL } from '../batch/job-events';
+import { JobSignals } from '../batch/job-signals';
 
 /**
  * Job news from the other instances on a shared PostgreSQL database: every event committed

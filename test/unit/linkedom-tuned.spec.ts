@@ -19,11 +19,11 @@ interface Probe {
  * changing it; and whether reading the class of an element without one made it a token list.
  */
 function probe(loadSiftFirst: boolean): Probe {
-  const dist = path.join(ROOT, 'dist', 'src', 'fetch');
+  const dist = path.join(ROOT, 'dist', 'src');
   const script = `
-    const sift = ${loadSiftFirst} ? require(${JSON.stringify(path.join(dist, 'extract.js'))}) : undefined;
+    const sift = ${loadSiftFirst} ? require(${JSON.stringify(path.join(dist, 'extract', 'extract.js'))}) : undefined;
     const { parseHTML } = require('linkedom');
-    const { LazyEventTarget } = require(${JSON.stringify(path.join(dist, 'linkedom-tuning.js'))});
+    const { LazyEventTarget } = require(${JSON.stringify(path.join(dist, 'tuning', 'linkedom.js'))});
     const { document, Event } = parseHTML('<html><body><div id="d"><p id="p">text</p></div></body></html>');
     const div = document.getElementById('d'), p = document.getElementById('p');
     const calls = [], results = [];

@@ -1,7 +1,7 @@
 import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
-import type { Metadata } from './metadata';
-import type { Format } from './extract';
-import { VERDICTS, type Verdict } from './verdict';
+import type { Metadata } from '../extract/metadata';
+import type { Format } from '../extract/extract';
+import { VERDICTS, type Verdict } from '../extract/verdict';
 
 @ApiSchema({ name: 'MetadataDto' })
 export class PageMetadata implements Metadata {

@@ -1,0 +1,120 @@
+import { Clock } from '../common/clock';
+import { SiftError } from '../common/errors';
+import type { CallerClass } from '../config/app-config';
+import type { HostStore } from '../dcache';
+import type { Fetcher, RawPage } from './fetcher';
+import { HostSlots } from './host-slots';
+import type { Robots } from './robots';
+
+/** The longest a caller may ask for; a shared upstream fetch runs at most this long. */
+export const MAX_TIMEOUT_MS = 120_000;
+/** The longest Retry-After that pauses a host; a longer one is only reported. */
+export const MAX_BACKOFF_S = 3600;
+
+export interface UpstreamRequest {
+  url: URL;
+  callerClass: CallerClass;
+  /** `class:name`, for logs and the per-caller DNS limit. */
+  who: string;
+  headers: Record<string, string>;
+  /** false: robots.txt is not asked (the caller may turn it off). */
+  robots: boolean;
+  signal: AbortSignal;
+}
+
+/**
+ * One request upstream as a good citizen: robots.txt first (every redirect hop too), one of the
+ * host's SIFT_PER_HOST_CONCURRENCY slots in this process, the host's pause and Crawl-delay (kept
+ * in the database for every instance), then the fetch; a 429 or 503 with Retry-After pauses the
+ * host for everyone.
+ */
+export class Upstream {
+  /** Upstream fetches per host in this process: the limit for all work together. */
+  private readonly slots: HostSlots;
+
+  constructor(
+    private readonly fetcher: Fetcher,
+    private readonly robots: Robots,
+    private readonly hosts: HostStore,
+    private readonly clock: Clock,
+    perHostConcurrency: number,
+  ) {
+    this.slots = new HostSlots(perHostConcurrency);
+  }
+
+  async get(req: UpstreamRequest): Promise<RawPage> {
+    const { url, callerClass, who, signal } = req;
+    const crawlDelayMs = req.robots ? await this.robots.check(url, callerClass, who) : 0;
+    const release = await this.slots.acquire(url.host, signal);
+    let hop = 0;
+    let raw: RawPage;
+    try {
+      await this.enterHost(url.host, crawlDelayMs, signal);
+      raw = await this.fetcher.fetch(url.href, {
+        callerClass,
+        caller: who,
+        timeoutMs: MAX_TIMEOUT_MS,
+        headers: req.headers,
+        signal,
+        // Every redirect is checked against its own site's robots.txt (the first hop was above).
+        beforeHop: req.robots
+          ? async (u) => {
+              if (hop++ > 0) await this.robots.check(u, callerClass, who);
+            }
+          : undefined,
+      });
+    } finally {
+      release();
+    }
+    await this.noteBackoff(url.host, raw.status, raw.retryAfterS);
+    return raw;
+  }
+
+  /**
+   * The host's turn: 429 host_backoff while it is paused (for any caller, on any instance), and
+   * with a Crawl-delay, the wait for the next slot it allows (slots are handed out in the database,
+   * so requests from every job and instance are spaced).
+   */
+  private async enterHost(host: string, crawlDelayMs: number, signal: AbortSignal): Promise<void> {
+    const nowMs = this.clock.nowMs();
+    const paused = await this.hosts.pausedUntil(host);
+    if (paused > nowMs) throw hostBackoff(host, paused - nowMs);
+    if (crawlDelayMs <= 0) return;
+    const at = await this.hosts.reserveSlot(host, crawlDelayMs, nowMs);
+    if (at > nowMs) await sleep(at - nowMs, signal);
+  }
+
+  /** A 429 or 503 with a Retry-After of at most an hour pauses the host for everyone. */
+  private async noteBackoff(host: string, status: number, retryAfterS: number | undefined): Promise<void> {
+    if ((status !== 429 && status !== 503) || retryAfterS === undefined || retryAfterS <= 0) return;
+    if (retryAfterS > MAX_BACKOFF_S) return;
+    await this.hosts.pauseHost(host, this.clock.nowMs() + retryAfterS * 1000);
+  }
+}
+
+export const hostBackoff = (host: string, ms: number) => {
+  const s = Math.max(1, Math.ceil(ms / 1000));
+  return new SiftError(
+    429,
+    'host_backoff',
+    `${host} asked to be left alone for ${s} more s (it answered 429 or 503 with Retry-After)`,
+    'try again after Retry-After; batch targets of this host wait by themselves',
+    { 'Retry-After': String(s) },
+  );
+};
+
+/** Waits ms, or rejects as soon as `signal` aborts. */
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = () => {
+      clearTimeout(timer);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -1,0 +1,70 @@
+import { SiftError, forbidden } from '../common/errors';
+import type { CallerClass } from '../config/app-config';
+
+/** Who asks: a token's name and its class (fleet is trusted; restricted never reaches a private address). */
+export interface Caller {
+  name: string;
+  callerClass: CallerClass;
+}
+
+/** Headers sift sets itself or that would change the transport; callers may not send them. */
+const RESERVED_HEADERS = new Set([
+  'host',
+  'content-length',
+  'transfer-encoding',
+  'connection',
+  'keep-alive',
+  'upgrade',
+  'te',
+  'trailer',
+  'accept-encoding',
+  'proxy-authorization',
+  'proxy-connection',
+  'expect',
+]);
+
+/**
+ * The caller's own request headers, lower-cased and sorted (they are part of the cache key):
+ * fleet callers only, and none that sift sets itself.
+ */
+export function checkHeaders(caller: Caller, headers: Record<string, string> | undefined): Record<string, string> {
+  if (!headers || Object.keys(headers).length === 0) return {};
+  if (caller.callerClass !== 'fleet') {
+    throw forbidden('restricted callers may not send custom request headers', 'send the request without "headers"');
+  }
+  const out: Record<string, string> = {};
+  for (const name of Object.keys(headers).sort()) {
+    const lower = name.toLowerCase();
+    if (RESERVED_HEADERS.has(lower) || lower.startsWith('proxy-')) {
+      throw new SiftError(
+        400,
+        'invalid_request',
+        `header "${name}" is set by sift and may not be sent`,
+        'remove it from "headers"',
+      );
+    }
+    out[lower] = headers[name];
+  }
+  return out;
+}
+
+/** robots: false is for fleet callers only (403 for a restricted one); true unless turned off. */
+export function checkRobotsOption(caller: Caller, robots: boolean | undefined): boolean {
+  if (robots === false && caller.callerClass !== 'fleet') {
+    throw forbidden('restricted callers may not turn robots.txt off', 'remove "robots": false');
+  }
+  return robots !== false;
+}
+
+/** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */
+export function withoutUserinfo(raw: string): string {
+  if (!raw.includes('@')) return raw;
+  try {
+    const u = new URL(raw);
+    if (!u.username && !u.password) return raw;
+    u.username = u.password = '';
+    return u.href;
+  } catch {
+    return raw;
+  }
+}

@@ -1,0 +1,38 @@
+import { Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { Clock } from '../common/clock';
+import { DcacheModule } from '../dcache/dcache.module';
+import { ContentCache } from '../dcache';
+import { FetchModule } from '../fetch/fetch.module';
+import { Upstream } from '../fetch/upstream';
+import { ExtractPool } from '../extract/extract-pool';
+import { PageLoader } from './page-loader';
+import { PageService } from './page.service';
+
+/** From a URL to an envelope: the page cache, the caller's policy, the fetch, the extraction. */
+@Module({
+  imports: [DcacheModule, FetchModule],
+  providers: [
+    {
+      provide: ExtractPool,
+      useFactory: (config: AppConfig) =>
+        new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
+      inject: [AppConfig],
+    },
+    {
+      provide: PageLoader,
+      useFactory: (upstream: Upstream, pool: ExtractPool, cache: ContentCache, clock: Clock, config: AppConfig) =>
+        new PageLoader(
+          upstream,
+          pool,
+          cache,
+          clock,
+          Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
+        ),
+      inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig],
+    },
+    PageService,
+  ],
+  exports: [PageService, FetchModule],
+})
+export class PagesModule {}
