@@ -16,7 +16,7 @@ import { FetchRequestDto } from './dto/fetch.dto';
 @UseGuards(AuthGuard)
 export class FetchController {
   constructor(
-    private readonly fetcher: PageService,
+    private readonly pages: PageService,
     private readonly admission: Admission,
   ) {}
 
@@ -33,44 +33,30 @@ export class FetchController {
     @Body() body: FetchRequestDto,
     @Res() res: Response,
   ): Promise<void> {
-    await answerFetch(this.fetcher, this.admission, caller, body, res);
-  }
-}
-
-/**
- * Answers POST /v1/fetch for an authenticated caller and a validated body: the route's handler, and
- * the request gate's for the bodies it validates itself (see RequestGate).
- */
-export async function answerFetch(
-  fetcher: PageService,
-  admission: Admission,
-  caller: Caller,
-  body: FetchRequestDto,
-  res: Response,
-): Promise<void> {
-  const leave = admission.enter('fetch', caller);
-  // A caller that hangs up stops waiting; the shared fetch stops when nobody else waits for it.
-  // The signal is made when a wait begins: a cache hit answers without one.
-  let gone: AbortController | undefined;
-  const onClose = () => {
-    if (!res.writableFinished) gone?.abort();
-  };
-  const signal = () => {
-    if (!gone) {
-      gone = new AbortController();
-      if (!res.socket || res.socket.destroyed) gone.abort();
-      else res.once('close', onClose);
+    const leave = this.admission.enter('fetch', caller);
+    // A caller that hangs up stops waiting; the shared fetch stops when nobody else waits for it.
+    // The signal is made when a wait begins: a cache hit answers without one.
+    let gone: AbortController | undefined;
+    const onClose = () => {
+      if (!res.writableFinished) gone?.abort();
+    };
+    const signal = () => {
+      if (!gone) {
+        gone = new AbortController();
+        if (!res.socket || res.socket.destroyed) gone.abort();
+        else res.once('close', onClose);
+      }
+      return gone.signal;
+    };
+    try {
+      const json = await this.pages.fetchJson(caller, body, signal);
+      // Written as it is: the envelope is JSON already, and most of a cache hit's bytes are kept.
+      res
+        .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length })
+        .end(json);
+    } finally {
+      res.off('close', onClose);
+      leave();
     }
-    return gone.signal;
-  };
-  try {
-    const json = await fetcher.fetchJson(caller, body, signal);
-    // Written as it is: the envelope is JSON already, and most of a cache hit's bytes are kept.
-    res
-      .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length })
-      .end(json);
-  } finally {
-    res.off('close', onClose);
-    leave();
   }
 }

@@ -3,13 +3,8 @@ import type { NextFunction, Request, Response } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import { checkTargetCount } from '../batch/batch.service';
-import { PageService } from '../pages/page.service';
-import { Admission } from './admission';
 import { Authenticator, type AuthedRequest } from './authenticator';
-import { FetchRequestDto } from './dto/fetch.dto';
-import { answerFetch } from './fetch.controller';
 import { readJsonBody } from './json-body';
-import { compileCheck } from './validation.pipe';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -50,24 +45,14 @@ function routeOf(req: Request): string {
  * body is never read); then, for a route that takes a body, a Content-Encoding other than identity
  * (415: nothing is inflated), the route's byte limit for the caller's class (413: Content-Length
  * first, a streamed body cut at the limit), JSON parsing, and a batch's per-class target count
- * (400 too_many_targets before any DTO validation runs).
- *
- * A POST /v1/fetch whose body passes the DTO's rules as the validation pipe compiles them is then
- * answered here, by the route's own handler: Nest's routing, guard, pipe and parameter steps took
- * about a fifth of a cached fetch's CPU, and they would decide nothing the gate has not already
- * (the caller is authenticated, the body valid). Any other body goes on to Nest, whose pipe names
- * what is wrong with it.
+ * (400 too_many_targets before any DTO validation runs). Every request then goes on to Nest: its
+ * route's guard, pipe and handler answer it (one entrance per route).
  */
 @Injectable()
 export class RequestGate {
-  /** FetchRequestDto's rules compiled (null if the DTO ever needs the full pipe). */
-  private readonly fetchCheck = compileCheck(FetchRequestDto);
-
   constructor(
     private readonly auth: Authenticator,
     private readonly config: AppConfig,
-    private readonly fetcher: PageService,
-    private readonly admission: Admission,
   ) {}
 
   readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
@@ -93,10 +78,6 @@ export class RequestGate {
                 return next(e);
               }
             }
-          }
-          if (route === 'POST /v1/fetch') {
-            const body = this.fetchCheck?.(req.body) as FetchRequestDto | undefined;
-            if (body) return void answerFetch(this.fetcher, this.admission, caller, body, res).catch(next);
           }
           next();
         },
