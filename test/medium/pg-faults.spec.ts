@@ -2,22 +2,40 @@ import { sql } from 'kysely';
 import { Client } from 'pg';
 import { isStorageUnavailable } from '../../src/common/errors';
 import { openDcache, type Dcache } from '../../src/dcache';
-import { createPgDatabase } from '../support/backends';
+import { createPgDatabase, emptyPgTables } from '../support/backends';
 import { waitUntil } from '../support/wait';
 
-/** Ends every other session on the database, as a server restart or an administrator does. */
+/**
+ * Ends every other session on the database, as a server restart or an administrator does, and
+ * waits until they are gone: pg_terminate_backend only signals them.
+ */
 async function terminateAll(url: string, except?: number): Promise<number> {
   const c = new Client({ connectionString: url });
   await c.connect();
   try {
     const r = await c.query(
-      'SELECT count(pg_terminate_backend(pid)) AS n FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1',
+      'SELECT pid, pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid() AND pid <> $1',
       [except ?? 0],
     );
-    return Number(r.rows[0].n);
+    const pids = (r.rows as { pid: number; ended: boolean }[])
+      .filter((row) => row.ended)
+      .map((row) => row.pid);
+    await sessionsGone(c, pids);
+    return pids.length;
   } finally {
     await c.end();
   }
+}
+
+/** Waits until none of `pids` is a session on the server any more. */
+async function sessionsGone(c: Client, pids: number[]): Promise<void> {
+  await waitUntil(
+    async () =>
+      (await c.query('SELECT 1 FROM pg_stat_activity WHERE pid = ANY($1::int[])', [pids])).rowCount === 0 ||
+      undefined,
+    `sessions ${pids.join(', ')} to end`,
+    10_000,
+  );
 }
 
 describe('PostgreSQL connections that fail under sift', () => {
@@ -28,6 +46,7 @@ describe('PostgreSQL connections that fail under sift', () => {
   });
   beforeEach(async () => {
     d = await openDcache({ url: pg.url });
+    await emptyPgTables(d.db);
   });
   afterEach(() => d.close());
   afterAll(() => pg.drop());
@@ -40,9 +59,12 @@ describe('PostgreSQL connections that fail under sift', () => {
         const pid = (await sql<{ pid: number }>`SELECT pg_backend_pid() AS pid`.execute(tx.q)).rows[0].pid;
         const admin = new Client({ connectionString: pg.url });
         await admin.connect();
-        await admin.query('SELECT pg_terminate_backend($1)', [pid]);
-        await admin.end();
-        await new Promise((r) => setTimeout(r, 100));
+        try {
+          await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+          await sessionsGone(admin, [pid]);
+        } finally {
+          await admin.end();
+        }
         return tx.jobs.liveBatchJobsTotal();
       })
       .then(
@@ -58,7 +80,6 @@ describe('PostgreSQL connections that fail under sift', () => {
   it('idle pooled connections ended together are replaced on the next statement', async () => {
     await Promise.all([1, 2, 3].map(() => d.batch.liveBatchJobsTotal()));
     expect(await terminateAll(pg.url)).toBeGreaterThan(0);
-    await new Promise((r) => setTimeout(r, 100));
     await waitUntil(
       () =>
         d.batch.liveBatchJobsTotal().then(

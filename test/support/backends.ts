@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { sql } from 'kysely';
+import { DEFAULT_MIGRATION_LOCK_TABLE, DEFAULT_MIGRATION_TABLE, sql, type Kysely } from 'kysely';
 import { Client } from 'pg';
 import { openDcache, type Dcache } from '../../src/dcache';
 
@@ -38,12 +38,28 @@ export async function createPgDatabase(): Promise<{ url: string; drop: () => Pro
   };
 }
 
-const TABLES = ['batch_event', 'batch_target', 'batch_job', 'clients', 'cache_entry', 'cache_body'];
+/**
+ * Empties every table of the database's schema but the migrator's own two (which say the schema is
+ * there), in one statement. The list is read from the schema, so a table a migration adds later is
+ * emptied too. Returns the tables it emptied.
+ */
+export async function emptyPgTables(db: Kysely<any>): Promise<string[]> {
+  const { rows } = await sql<{ tablename: string }>`
+    SELECT tablename FROM pg_tables
+    WHERE schemaname = current_schema()
+      AND tablename NOT IN (${DEFAULT_MIGRATION_TABLE}, ${DEFAULT_MIGRATION_LOCK_TABLE})
+    ORDER BY tablename`.execute(db);
+  const tables = rows.map((r) => r.tablename);
+  if (tables.length > 0) {
+    await sql`TRUNCATE ${sql.join(tables.map((t) => sql.table(t)))} RESTART IDENTITY`.execute(db);
+  }
+  return tables;
+}
 
 /**
  * One backend for a suite. SQLite: a new in-memory database per open (or a file, to be opened
- * again). PostgreSQL: one database for the suite, created before it and dropped after, emptied at
- * every open that does not keep it.
+ * again). PostgreSQL: one database for the suite, created before it and dropped after, every table
+ * emptied at each open that does not keep it (emptyPgTables).
  */
 export class TestDb {
   private pg?: { url: string; drop: () => Promise<void> };
@@ -81,8 +97,11 @@ export class TestDb {
     }
     if (!opts.keep) {
       const d = await openDcache({ url: this.url });
-      await sql`TRUNCATE ${sql.join(TABLES.map((t) => sql.table(t)))} RESTART IDENTITY`.execute(d.db);
-      await d.close();
+      try {
+        await emptyPgTables(d.db);
+      } finally {
+        await d.close();
+      }
     }
     return openDcache({ url: this.url, maxBytes, trace });
   }
