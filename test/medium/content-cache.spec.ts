@@ -1,5 +1,7 @@
+import { sql } from 'kysely';
 import { sha256Hex, type Dcache } from '../../src/dcache';
 import { describeEachBackend, TestDb } from '../support/backends';
+import { waitUntil } from '../support/wait';
 
 describeEachBackend('ContentCache', (db) => {
   let d: Dcache;
@@ -144,7 +146,15 @@ describe('ContentCache, two instances on one PostgreSQL database', () => {
       });
       await holding;
       const put = b.cache.put('k', 'third body', {}, 2); // read the key as "first body", then waits
-      await new Promise((r) => setTimeout(r, 200));
+      // It is waiting once the server shows a session of the database blocked on a lock.
+      await waitUntil(
+        async () =>
+          (
+            await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(a.db)
+          ).rows[0].n > 0 || undefined,
+        "the second instance's put to wait for the key's row",
+      );
       commit();
       await other;
       await put;
