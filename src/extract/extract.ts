@@ -1,14 +1,23 @@
+/**
+ * An html page's main content, title and metadata: the page parsed within a depth, cleaned around
+ * Readability (or cut to the caller's selectors), and rendered in the format asked for.
+ */
 // First: linkedom must find its event target replaced when it loads.
 import { readClassFromAttribute } from '../tuning/linkedom';
 import { Readability } from '@mozilla/readability';
 import { Element as DomElement, parseHTML } from 'linkedom';
-import { convert } from '@kreuzberg/html-to-markdown-node';
-import { cleanArticle, precleanSource, type CleanRules } from './clean';
+import { cleanArticle } from './clean-article';
+import type { CleanRules } from './clean';
+import { type ElementTree, treeDepth } from './element-tree';
 import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
-import { htmlText, tidy } from './html-text';
-import { pageMetadata, readHead, withDescription, type Metadata } from './metadata';
+import { tidy } from './html-text';
+import { pageMetadata, withDescription, type Metadata } from './metadata';
+import { readHead } from './page-head';
+import { precleanSource } from './preclean';
+import { render, type Format } from './render';
+import { tuneReadability } from './tune-readability';
 
-export type Format = 'markdown' | 'text' | 'html';
+export type { Format };
 
 export interface Extraction {
   title: string;
@@ -32,19 +41,7 @@ export interface ExtractOptions {
 readClassFromAttribute(DomElement);
 
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
-// Readability: the reference main-content algorithm. html-to-markdown (native): HTML to markdown
-// (GFM tables, fenced code), from the cleaned html that every format serializes anyway; about six
-// times faster than node-html-markdown, whose output building is quadratic in the page's length.
-const MARKDOWN = {
-  bullets: '-',
-  escapeAsterisks: true,
-  escapeUnderscores: true,
-  compactTables: true,
-  extractMetadata: false,
-  preprocessing: { enabled: false },
-  excludeSelectors: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
-};
-
+// Readability: the reference main-content algorithm.
 function parse(html: string, baseUrl: string) {
   let { document } = parseHTML(html);
   // A fragment (no <html>/<body>): browsers put it in a body, so do the same.
@@ -146,98 +143,6 @@ export function extractHtml(
   return done(title, body as unknown as HTMLElement);
 }
 
-interface ReadabilityInternals {
-  _getAllNodesWithTag: typeof elementsWithTags;
-  _isProbablyVisible(node: Element): boolean;
-  _grabArticle(): Element | null;
-  _postProcessContent(el: Element): void;
-}
-
-/**
- * Three of Readability's steps done the same way for less: its element lists by tag name by one
- * walk over elements, not a CSS selector compiled and matched against every node at each call (a
- * sixth of its time); its visibility test reads `style` only on elements that have the attribute
- * (the getter builds a style declaration per element); and the article it found is not serialized
- * for a debug line that is never printed (`log("Grabbed: " + innerHTML)` runs even with debug off).
- */
-export function tuneReadability(reader: Readability<Element>): void {
-  const r = reader as unknown as ReadabilityInternals;
-  r._getAllNodesWithTag = elementsWithTags;
-  const visible = r._isProbablyVisible;
-  r._isProbablyVisible = function (node) {
-    if (node.hasAttribute('style')) return visible.call(this, node);
-    return (
-      !node.hasAttribute('hidden') &&
-      (node.getAttribute('aria-hidden') !== 'true' ||
-        (typeof node.className === 'string' && node.className.includes('fallback-image')))
-    );
-  };
-  const grab = r._grabArticle;
-  r._grabArticle = function () {
-    const el = grab.call(this);
-    // Shadows the getter until the next step, which is the one after the debug line.
-    if (el) Object.defineProperty(el, 'innerHTML', { value: '', configurable: true });
-    return el;
-  };
-  const post = r._postProcessContent;
-  r._postProcessContent = function (el) {
-    delete (el as { innerHTML?: string }).innerHTML;
-    post.call(this, el);
-  };
-}
-
-interface ElementTree {
-  localName: string;
-  firstElementChild: ElementTree | null;
-  nextElementSibling: ElementTree | null;
-  parentNode: ElementTree | null;
-}
-
-/** How many elements deep the tree under `root` goes, `root` counting as 1. */
-export function treeDepth(root: ElementTree): number {
-  let deepest = 1;
-  let depth = 1;
-  let el = root.localName === 'template' ? null : root.firstElementChild;
-  if (el) depth++;
-  while (el) {
-    if (depth > deepest) deepest = depth;
-    const child = el.localName === 'template' ? null : el.firstElementChild;
-    if (child) {
-      el = child;
-      depth++;
-      continue;
-    }
-    while (el !== root && !el.nextElementSibling) {
-      el = el.parentNode!;
-      depth--;
-    }
-    el = el === root ? null : el.nextElementSibling;
-  }
-  return deepest;
-}
-
-/**
- * The elements under `root` with one of `tags` (any case), in document order, as querySelectorAll
- * gives them (the content of a <template> is not searched).
- */
-export function elementsWithTags(root: ElementTree, tags: string[]): ElementTree[] {
-  // localName: a plain field; tagName upper-cases it at every read.
-  const wanted = new Set(tags.map((t) => t.toLowerCase()));
-  const out: ElementTree[] = [];
-  let el = root.firstElementChild;
-  while (el) {
-    if (wanted.has(el.localName)) out.push(el);
-    const child = el.localName === 'template' ? null : el.firstElementChild;
-    if (child) {
-      el = child;
-      continue;
-    }
-    while (el !== root && !el.nextElementSibling) el = el.parentNode!;
-    el = el === root ? null : el.nextElementSibling;
-  }
-  return out;
-}
-
 /** The links of the content: absolute http(s) URLs with their text, each URL once. */
 function linksOf(root: HTMLElement, baseUrl: string): { url: string; text: string }[] {
   const seen = new Set<string>();
@@ -267,73 +172,4 @@ function withoutSiteName(title: string): string {
   if (cut < 0) return title;
   const head = title.slice(0, cut).trim();
   return head.split(/\s+/).length >= 5 ? head : title;
-}
-
-function render(body: HTMLElement, format: Format): string {
-  if (format === 'html') return body.innerHTML.trim();
-  const tex = writeFormulas(body, format);
-  if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  const markdown = (convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '').trim();
-  return tex ? markdown.replace(tex.token, (t) => tex.written.get(t) ?? t) : markdown;
-}
-
-/** "{\displaystyle x}" is "x": the style is the renderer's choice. Other TeX is left as it is. */
-function unstyled(tex: string): string {
-  const m = /^\{\\(?:display|text)style\b\s*/.exec(tex);
-  if (!m || !tex.endsWith('}')) return tex;
-  // Only when the first brace is the one that closes last.
-  let depth = 0;
-  for (let i = 0; i < tex.length - 1; i++) {
-    if (tex[i] === '\\') i++;
-    else if (tex[i] === '{') depth++;
-    else if (tex[i] === '}' && --depth === 0) return tex;
-  }
-  return tex.slice(m[0].length, -1).trim();
-}
-
-/** TeX, as pages give it beside a formula's MathML (KaTeX, MediaWiki): an annotation. */
-const TEX = /^(application\/x-tex|tex)$/i;
-
-/**
- * Each formula (`<math>`) becomes text, as a reader writes it: the TeX source when the page gives
- * it, else the formula's text (annotations left out: a browser does not show them). In markdown
- * TeX goes in `$…$`, `$$…$$` for a block, put in after the conversion through a token that the
- * converter leaves as it is (it would escape TeX's `_` and `\`). Returns the tokens, if any.
- */
-function writeFormulas(
-  body: HTMLElement,
-  format: Format,
-): { token: RegExp; written: Map<string, string> } | undefined {
-  const formulas = Array.from(body.querySelectorAll('math'));
-  if (formulas.length === 0) return undefined;
-  const nonce = Math.random().toString(36).slice(2, 10);
-  const written = new Map<string, string>();
-  for (const math of formulas) {
-    if (!body.contains(math)) continue; // inside a formula already written
-    const notes = Array.from(math.querySelectorAll('annotation, annotation-xml'));
-    const source = notes.find((a) => TEX.test(a.getAttribute('encoding') ?? ''));
-    const tex = source && unstyled((source.textContent ?? '').replace(/\s+/g, ' ').trim());
-    for (const a of notes) a.remove();
-    let text = tex || (math.textContent ?? '').replace(/\s+/g, ' ').trim();
-    if (tex && format === 'markdown') {
-      const token = `siftmath${nonce}n${written.size}z`;
-      written.set(token, math.getAttribute('display') === 'block' ? `$$${tex}$$` : `$${tex}$`);
-      text = token;
-    }
-    math.replaceWith(body.ownerDocument.createTextNode(text));
-  }
-  return written.size > 0 ? { token: new RegExp(`siftmath${nonce}n\\d+z`, 'g'), written } : undefined;
-}
-
-/**
- * Runs of whitespace outside <pre> become one space, as a browser shows them: the converter keeps
- * the source's line breaks inside a paragraph otherwise. (HTML's whitespace only: not U+00A0.)
- */
-function collapseSpace(html: string): string {
-  const collapse = (part: string) => part.replace(/[\t\n\f\r ]{2,}|[\t\n\f\r]/g, ' ');
-  if (!/<pre\b/i.test(html)) return collapse(html);
-  return html
-    .split(/(<pre\b[\s\S]*?<\/pre>)/i)
-    .map((part, i) => (i % 2 === 1 ? part : collapse(part)))
-    .join('');
 }

@@ -1,15 +1,12 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { ALL_RULES, collapsedLength } from '../../src/extract/clean';
-import {
-  elementsWithTags,
-  extractHtml,
-  parseWithinDepth,
-  treeDepth,
-  tuneReadability,
-} from '../../src/extract/extract';
+import { ALL_RULES } from '../../src/extract/clean';
+import { collapsedLength } from '../../src/extract/dom-measure';
+import { elementsWithTags, treeDepth } from '../../src/extract/element-tree';
+import { extractHtml, parseWithinDepth } from '../../src/extract/extract';
 import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/extract/flatten';
-import { unescapeRefs } from '../../src/extract/metadata';
+import { unescapeRefs } from '../../src/extract/stated-text';
+import { tuneReadability } from '../../src/extract/tune-readability';
 import { truncateUtf8 } from '../../src/common/truncate';
 
 describe('extraction of hostile pages', () => {

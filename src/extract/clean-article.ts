@@ -1,0 +1,45 @@
+/**
+ * The cleaning that runs on the block Readability chose: the article cut at its end, and captions,
+ * link lists, teaser grids and one-line furniture (ad labels, controls, stamps) removed.
+ */
+import { cutAtArticleEnd } from './article-end';
+import { ALL_RULES, type CleanRules } from './clean';
+import { measure, under } from './dom-measure';
+import { removeTeasers } from './teasers';
+
+const REMOVE_ALWAYS =
+  'script,style,noscript,template,iframe,form,button,figcaption,nav,aside,footer,[role="navigation"],[aria-hidden="true"]';
+
+/** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
+const UI_LINE =
+  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*((on|at)\s+)?(\d|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s|\w+ ago\b|an? \w+ ago\b).{0,60})$/i;
+
+/** After Readability: drop captions, link lists and other short furniture from the chosen block. */
+export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
+  if (rules.articleEnd) cutAtArticleEnd(body);
+  for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
+  // Every element's text and link-text length in one walk: measuring each element anew would read
+  // its subtree once per ancestor. The decisions below remove subtrees only after their
+  // ancestors were judged, so these lengths are the ones each check would have read.
+  const lens = measure(body);
+  if (rules.teasers && pageUrl) removeTeasers(body, lens, pageUrl);
+  const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
+  const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
+  for (const el of Array.from(
+    body.querySelectorAll<Element>('ul,ol,div,section,p,table,span,li,h2,h3,h4,h5,h6'),
+  )) {
+    if (!under(el, body)) continue; // inside something removed already
+    const m = lens.get(el);
+    if (!m || m.text === 0) continue;
+    // Mostly links: a menu, "related stories" or a tag list.
+    const most = rules.linkSentences && el.tagName === 'P' ? 0.8 : 0.6;
+    if (BLOCK.test(el.tagName) && m.link / m.text > most && m.text < 1000) {
+      el.remove();
+      continue;
+    }
+    // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
+    if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
+      if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
+    }
+  }
+}

@@ -1,0 +1,80 @@
+/**
+ * What the cleaning rules read of an element before and after Readability: how much text it holds,
+ * how much of that is link text, whether it still hangs under the article, and whether it is a
+ * subheading.
+ */
+
+/** A subheading's tag (an h1 is the page's title). */
+export const HEADING = /^H[2-6]$/;
+
+/** Characters of text in `el`, whitespace runs counted as one, ends trimmed. */
+export function textLen(el: Element): number {
+  return (el.textContent ?? '').replace(/\s+/g, ' ').trim().length;
+}
+
+/** Whether el still hangs under root (the article may be a detached tree, so isConnected cannot tell). */
+export function under(el: Element, root: Element): boolean {
+  for (let n: Node | null = el; n; n = n.parentNode) if (n === root) return true;
+  return false;
+}
+
+export interface Lengths {
+  /** Characters of text, whitespace runs counted as one. */
+  text: number;
+  /** Of which inside links. */
+  link: number;
+  /** Whether it holds a p, div or li. */
+  blocks: boolean;
+}
+
+/** The lengths of `root` and of every element under it, in one walk. */
+export function measure(root: Element): Map<Element, Lengths> {
+  const out = new Map<Element, Lengths>();
+  const walk = (el: Element, inLink: boolean): Lengths => {
+    const m: Lengths = { text: 0, link: 0, blocks: false };
+    const link = inLink || el.localName === 'a';
+    for (let c = el.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) {
+        const n = collapsedLength((c as Text).data);
+        m.text += n;
+        if (link) m.link += n;
+      } else if (c.nodeType === 1) {
+        const child = c as Element;
+        const cm = walk(child, link);
+        m.text += cm.text;
+        m.link += cm.link;
+        m.blocks ||=
+          cm.blocks || child.localName === 'p' || child.localName === 'div' || child.localName === 'li';
+      }
+    }
+    out.set(el, m);
+    return m;
+  };
+  walk(root, false);
+  return out;
+}
+
+/** `s.replace(/\s+/g, ' ').length`, without building the string. */
+export function collapsedLength(s: string): number {
+  let n = 0;
+  let space = false;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    const isSpace =
+      c === 32 ||
+      (c >= 9 && c <= 13) ||
+      (c > 127 &&
+        (c === 0xa0 ||
+          c === 0x1680 ||
+          (c >= 0x2000 && c <= 0x200a) ||
+          c === 0x2028 ||
+          c === 0x2029 ||
+          c === 0x202f ||
+          c === 0x205f ||
+          c === 0x3000 ||
+          c === 0xfeff));
+    if (!isSpace || !space) n++;
+    space = isSpace;
+  }
+  return n;
+}

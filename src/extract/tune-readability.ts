@@ -1,0 +1,46 @@
+/**
+ * Readability's private methods patched on one reader, so that three of its steps cost less and
+ * find the same article (see tuneReadability).
+ */
+import type { Readability } from '@mozilla/readability';
+import { elementsWithTags } from './element-tree';
+
+interface ReadabilityInternals {
+  _getAllNodesWithTag: typeof elementsWithTags;
+  _isProbablyVisible(node: Element): boolean;
+  _grabArticle(): Element | null;
+  _postProcessContent(el: Element): void;
+}
+
+/**
+ * Three of Readability's steps done the same way for less: its element lists by tag name by one
+ * walk over elements, not a CSS selector compiled and matched against every node at each call (a
+ * sixth of its time); its visibility test reads `style` only on elements that have the attribute
+ * (the getter builds a style declaration per element); and the article it found is not serialized
+ * for a debug line that is never printed (`log("Grabbed: " + innerHTML)` runs even with debug off).
+ */
+export function tuneReadability(reader: Readability<Element>): void {
+  const r = reader as unknown as ReadabilityInternals;
+  r._getAllNodesWithTag = elementsWithTags;
+  const visible = r._isProbablyVisible;
+  r._isProbablyVisible = function (node) {
+    if (node.hasAttribute('style')) return visible.call(this, node);
+    return (
+      !node.hasAttribute('hidden') &&
+      (node.getAttribute('aria-hidden') !== 'true' ||
+        (typeof node.className === 'string' && node.className.includes('fallback-image')))
+    );
+  };
+  const grab = r._grabArticle;
+  r._grabArticle = function () {
+    const el = grab.call(this);
+    // Shadows the getter until the next step, which is the one after the debug line.
+    if (el) Object.defineProperty(el, 'innerHTML', { value: '', configurable: true });
+    return el;
+  };
+  const post = r._postProcessContent;
+  r._postProcessContent = function (el) {
+    delete (el as { innerHTML?: string }).innerHTML;
+    post.call(this, el);
+  };
+}
