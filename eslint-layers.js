@@ -8,7 +8,10 @@
 const fs = require('node:fs');
 const path = require('node:path');
 
-/** Lowest first. `mcp` and `api` sit side by side; `src/*.ts` (main, cli, the app) is on top. */
+/**
+ * Lowest first. `mcp` and `api` sit side by side; `cli/` (the command line's parts) and then
+ * `src/*.ts` (main, cli, the app) are on top.
+ */
 const LAYERS = [
   ['tuning'],
   ['common'],
@@ -26,6 +29,7 @@ const LAYERS = [
   ['cluster'],
   ['runner'],
   ['mcp', 'api'],
+  ['cli'],
 ];
 const RANK = new Map(LAYERS.flatMap((names, rank) => names.map((n) => [n, rank])));
 const ROOT = __dirname;

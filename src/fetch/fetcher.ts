@@ -1,13 +1,11 @@
 import * as dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
-import { Readable } from 'node:stream';
-import * as zlib from 'node:zlib';
-import type { Dispatcher } from 'undici';
 import type { CallerClass } from '../config/app-config';
 import { FetchError } from '../common/errors';
 import { AddressPolicy, parseIp } from './address-policy';
 import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
+import { header, parseRetryAfter, readBody } from './answer';
 import { Agent, request } from '../tuning/undici';
 
 export type { Resolver } from './dns-guard';
@@ -42,14 +40,6 @@ export interface RawPage {
   /** Validators for a later conditional request. */
   etag?: string;
   lastModified?: string;
-}
-
-/** Retry-After as seconds: delta-seconds or an HTTP date. */
-export function parseRetryAfter(v: string | undefined, nowMs = Date.now()): number | undefined {
-  if (!v) return undefined;
-  if (/^\s*\d+\s*$/.test(v)) return Number(v);
-  const t = Date.parse(v);
-  return Number.isNaN(t) ? undefined : Math.max(0, Math.ceil((t - nowMs) / 1000));
 }
 
 export interface FetcherOptions {
@@ -167,7 +157,7 @@ export class Fetcher {
           current = parseHttpUrl(location, current);
           continue;
         }
-        const body = await this.readBody(res, signal, o.truncateAt);
+        const body = await readBody(res, { signal, cap: this.downloadCap, truncateAt: o.truncateAt });
         return {
           url,
           finalUrl: current.href,
@@ -253,48 +243,6 @@ export class Fetcher {
     const addrs = await abortable(this.dns.resolve(u.hostname, caller), signal);
     checkAnswer(this.opts.policy, u.hostname, addrs, callerClass);
   }
-
-  /** Reads the body through its content-encoding, stopping at the cap on the decoded size. */
-  private async readBody(
-    res: Dispatcher.ResponseData,
-    signal: AbortSignal,
-    truncateAt?: number,
-  ): Promise<Buffer> {
-    const declared = Number(header(res.headers, 'content-length') ?? NaN);
-    const encoding = (header(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
-    if (!encoding && declared > this.downloadCap && truncateAt === undefined) {
-      res.body.destroy();
-      throw new FetchError(
-        'too_large',
-        `the page declares ${declared} bytes, over the ${this.downloadCap}-byte cap`,
-      );
-    }
-    let stream: Readable = res.body;
-    if (encoding === 'gzip' || encoding === 'x-gzip') stream = res.body.pipe(zlib.createGunzip());
-    else if (encoding === 'br') stream = res.body.pipe(zlib.createBrotliDecompress());
-    else if (encoding === 'deflate') stream = res.body.pipe(zlib.createInflate());
-    const chunks: Buffer[] = [];
-    let size = 0;
-    try {
-      for await (const chunk of stream) {
-        size += (chunk as Buffer).length;
-        if (truncateAt !== undefined && size >= truncateAt) {
-          chunks.push((chunk as Buffer).subarray(0, (chunk as Buffer).length - (size - truncateAt)));
-          break;
-        }
-        if (size > this.downloadCap) {
-          throw new FetchError('too_large', `the page is over the ${this.downloadCap}-byte cap once decoded`);
-        }
-        chunks.push(chunk as Buffer);
-        if (signal.aborted) break;
-      }
-    } finally {
-      res.body.destroy();
-      if (stream !== res.body) stream.destroy();
-    }
-    signal.throwIfAborted();
-    return Buffer.concat(chunks);
-  }
 }
 
 function checkAnswer(
@@ -325,11 +273,6 @@ function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
-}
-
-function header(h: Record<string, string | string[] | undefined>, name: string): string | undefined {
-  const v = h[name];
-  return Array.isArray(v) ? v[0] : v;
 }
 
 export function parseHttpUrl(raw: string, base?: URL): URL {
