@@ -2,6 +2,7 @@ import { hash } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { SizedLru } from '../common/sized-lru';
 import type { DB } from './schema';
+import { dropBodyIfUnused, dropOrphans, putPostgres, putSqlite, type Put } from './cache.statements';
 
 export interface CachedPage {
   key: string;
@@ -19,21 +20,6 @@ export interface ContentCacheStats {
   hits: number;
   misses: number;
   evictions: number;
-}
-
-/** What a put did: the key's digest before (undefined for a new key), whether the body is new, the bytes of a replaced body dropped. */
-interface Put {
-  old: string | undefined;
-  inserted: boolean;
-  freed: number;
-}
-
-interface CacheEntryRow {
-  key: string;
-  digest: string;
-  meta: string;
-  fetched_at: number;
-  last_used: number;
 }
 
 export function sha256Hex(s: string): string {
@@ -163,13 +149,12 @@ export class ContentCache {
     try {
       if (this.pg) {
         // One statement, committed on its own; eviction, when the budget is passed, is a second.
-        this.stored(key, nbytes, await this.putPostgres(entry, body, nbytes));
+        this.stored(key, nbytes, await putPostgres(this.db, { entry, body, nbytes }));
         if (this.bytes > this.maxBytes) await this.db.transaction().execute((trx) => this.evictToBudget(trx));
       } else {
         await this.db.transaction().execute(async (trx) => {
-          const put = await this.putSqlite(trx, entry, body, nbytes);
-          if (put.old !== undefined && put.old !== digest)
-            put.freed = await this.dropBodyIfUnused(trx, put.old);
+          const put = await putSqlite(trx, { entry, body, nbytes });
+          if (put.old !== undefined && put.old !== digest) put.freed = await dropBodyIfUnused(trx, put.old);
           this.stored(key, nbytes, put);
           await this.evictToBudget(trx);
         });
@@ -197,64 +182,6 @@ export class ContentCache {
     while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
   }
 
-  /** The key's old digest (undefined for a new key), the body, then the key: three statements. */
-  private async putSqlite(trx: Kysely<DB>, entry: CacheEntryRow, body: string, nbytes: number): Promise<Put> {
-    const old = await trx
-      .selectFrom('cache_entry')
-      .select('digest')
-      .where('key', '=', entry.key)
-      .executeTakeFirst();
-    const r = await trx
-      .insertInto('cache_body')
-      .values({ digest: entry.digest, body, nbytes })
-      .onConflict((oc) => oc.column('digest').doNothing())
-      .executeTakeFirst();
-    await trx
-      .insertInto('cache_entry')
-      .values(entry)
-      .onConflict((oc) =>
-        oc.column('key').doUpdateSet((eb) => ({
-          digest: eb.ref('excluded.digest'),
-          meta: eb.ref('excluded.meta'),
-          fetched_at: eb.ref('excluded.fetched_at'),
-          last_used: eb.ref('excluded.last_used'),
-        })),
-      )
-      .execute();
-    return { old: old?.digest, inserted: Number(r.numInsertedOrUpdatedRows) > 0, freed: 0 };
-  }
-
-  /**
-   * The same in one statement, with the drop of the body the key pointed at when no other key
-   * does: PostgreSQL runs data-modifying WITH clauses once each, all on the snapshot from before the
-   * statement (so `old` is the key's digest before, and the other keys are those that are not this
-   * one). A round trip per page, and no transaction, where there were three.
-   */
-  private async putPostgres(entry: CacheEntryRow, body: string, nbytes: number): Promise<Put> {
-    const { rows } = await sql<{ old: string | null; inserted: number; freed: number }>`
-      WITH old AS (SELECT digest FROM cache_entry WHERE key = ${entry.key}),
-      body AS (
-        INSERT INTO cache_body (digest, body, nbytes) VALUES (${entry.digest}, ${body}, ${nbytes})
-        ON CONFLICT (digest) DO NOTHING RETURNING 1
-      ),
-      entry AS (
-        INSERT INTO cache_entry (key, digest, meta, fetched_at, last_used)
-        VALUES (${entry.key}, ${entry.digest}, ${entry.meta}, ${entry.fetched_at}, ${entry.last_used})
-        ON CONFLICT (key) DO UPDATE SET digest = excluded.digest, meta = excluded.meta,
-          fetched_at = excluded.fetched_at, last_used = excluded.last_used
-      ),
-      dropped AS (
-        DELETE FROM cache_body AS b
-        WHERE b.digest IN (SELECT digest FROM old) AND b.digest <> ${entry.digest}
-          AND NOT EXISTS (SELECT 1 FROM cache_entry AS e WHERE e.digest = b.digest AND e.key <> ${entry.key})
-        RETURNING b.nbytes
-      )
-      SELECT (SELECT digest FROM old) AS old, (SELECT count(*) FROM body) AS inserted,
-        (SELECT coalesce(sum(nbytes), 0) FROM dropped) AS freed`.execute(this.db);
-    const r = rows[0];
-    return { old: r.old ?? undefined, inserted: Number(r.inserted) > 0, freed: Number(r.freed) };
-  }
-
   /**
    * Recency: milliseconds, kept strictly increasing here. As a clock reading it orders the uses of
    * several instances sharing one database too.
@@ -273,7 +200,7 @@ export class ContentCache {
   async evict(): Promise<number> {
     const before = this.evictions;
     if (this.pg) {
-      await this.dropOrphans();
+      await dropOrphans(this.db);
       await this.recount();
     }
     if (this.bytes <= this.maxBytes) return 0;
@@ -284,22 +211,6 @@ export class ContentCache {
       throw err;
     }
     return this.evictions - before;
-  }
-
-  /**
-   * PostgreSQL: deletes the bodies no key points at. Two instances replacing one key at once each
-   * drop the body they read as the key's old one, and the body written between them by neither.
-   * (A put writes its body and its key in one statement: a body is never committed before its key.)
-   */
-  private async dropOrphans(): Promise<void> {
-    await this.db
-      .deleteFrom('cache_body as b')
-      .where((eb) =>
-        eb.not(
-          eb.exists(eb.selectFrom('cache_entry as e').select('e.key').whereRef('e.digest', '=', 'b.digest')),
-        ),
-      )
-      .execute();
   }
 
   /** Writes the recency of hits back, so LRU order holds across eviction and restarts. */
@@ -331,19 +242,6 @@ export class ContentCache {
     this.hot.delete(lru.key);
     this.entries--;
     this.evictions++;
-    this.bytes -= await this.dropBodyIfUnused(trx, lru.digest);
-  }
-
-  /** Deletes the body when no key points at it; returns the bytes freed. */
-  private async dropBodyIfUnused(trx: Kysely<DB>, digest: string): Promise<number> {
-    const r = await trx
-      .deleteFrom('cache_body')
-      .where('digest', '=', digest)
-      .where((eb) =>
-        eb.not(eb.exists(eb.selectFrom('cache_entry').select('key').where('digest', '=', digest))),
-      )
-      .returning('nbytes')
-      .executeTakeFirst();
-    return r ? r.nbytes : 0;
+    this.bytes -= await dropBodyIfUnused(trx, lru.digest);
   }
 }
