@@ -2,7 +2,7 @@ import { Injectable } from '@nestjs/common';
 import type { NextFunction, Request, Response } from 'express';
 import { AppConfig, type CallerClass } from '../config/app-config';
 import { SiftError } from '../common/errors';
-import { checkTargetCount } from '../batch/batch.service';
+import { checkTargetCount } from '../batch/submission';
 import { Authenticator, type AuthedRequest } from './authenticator';
 import { readJsonBody } from './json-body';
 

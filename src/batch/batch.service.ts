@@ -1,20 +1,13 @@
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { SiftError, forbidden, invalidRequest, notFound } from '../common/errors';
+import { notFound } from '../common/errors';
 import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob } from '../dcache';
-import { checkRobotsOption, type Caller } from '../pages/caller-policy';
-import { fingerprintOf } from './canonical';
-import { markDuplicates } from './dedupe';
-import { INVALID_URL, JobLifecycle, type DraftTarget, type SubmitLimits } from './job-lifecycle';
+import type { Caller } from '../pages/caller-policy';
+import { JobLifecycle, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
-import {
-  DEFAULT_RESTART_POLICY,
-  DEFAULT_WEBHOOK_EVENTS,
-  isTerminalJob,
-  type RestartPolicy,
-} from '../common/job-status';
-import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
+import { draftJob, type SubmitRequest } from './submission';
+import { isTerminalJob } from '../common/job-status';
 import {
   decodeJobCursor,
   deliveryView,
@@ -28,48 +21,10 @@ import {
   type WebhookView,
 } from './views';
 
-function hasHeaders(options: object | undefined): boolean {
-  return Object.keys((options as { headers?: object } | undefined)?.headers ?? {}).length > 0;
-}
-
-export interface SubmitTarget {
-  url: string;
-  options?: { headers?: object };
-}
-
-export interface SubmitRequest {
-  targets: SubmitTarget[];
-  options?: object;
-  on_restart?: RestartPolicy;
-  idempotency_key?: string;
-  webhook?: { url: string; secret: string; events?: string[] };
-  ttl_s?: number;
-  ignore_invalid_urls?: boolean;
-}
-
-/** Why a target URL is not one sift fetches, or undefined when it is. */
-function urlProblem(url: string): string | undefined {
-  if (url.length > MAX_URL_LENGTH) return `is over ${MAX_URL_LENGTH} characters`;
-  if (!isHttpUrl(url)) return 'must be an absolute http or https URL';
-  return undefined;
-}
-
 /** A results page stops at about this much JSON; `next` continues. */
 export const RESULTS_PAGE_BYTES = 8 * 1024 * 1024;
 /** JSON around one stored result: idx, status, keys and escapes. */
 const RESULT_OVERHEAD = 256;
-
-/** 400 too_many_targets when a job of `n` targets is over the caller's class limit. */
-export function checkTargetCount(maxTargets: number, n: number, caller: Caller): void {
-  if (n > maxTargets) {
-    throw new SiftError(
-      400,
-      'too_many_targets',
-      `${n} targets is over the ${maxTargets} a ${caller.callerClass} caller may send in one job`,
-      `split the list into jobs of at most ${maxTargets} targets`,
-    );
-  }
-}
 
 /**
  * The batch API's domain: submission rules, reads of jobs, results and events for their own caller.
@@ -99,75 +54,13 @@ export class BatchService {
     req: SubmitRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    checkTargetCount(this.config.limits[caller.callerClass].maxTargets, req.targets.length, caller);
-    if (headerKey !== undefined && req.idempotency_key !== undefined && headerKey !== req.idempotency_key) {
-      throw invalidRequest(
-        'the Idempotency-Key header and idempotency_key differ',
-        'send the key once, or the same in both',
-      );
-    }
-    const onRestart = req.on_restart ?? DEFAULT_RESTART_POLICY;
-    if (req.ttl_s !== undefined && req.ttl_s > this.config.batchMaxTtlS) {
-      throw invalidRequest(
-        `ttl_s must not be greater than ${this.config.batchMaxTtlS}`,
-        `ask for at most ${this.config.batchMaxTtlS} seconds (SIFT_BATCH_MAX_TTL_S)`,
-      );
-    }
-    const defaults = req.options ?? {};
-    const targets = req.targets.map((t, idx): DraftTarget => {
-      const options = { ...defaults, ...(t.options ?? {}) };
-      const problem = urlProblem(t.url);
-      if (problem && !req.ignore_invalid_urls) {
-        throw invalidRequest(
-          `targets.${idx}.url ${problem}`,
-          'fix the URL, or send "ignore_invalid_urls": true to keep it as a failed target',
-        );
-      }
-      return {
-        url: t.url,
-        options: JSON.stringify(options),
-        failed: problem
-          ? { code: INVALID_URL, message: `the URL ${problem}`, hint: 'fix the URL and submit it again' }
-          : undefined,
-      };
+    const draft = draftJob(caller, req, {
+      headerKey,
+      maxTargets: this.config.limits[caller.callerClass].maxTargets,
+      maxTtlS: this.config.batchMaxTtlS,
+      defaultTtlS: this.config.batchTtlS,
     });
-    if (
-      caller.callerClass !== 'fleet' &&
-      (hasHeaders(req.options) || req.targets.some((t) => hasHeaders(t.options)))
-    ) {
-      throw forbidden(
-        'restricted callers may not send custom request headers',
-        'remove "headers" from the options',
-      );
-    }
-    // robots: false is for fleet callers only, as on /v1/fetch.
-    for (const o of [req.options, ...req.targets.map((t) => t.options)]) {
-      checkRobotsOption(caller, (o as { robots?: boolean } | undefined)?.robots);
-    }
-    const webhook = req.webhook && {
-      url: req.webhook.url,
-      secret: req.webhook.secret,
-      events: req.webhook.events ?? [...DEFAULT_WEBHOOK_EVENTS],
-    };
-    const { job, replayed } = await this.lifecycle.submit(
-      {
-        caller,
-        idemKey: headerKey ?? req.idempotency_key ?? '',
-        fingerprint: fingerprintOf({
-          targets: req.targets,
-          options: req.options ?? null,
-          on_restart: onRestart,
-          webhook: webhook ?? null,
-          ttl_s: req.ttl_s ?? null,
-          ignore_invalid_urls: req.ignore_invalid_urls ?? false,
-        }),
-        onRestart,
-        ttlS: req.ttl_s ?? this.config.batchTtlS,
-        webhook,
-        targets: markDuplicates(targets),
-      },
-      this.limits(caller),
-    );
+    const { job, replayed } = await this.lifecycle.submit(draft, this.limits(caller));
     return { job: this.view(job), replayed };
   }
 

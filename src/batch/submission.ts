@@ -1,0 +1,127 @@
+import { SiftError, forbidden, invalidRequest } from '../common/errors';
+import { DEFAULT_RESTART_POLICY, DEFAULT_WEBHOOK_EVENTS, type RestartPolicy } from '../common/job-status';
+import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
+import { checkRobotsOption, type Caller } from '../pages/caller-policy';
+import { fingerprintOf } from './canonical';
+import { markDuplicates } from './dedupe';
+import { INVALID_URL, type DraftTarget, type JobDraft } from './job-creation';
+
+/** The submission rules of POST /v1/batch: what a request may ask, and the job draft it makes. */
+
+function hasHeaders(options: object | undefined): boolean {
+  return Object.keys((options as { headers?: object } | undefined)?.headers ?? {}).length > 0;
+}
+
+export interface SubmitTarget {
+  url: string;
+  options?: { headers?: object };
+}
+
+export interface SubmitRequest {
+  targets: SubmitTarget[];
+  options?: object;
+  on_restart?: RestartPolicy;
+  idempotency_key?: string;
+  webhook?: { url: string; secret: string; events?: string[] };
+  ttl_s?: number;
+  ignore_invalid_urls?: boolean;
+}
+
+/** Why a target URL is not one sift fetches, or undefined when it is. */
+function urlProblem(url: string): string | undefined {
+  if (url.length > MAX_URL_LENGTH) return `is over ${MAX_URL_LENGTH} characters`;
+  if (!isHttpUrl(url)) return 'must be an absolute http or https URL';
+  return undefined;
+}
+
+/** 400 too_many_targets when a job of `n` targets is over the caller's class limit. */
+export function checkTargetCount(maxTargets: number, n: number, caller: Caller): void {
+  if (n > maxTargets) {
+    throw new SiftError(
+      400,
+      'too_many_targets',
+      `${n} targets is over the ${maxTargets} a ${caller.callerClass} caller may send in one job`,
+      `split the list into jobs of at most ${maxTargets} targets`,
+    );
+  }
+}
+
+export interface DraftLimits {
+  /** The Idempotency-Key header, when sent. */
+  headerKey?: string;
+  /** Targets the caller's class may send in one job. */
+  maxTargets: number;
+  /** The longest `ttl_s` a job may ask for, and the TTL of one that asks none. */
+  maxTtlS: number;
+  defaultTtlS: number;
+}
+
+/** Checks a submission against the caller's policy and limits; the job to create, or a 4xx. */
+export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): JobDraft {
+  checkTargetCount(o.maxTargets, req.targets.length, caller);
+  if (o.headerKey !== undefined && req.idempotency_key !== undefined && o.headerKey !== req.idempotency_key) {
+    throw invalidRequest(
+      'the Idempotency-Key header and idempotency_key differ',
+      'send the key once, or the same in both',
+    );
+  }
+  const onRestart = req.on_restart ?? DEFAULT_RESTART_POLICY;
+  if (req.ttl_s !== undefined && req.ttl_s > o.maxTtlS) {
+    throw invalidRequest(
+      `ttl_s must not be greater than ${o.maxTtlS}`,
+      `ask for at most ${o.maxTtlS} seconds (SIFT_BATCH_MAX_TTL_S)`,
+    );
+  }
+  const defaults = req.options ?? {};
+  const targets = req.targets.map((t, idx): DraftTarget => {
+    const options = { ...defaults, ...(t.options ?? {}) };
+    const problem = urlProblem(t.url);
+    if (problem && !req.ignore_invalid_urls) {
+      throw invalidRequest(
+        `targets.${idx}.url ${problem}`,
+        'fix the URL, or send "ignore_invalid_urls": true to keep it as a failed target',
+      );
+    }
+    return {
+      url: t.url,
+      options: JSON.stringify(options),
+      failed: problem
+        ? { code: INVALID_URL, message: `the URL ${problem}`, hint: 'fix the URL and submit it again' }
+        : undefined,
+    };
+  });
+  if (
+    caller.callerClass !== 'fleet' &&
+    (hasHeaders(req.options) || req.targets.some((t) => hasHeaders(t.options)))
+  ) {
+    throw forbidden(
+      'restricted callers may not send custom request headers',
+      'remove "headers" from the options',
+    );
+  }
+  // robots: false is for fleet callers only, as on /v1/fetch.
+  for (const options of [req.options, ...req.targets.map((t) => t.options)]) {
+    checkRobotsOption(caller, (options as { robots?: boolean } | undefined)?.robots);
+  }
+  const webhook = req.webhook && {
+    url: req.webhook.url,
+    secret: req.webhook.secret,
+    events: req.webhook.events ?? [...DEFAULT_WEBHOOK_EVENTS],
+  };
+  return {
+    caller,
+    idemKey: o.headerKey ?? req.idempotency_key ?? '',
+    fingerprint: fingerprintOf({
+      targets: req.targets,
+      options: req.options ?? null,
+      on_restart: onRestart,
+      webhook: webhook ?? null,
+      ttl_s: req.ttl_s ?? null,
+      ignore_invalid_urls: req.ignore_invalid_urls ?? false,
+    }),
+    onRestart,
+    ttlS: req.ttl_s ?? o.defaultTtlS,
+    webhook,
+    targets: markDuplicates(targets),
+  };
+}
