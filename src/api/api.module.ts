@@ -1,4 +1,5 @@
 import { Module } from '@nestjs/common';
+import { JobStreams } from './job-streams';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchController } from './batch.controller';
@@ -15,6 +16,6 @@ import { RunnerModule } from '../runner/runner.module';
 @Module({
   imports: [DcacheModule, PagesModule, BatchModule, RunnerModule],
   controllers: [HealthController, FetchController, BatchController, MetricsController],
-  providers: [Authenticator, AuthGuard, RequestGate, Admission],
+  providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission],
 })
 export class ApiModule {}

@@ -24,11 +24,10 @@ import {
 } from './dto/responses.dto';
 import { invalidRequest } from '../common/errors';
 import { BatchService } from '../batch/batch.service';
-import { isTerminalEvent } from '../common/job-status';
-import { EventView, JobView, eventView } from '../batch/views';
-import { JobSignals } from '../batch/job-signals';
+import { EventView, JobView } from '../batch/views';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
+import { JobStreams } from './job-streams';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { BatchSubmitDto, RedeliverDto } from './dto/batch.dto';
@@ -40,21 +39,8 @@ import {
   ResultsQueryDto,
 } from './dto/query.dto';
 
-/** An event stream looks for new events at least this often, whatever it was told. */
-const STREAM_POLL_MS = 2000;
-/** A quiet event stream sends a comment this often, so proxies keep it open. */
-const KEEP_ALIVE_MS = 15_000;
-
 function wants(req: Request, type: string): boolean {
   return (req.headers.accept ?? '').split(',').some((t) => t.trim().toLowerCase().startsWith(type));
-}
-
-/** Writes and waits for the socket to take it, so a slow reader holds back the producer. */
-function write(res: Response, chunk: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.write(chunk)) resolve();
-    else res.once('drain', resolve);
-  });
 }
 
 function checkIdemKey(idemKey: string | undefined): void {
@@ -70,7 +56,7 @@ function checkIdemKey(idemKey: string | undefined): void {
 export class BatchController {
   constructor(
     private readonly batch: BatchService,
-    private readonly signals: JobSignals,
+    private readonly streams: JobStreams,
     private readonly admission: Admission,
   ) {}
 
@@ -150,15 +136,7 @@ export class BatchController {
     }
     const leave = this.admission.enter('stream', caller);
     try {
-      await this.batch.open(caller, id);
-      res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
-      let closed = false;
-      res.on('close', () => (closed = true));
-      for await (const line of this.batch.resultLines(caller, id, q.verdict)) {
-        if (closed) break;
-        await write(res, line);
-      }
-      res.end();
+      await this.streams.results(caller, id, q.verdict, res);
     } finally {
       leave();
     }
@@ -192,50 +170,11 @@ export class BatchController {
     }
     const leave = this.admission.enter('stream', caller);
     try {
-      await this.streamEvents(caller, id, after, res);
+      await this.streams.events(caller, id, after, res);
     } finally {
       leave();
     }
     return undefined;
-  }
-
-  /** The SSE stream: stored events after `after`, then live ones, until the terminal event. */
-  private async streamEvents(caller: Caller, id: string, after: number, res: Response): Promise<void> {
-    const ended = await this.batch.open(caller, id);
-    res.status(200);
-    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-    res.setHeader('Cache-Control', 'no-cache');
-    res.setHeader('X-Accel-Buffering', 'no');
-    res.flushHeaders();
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
-    let quietSince = Date.now();
-    while (!gone.signal.aborted) {
-      const events = await this.batch.eventsAfter(id, after);
-      let last = false;
-      for (const e of events) {
-        const v = eventView(e);
-        await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
-        after = e.seq;
-        if (isTerminalEvent(e.type)) last = true;
-      }
-      // A job that had ended when the stream opened has no event left past those just sent.
-      if (last || (ended && events.length === 0)) break;
-      if (events.length > 0) {
-        quietSince = Date.now();
-        continue;
-      }
-      // Woken by the next event, or after POLL_MS look again anyway: an event another instance
-      // wrote is announced by a NOTIFY that could have been missed.
-      if ((await this.signals.nextEvent(id, STREAM_POLL_MS, gone.signal)) || gone.signal.aborted) continue;
-      if (Date.now() - quietSince >= KEEP_ALIVE_MS) {
-        // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
-        if (!(await this.batch.exists(id))) break;
-        await write(res, ': keep-alive\n\n');
-        quietSince = Date.now();
-      }
-    }
-    res.end();
   }
 
   /**

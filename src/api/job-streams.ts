@@ -1,0 +1,81 @@
+import { Injectable } from '@nestjs/common';
+import type { Response } from 'express';
+import { isTerminalEvent } from '../common/job-status';
+import { BatchService } from '../batch/batch.service';
+import { JobSignals } from '../batch/job-signals';
+import { eventView } from '../batch/views';
+import type { Caller } from '../pages/caller-policy';
+
+/** An event stream looks for new events at least this often, whatever it was told. */
+const STREAM_POLL_MS = 2000;
+/** A quiet event stream sends a comment this often, so proxies keep it open. */
+const KEEP_ALIVE_MS = 15_000;
+
+/** Writes and waits for the socket to take it, so a slow reader holds back the producer. */
+function write(res: Response, chunk: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (res.write(chunk)) resolve();
+    else res.once('drain', resolve);
+  });
+}
+
+/** A job's results as NDJSON and its events as SSE, each written as fast as the reader takes it. */
+@Injectable()
+export class JobStreams {
+  constructor(
+    private readonly batch: BatchService,
+    private readonly signals: JobSignals,
+  ) {}
+
+  /** Every result of the job, one JSON line each, in target order. */
+  async results(caller: Caller, id: string, verdict: string | undefined, res: Response): Promise<void> {
+    await this.batch.open(caller, id);
+    res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+    let closed = false;
+    res.on('close', () => (closed = true));
+    for await (const line of this.batch.resultLines(caller, id, verdict)) {
+      if (closed) break;
+      await write(res, line);
+    }
+    res.end();
+  }
+
+  /** The SSE stream: stored events after `after`, then live ones, until the terminal event. */
+  async events(caller: Caller, id: string, after: number, res: Response): Promise<void> {
+    const ended = await this.batch.open(caller, id);
+    res.status(200);
+    res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+    res.setHeader('Cache-Control', 'no-cache');
+    res.setHeader('X-Accel-Buffering', 'no');
+    res.flushHeaders();
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    let quietSince = Date.now();
+    while (!gone.signal.aborted) {
+      const events = await this.batch.eventsAfter(id, after);
+      let last = false;
+      for (const e of events) {
+        const v = eventView(e);
+        await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
+        after = e.seq;
+        if (isTerminalEvent(e.type)) last = true;
+      }
+      // A job that had ended when the stream opened has no event left past those just sent.
+      if (last || (ended && events.length === 0)) break;
+      if (events.length > 0) {
+        quietSince = Date.now();
+        continue;
+      }
+      // Woken by the next event, or after POLL_MS look again anyway: an event another instance
+      // wrote is announced by a NOTIFY that could have been missed.
+      if ((await this.signals.nextEvent(id, STREAM_POLL_MS, gone.signal)) || gone.signal.aborted) continue;
+      if (Date.now() - quietSince >= KEEP_ALIVE_MS) {
+        // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
+        if (!(await this.batch.exists(id))) break;
+        await write(res, ': keep-alive\n\n');
+        quietSince = Date.now();
+      }
+    }
+    res.end();
+  }
+}
