@@ -6,7 +6,9 @@ import {
   ROOT,
   ensureBuilt,
   kill,
+  spawnSiftProcess,
   startSiftProcess,
+  waitForHealthz,
   waitForJobIn,
   type SiftProcess,
 } from '../support/process';
@@ -14,6 +16,8 @@ import { TcpProxy } from '../support/tcp-proxy';
 import { waitUntil } from '../support/wait';
 
 const TOKEN = 'pg-faults-test-token';
+/** The instance TTL: an instance whose heartbeat is older is lost (heartbeats every second). */
+const TTL_S = 4;
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 
 interface View {
@@ -48,7 +52,7 @@ describe('PostgreSQL faults under two sift processes', () => {
       SIFT_RUNNER_CONCURRENCY: '8',
       SIFT_PER_HOST_CONCURRENCY: '16',
       SIFT_HEARTBEAT_S: '1',
-      SIFT_INSTANCE_TTL_S: '4',
+      SIFT_INSTANCE_TTL_S: String(TTL_S),
       SIFT_DB_TIMEOUT_MS: '2000',
     });
     procs = [];
@@ -85,6 +89,14 @@ describe('PostgreSQL faults under two sift processes', () => {
     expect(r.status).toBe(202);
     return ((await r.json()) as { id: string }).id;
   };
+
+  const requeues = async (jobId: string) =>
+    (
+      await db.query(
+        `SELECT count(*)::int AS n FROM batch_event WHERE job_id = $1 AND type = 'batch.requeued'`,
+        [jobId],
+      )
+    ).rows[0].n as number;
 
   const doneRows = async (jobId: string) =>
     (
@@ -169,8 +181,11 @@ describe('PostgreSQL faults under two sift processes', () => {
         100,
       );
       expect(health).toMatchObject({ ok: false, database: 'unreachable' });
-      // Longer than the instance TTL: no instance may take the other for lost when it is back.
-      await new Promise((r) => setTimeout(r, Math.max(0, 5000 - (Date.now() - outageStart))));
+      // What is asserted below is that nothing happens: no instance takes the other for lost when
+      // the database is back. That only means something if the outage outlasts the TTL, so it
+      // lasts TTL_S + 1 s (the heartbeats are whole seconds): every heartbeat is then older than
+      // the TTL when the database answers again.
+      await new Promise((r) => setTimeout(r, Math.max(0, (TTL_S + 1) * 1000 - (Date.now() - outageStart))));
     } finally {
       await Promise.all(proxies.map((p) => p.restore()));
     }
@@ -231,7 +246,13 @@ describe('PostgreSQL faults under two sift processes', () => {
         'storage_unavailable',
       ]);
       expect(Date.now() - t).toBeLessThan(6000);
-      await new Promise((r) => setTimeout(r, 6000));
+      // Stalled until the healthy instance has taken it for lost and given its targets back.
+      await waitUntil(
+        async () => ((await requeues(id)) > 0 ? true : undefined),
+        'the healthy instance to recover the stalled one',
+        60_000,
+        100,
+      );
     } finally {
       await proxies[1].restore();
     }
@@ -260,14 +281,23 @@ describe('start-up while PostgreSQL cannot be reached', () => {
       SIFT_DATABASE_URL: `postgres://postgres@127.0.0.1:${proxy.port}/postgres`,
       SIFT_TOKENS: `${TOKEN}:ops:fleet`,
     };
-    const restore = setTimeout(() => void proxy.restore(), 5000);
-    let p: SiftProcess | undefined;
+    const p = await spawnSiftProcess(env);
     try {
-      p = await startSiftProcess(env);
-      expect(p.output()).toContain(`waiting for PostgreSQL at 127.0.0.1:${proxy.port}/postgres: `);
+      // The database answers once sift has said it is waiting for it, not after a set time.
+      await waitUntil(
+        () =>
+          p.output().includes(`waiting for PostgreSQL at 127.0.0.1:${proxy.port}/postgres: `)
+            ? true
+            : undefined,
+        () => `sift to log that it waits for PostgreSQL; its output: ${p.output()}`,
+        30_000,
+        50,
+      );
+      expect(p.child.exitCode).toBeNull();
+      await proxy.restore();
+      await waitForHealthz(p, 30_000);
     } finally {
-      clearTimeout(restore);
-      if (p) await kill(p, 'SIGKILL');
+      await kill(p, 'SIGKILL');
     }
   }, 60_000);
 

@@ -49,6 +49,17 @@ export async function startSiftProcess(
   /** Another build's main.js (a benchmark's baseline); this tree's by default. */
   main: string = ensureBuilt(),
 ): Promise<SiftProcess> {
+  const p = await spawnSiftProcess(env, nodeArgs, main);
+  await waitForHealthz(p);
+  return p;
+}
+
+/** Starts `node dist/src/main.js` with env on a port of its own, its output kept; does not wait. */
+export async function spawnSiftProcess(
+  env: Record<string, string>,
+  nodeArgs: string[] = NODE_FLAGS,
+  main: string = ensureBuilt(),
+): Promise<SiftProcess> {
   const port = await freePort();
   const child = spawn(process.execPath, [...nodeArgs, main], {
     cwd: ROOT,
@@ -58,22 +69,25 @@ export async function startSiftProcess(
   let out = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (out += d));
-  const url = `http://127.0.0.1:${port}`;
+  return { child, url: `http://127.0.0.1:${port}`, output: () => out };
+}
+
+/** Waits until a started process answers /healthz; kills it if it exits or does not in time. */
+export async function waitForHealthz(p: SiftProcess, timeoutMs = 15_000): Promise<void> {
   try {
     await waitUntil(
       async () => {
-        if (child.exitCode !== null) throw new Error(`sift exited with ${child.exitCode}: ${out}`);
-        return (await fetch(`${url}/healthz`).catch(() => undefined))?.ok || undefined;
+        if (p.child.exitCode !== null) throw new Error(`sift exited with ${p.child.exitCode}: ${p.output()}`);
+        return (await fetch(`${p.url}/healthz`).catch(() => undefined))?.ok || undefined;
       },
       'sift to answer /healthz',
-      15_000,
+      timeoutMs,
       50,
     );
   } catch (err) {
-    child.kill('SIGKILL');
-    throw new Error(`sift did not start: ${(err as Error).message}\n${out}`);
+    p.child.kill('SIGKILL');
+    throw new Error(`sift did not start: ${(err as Error).message}\n${p.output()}`);
   }
-  return { child, url, output: () => out };
 }
 
 /** Polls a sift process's view of a job until `done` holds for it (by default: the job has ended). */
