@@ -8,14 +8,14 @@ import { Readability } from '@mozilla/readability';
 import { Element as DomElement, parseHTML } from 'linkedom';
 import { cleanArticle } from './clean-article';
 import type { CleanRules } from './clean';
-import { type ElementTree, treeDepth } from './element-tree';
+import { elementsWithTags, type ElementTree, treeDepth } from './element-tree';
 import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
 import { tidy } from './html-text';
 import { pageMetadata, withDescription, type Metadata } from './metadata';
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
 import { render, type Format } from './render';
-import { tuneReadability } from './tune-readability';
+import { tuneReadability } from '../tuning/readability';
 
 export type { Format };
 
@@ -117,7 +117,7 @@ export function extractHtml(
       keepClasses: false,
       serializer: (el) => el as Element,
     });
-    tuneReadability(reader);
+    tuneReadability(reader, elementsWithTags);
     article = reader.parse();
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.

@@ -27,10 +27,16 @@ const RESERVED_HEADERS = new Set([
  * The caller's own request headers, lower-cased and sorted (they are part of the cache key):
  * fleet callers only, and none that sift sets itself.
  */
-export function checkHeaders(caller: Caller, headers: Record<string, string> | undefined): Record<string, string> {
+export function checkHeaders(
+  caller: Caller,
+  headers: Record<string, string> | undefined,
+): Record<string, string> {
   if (!headers || Object.keys(headers).length === 0) return {};
   if (caller.callerClass !== 'fleet') {
-    throw forbidden('restricted callers may not send custom request headers', 'send the request without "headers"');
+    throw forbidden(
+      'restricted callers may not send custom request headers',
+      'send the request without "headers"',
+    );
   }
   const out: Record<string, string> = {};
   for (const name of Object.keys(headers).sort()) {

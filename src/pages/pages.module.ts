@@ -21,7 +21,13 @@ import { PageService } from './page.service';
     },
     {
       provide: PageLoader,
-      useFactory: (upstream: Upstream, pool: ExtractPool, cache: ContentCache, clock: Clock, config: AppConfig) =>
+      useFactory: (
+        upstream: Upstream,
+        pool: ExtractPool,
+        cache: ContentCache,
+        clock: Clock,
+        config: AppConfig,
+      ) =>
         new PageLoader(
           upstream,
           pool,

@@ -86,9 +86,7 @@ export class WebhookService implements BeforeApplicationShutdown {
     for (const ac of this.sending.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
     if (!this.holder) return;
-    await this.db
-      .transaction((tx) => tx.deliveries.releaseDeliveries(this.holder))
-      .catch(() => undefined);
+    await this.db.transaction((tx) => tx.deliveries.releaseDeliveries(this.holder)).catch(() => undefined);
   }
 
   /** Takes due deliveries up to the free slots. Re-entrant calls fold into one more pass. */

@@ -6,7 +6,7 @@ import { elementsWithTags, treeDepth } from '../../src/extract/element-tree';
 import { extractHtml, parseWithinDepth } from '../../src/extract/extract';
 import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/extract/flatten';
 import { unescapeRefs } from '../../src/extract/stated-text';
-import { tuneReadability } from '../../src/extract/tune-readability';
+import { tuneReadability } from '../../src/tuning/readability';
 import { truncateUtf8 } from '../../src/common/truncate';
 
 describe('extraction of hostile pages', () => {
@@ -432,7 +432,7 @@ describe('Readability, tuned', () => {
     const before = (Array.from(document.querySelectorAll('[id], g')) as unknown as Element[]).map((el) =>
       Boolean(original._isProbablyVisible(el)),
     );
-    tuneReadability(reader);
+    tuneReadability(reader, elementsWithTags);
     const after = (Array.from(document.querySelectorAll('[id], g')) as unknown as Element[]).map((el) =>
       Boolean(original._isProbablyVisible(el)),
     );
@@ -452,7 +452,7 @@ describe('Readability, tuned', () => {
     const reader = new Readability<Element>(parseHTML(html).document as unknown as Document, {
       serializer: (el) => el as Element,
     });
-    tuneReadability(reader);
+    tuneReadability(reader, elementsWithTags);
     const tuned = reader.parse()!;
     expect((tuned.content as unknown as Element).innerHTML).toBe(plain!.content);
     expect(Object.getOwnPropertyNames(tuned.content)).not.toContain('innerHTML');

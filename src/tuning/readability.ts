@@ -3,10 +3,12 @@
  * find the same article (see tuneReadability).
  */
 import type { Readability } from '@mozilla/readability';
-import { elementsWithTags } from './element-tree';
+
+/** Elements under `root` whose tag is one of `tags` (upper case), in document order. */
+export type ElementsWithTags = (root: never, tags: string[]) => unknown[];
 
 interface ReadabilityInternals {
-  _getAllNodesWithTag: typeof elementsWithTags;
+  _getAllNodesWithTag: ElementsWithTags;
   _isProbablyVisible(node: Element): boolean;
   _grabArticle(): Element | null;
   _postProcessContent(el: Element): void;
@@ -19,7 +21,7 @@ interface ReadabilityInternals {
  * (the getter builds a style declaration per element); and the article it found is not serialized
  * for a debug line that is never printed (`log("Grabbed: " + innerHTML)` runs even with debug off).
  */
-export function tuneReadability(reader: Readability<Element>): void {
+export function tuneReadability(reader: Readability<Element>, elementsWithTags: ElementsWithTags): void {
   const r = reader as unknown as ReadabilityInternals;
   r._getAllNodesWithTag = elementsWithTags;
   const visible = r._isProbablyVisible;
