@@ -57,7 +57,7 @@ function connects(host: string, port: number): Promise<boolean> {
 }
 
 /** What the server's own process shows: binding, file modes, start-up refusals, memory under a body bomb. */
-describe('exposure: the real process', () => {
+describe('exposure and abuse in the real process', () => {
   let server: SiftProcess;
   let db: string;
 

@@ -14,6 +14,7 @@ import { articleHtml, Fixture, html, redirect, send } from '../support/fixture';
 import { fingerprint } from '../../src/api/auth.guard';
 import { ClientStore } from '../../src/dcache';
 import type { Resolver } from '../../src/fetch/fetcher';
+import { SingleFlight } from '../../src/fetch/single-flight';
 
 const BOB = 'bob-token-0123456789';
 const CAROL = 'carol-token-0123456789';
@@ -62,7 +63,7 @@ function openStream(
   });
 }
 
-describe('exposure: the holes an outside review found', () => {
+describe('exposure and abuse: what a caller can send, reach and hold', () => {
   let app: INestApplication;
   let fx: Fixture;
   let other: Fixture;
@@ -109,8 +110,15 @@ describe('exposure: the holes an outside review found', () => {
           }
         });
       },
-      '/hold': (_req, res) =>
-        holds.push(() => res.writeHead(200, { 'content-type': 'text/plain' }).end('held')),
+      // Answered when the test lets go (holds); its start and an abort are noted by query as /slow's.
+      '/hold': (req, res) => {
+        const search = new URL(req.url!, 'http://x').search;
+        started.add(search);
+        res.on('close', () => {
+          if (!res.writableFinished) aborted.set(search, (aborted.get(search) ?? 0) + 1);
+        });
+        holds.push(() => res.writeHead(200, { 'content-type': 'text/plain' }).end(`held ${search}`));
+      },
       '/text/*': (req, res) => {
         const size = Number(new URL(req.url!, 'http://x').searchParams.get('bytes'));
         res.writeHead(200, { 'content-type': 'text/plain' }).end('t'.repeat(size));
@@ -148,7 +156,7 @@ describe('exposure: the holes an outside review found', () => {
     await other.stop();
   });
 
-  describe('1. authentication before the body; encodings and sizes', () => {
+  describe('authentication before the body; encodings and sizes', () => {
     it('an unauthenticated body is never parsed: 401 even for JSON that does not parse', async () => {
       const r = await request(app.getHttpServer())
         .post('/v1/fetch')
@@ -241,7 +249,7 @@ describe('exposure: the holes an outside review found', () => {
     });
   });
 
-  it('2. credential headers are dropped when a redirect changes origin, kept when it does not', async () => {
+  it('credential headers are dropped when a redirect changes origin, kept when it does not', async () => {
     const headers = { authorization: 'Bearer upstream-secret', cookie: 'session=1', 'x-trace': 'kept' };
     const echo = async (url: string) => {
       const r = await post('/v1/fetch', { url, format: 'text', max_age_s: 0, headers });
@@ -259,20 +267,24 @@ describe('exposure: the holes an outside review found', () => {
     }
   });
 
-  describe('4. per-caller concurrency, streams and the extraction queue', () => {
+  describe('per-caller concurrency, streams and the extraction queue', () => {
     it('a fleet caller past its /v1/fetch cap gets 429 with Retry-After; others are not affected', async () => {
-      const slow = [1, 2, 3].map((i) =>
-        post('/v1/fetch', { url: fx.url(`/slow?ms=700&k=cap${i}`), format: 'text', max_age_s: 0 }),
+      // Three calls held upstream until the caller's fourth has been refused.
+      const held = [1, 2, 3].map((i) =>
+        post('/v1/fetch', { url: fx.url(`/hold?k=cap${i}`), format: 'text', max_age_s: 0 }),
       );
-      const inFlight = await waitUntil(async () => {
-        const r = await post('/v1/fetch', { url: fx.url('/slow?ms=1&k=cap-probe'), max_age_s: 0 });
-        return r.status === 429 ? r : undefined;
-      }, 'the fourth call to be refused');
+      await waitUntil(
+        () => (['?k=cap1', '?k=cap2', '?k=cap3'].every((k) => started.has(k)) ? true : undefined),
+        'three calls in flight',
+      );
+      const inFlight = await post('/v1/fetch', { url: fx.url('/slow?ms=1&k=cap-probe'), max_age_s: 0 });
+      expect(inFlight.status).toBe(429);
       expect(inFlight.body.error.code).toBe('too_many_requests');
       expect(inFlight.headers['retry-after']).toBeDefined();
       const byBob = await post('/v1/fetch', { url: fx.url('/slow?ms=1&k=bob'), max_age_s: 0 }, bob);
       expect(byBob.status).toBe(200);
-      expect((await Promise.all(slow)).map((r) => r.status)).toEqual([200, 200, 200]);
+      holds.splice(0).forEach((h) => h());
+      expect((await Promise.all(held)).map((r) => r.status)).toEqual([200, 200, 200]);
       const after = await post('/v1/fetch', { url: fx.url('/slow?ms=1&k=after'), max_age_s: 0 });
       expect(after.status).toBe(200);
     });
@@ -311,7 +323,7 @@ describe('exposure: the holes an outside review found', () => {
     });
   });
 
-  it('5. a results page stops at about 8 MiB; one larger result goes alone; next continues', async () => {
+  it('a results page stops at about 8 MiB; one larger result goes alone; next continues', async () => {
     const targets = [
       ...Array.from({ length: 10 }, (_, i) => ({ url: fx.url(`/text/${i}?bytes=${1.5 * MiB}`) })),
       { url: fx.url(`/text/huge?bytes=${8.5 * MiB}`) },
@@ -335,7 +347,7 @@ describe('exposure: the holes an outside review found', () => {
     for (const p of pages.slice(0, 2)) expect(p.bytes).toBeLessThanOrEqual(8 * MiB + 64 * 1024);
   });
 
-  it('6. the class target limit is checked before the body is validated', async () => {
+  it('the class target limit is checked before the body is validated', async () => {
     // 1,001 targets, one of them invalid: the count answers first.
     const targets: object[] = Array.from({ length: 1001 }, (_, i) => ({ url: `http://example.test/${i}` }));
     targets[500] = { url: 5 };
@@ -344,7 +356,7 @@ describe('exposure: the holes an outside review found', () => {
     expect(r.body.error.code).toBe('too_many_targets');
   });
 
-  it('7. a restricted caller is told the host it may not reach, never the address', async () => {
+  it('a restricted caller is told the host it may not reach, never the address', async () => {
     const r = await post('/v1/fetch', { url: fx.url('/article', 'localhost') }, restricted);
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('blocked_address');
@@ -354,41 +366,65 @@ describe('exposure: the holes an outside review found', () => {
     expect(asFleet.body.error.message).toContain('10.0.0.5');
   });
 
-  describe('8. single-flight waiters keep their own timeout and cancel', () => {
+  describe('single-flight waiters keep their own timeout and cancel', () => {
     it("one waiter's short timeout does not fail another", async () => {
-      const url = fx.url('/slow?ms=1200&k=sf');
-      const quick = post('/v1/fetch', { url, timeout_ms: 400 }, bob);
-      await waitUntil(() => (started.has('?ms=1200&k=sf') ? true : undefined), 'the shared fetch to start');
-      const patient = post('/v1/fetch', { url, timeout_ms: 10_000 }, carol);
-      const [q, p] = await Promise.all([quick, patient]);
+      // The shared fetch is held until the quick waiter has given up. The patient one must join
+      // before that, and nothing bounds how long its request takes to reach the flight on a loaded
+      // machine: the quick one's 2 s leave it far more than it takes (a few ms idle).
+      const url = fx.url('/hold?k=sf');
+      const quick = post('/v1/fetch', { url, timeout_ms: 2000 }, bob);
+      await waitUntil(() => (started.has('?k=sf') ? true : undefined), 'the shared fetch to start');
+      const patient = post('/v1/fetch', { url, timeout_ms: 30_000 }, carol);
+      const q = await quick;
       expect(q.status).toBe(504);
       expect(q.body.error.code).toBe('timeout');
+      holds.splice(0).forEach((h) => h());
+      const p = await patient;
       expect(p.status).toBe(200);
       expect(p.body.content).toContain('k=sf');
-      expect(aborted.get('?ms=1200&k=sf')).toBeUndefined();
+      expect(aborted.get('?k=sf')).toBeUndefined();
     });
 
     it('the shared fetch is aborted once no waiter is left', async () => {
-      const r = await post('/v1/fetch', { url: fx.url('/slow?ms=5000&k=alone'), timeout_ms: 300 }, bob);
+      const r = await post('/v1/fetch', { url: fx.url('/hold?k=alone'), timeout_ms: 300 }, bob);
       expect(r.status).toBe(504);
-      await waitUntil(() => aborted.get('?ms=5000&k=alone'), 'the upstream fetch to be aborted', 3000);
+      await waitUntil(() => aborted.get('?k=alone'), 'the upstream fetch to be aborted');
     });
 
     it('cancelling a job does not abort a fetch another caller joined', async () => {
-      const url = fx.url('/slow?ms=1000&k=job');
-      const job = await post('/v1/batch', { targets: [{ url }] });
-      await waitUntil(() => (started.has('?ms=1000&k=job') ? true : undefined), 'the job to start its fetch');
-      const joined = post('/v1/fetch', { url }, carol);
-      await new Promise((r) => setImmediate(r));
-      const cancelled = await request(app.getHttpServer()).delete(`/v1/batch/${job.body.id}`).set(fleet);
-      expect(cancelled.status).toBe(200);
-      const r = await joined;
-      expect(r.status).toBe(200);
-      expect(r.body.content).toContain('k=job');
+      // A caller joins when it asks for a key whose load is under way (SingleFlight.run).
+      const run = SingleFlight.prototype.run;
+      const open = new Map<string, number>();
+      let joins = 0;
+      jest.spyOn(SingleFlight.prototype, 'run').mockImplementation(function (
+        this: SingleFlight<unknown>,
+        key,
+        ...rest
+      ) {
+        if ((open.get(key) ?? 0) > 0) joins++;
+        open.set(key, (open.get(key) ?? 0) + 1);
+        return run.call(this, key, ...rest).finally(() => open.set(key, open.get(key)! - 1));
+      });
+      try {
+        const url = fx.url('/hold?k=job');
+        const job = await post('/v1/batch', { targets: [{ url }] });
+        await waitUntil(() => (started.has('?k=job') ? true : undefined), 'the job to start its fetch');
+        const joined = post('/v1/fetch', { url }, carol);
+        await waitUntil(() => joins > 0 || undefined, "the caller to join the job's fetch");
+        const cancelled = await request(app.getHttpServer()).delete(`/v1/batch/${job.body.id}`).set(fleet);
+        expect(cancelled.status).toBe(200);
+        holds.splice(0).forEach((h) => h());
+        const r = await joined;
+        expect(r.status).toBe(200);
+        expect(r.body.content).toContain('k=job');
+        expect(aborted.get('?k=job')).toBeUndefined();
+      } finally {
+        jest.restoreAllMocks();
+      }
     });
   });
 
-  it('9. a job is visible to its caller name and class only', async () => {
+  it('a job is visible to its caller name and class only', async () => {
     // Start-up and `token create` refuse a name with two classes; a row written behind their back
     // still cannot cross the line.
     await app.get(ClientStore).addClient({
@@ -407,13 +443,13 @@ describe('exposure: the holes an outside review found', () => {
     expect((await request(app.getHttpServer()).get(`/v1/batch/${job.body.id}`).set(fleet)).status).toBe(200);
   });
 
-  it('10. the local-use NAT64 prefix 64:ff9b:1::/48 is not public', async () => {
+  it('the local-use NAT64 prefix 64:ff9b:1::/48 is not public', async () => {
     const r = await post('/v1/fetch', { url: 'http://[64:ff9b:1::a00:1]/' }, restricted);
     expect(r.status).toBe(403);
     expect(r.body.error.code).toBe('blocked_address');
   });
 
-  it('12. black-holed DNS names of one caller do not stall the lookups of another', async () => {
+  it('black-holed DNS names of one caller do not stall the lookups of another', async () => {
     const holes = Array.from({ length: 6 }, (_, i) =>
       post('/v1/fetch', { url: `http://n${i}.blackhole.test/` }, restricted),
     );
@@ -463,7 +499,7 @@ describe('exposure: the holes an outside review found', () => {
   });
 });
 
-describe('exposure: a bounded extraction queue', () => {
+describe('exposure and abuse: a bounded extraction queue', () => {
   let app: INestApplication;
   let fx: Fixture;
   const page = (i: number) =>
