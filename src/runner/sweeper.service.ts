@@ -1,5 +1,6 @@
+import '../tuning/luxon';
 import { Injectable, Logger } from '@nestjs/common';
-import { Interval } from '@nestjs/schedule';
+import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { ContentCache, Db, SWEEP_LOCK, evictBatchOldest, sweepBatch, tryHousekeepingLock } from '../dcache';
@@ -17,9 +18,10 @@ export class SweeperService {
     private readonly clock: Clock,
   ) {}
 
-  // An interval, not a cron expression: a cron job resolves the local time zone and locale through
-  // Intl, which maps about 5 MB of ICU data into the process for a once-a-minute timer.
-  @Interval('sweep', 60_000)
+  // Every minute, in UTC. A cron job without a time zone asks Intl for the local one, and luxon (its
+  // dates) for the system locale, each mapping about 5 MB of ICU locale data into the process: UTC
+  // is a fixed zone, and tuning/luxon.ts gives the locale.
+  @Cron(CronExpression.EVERY_MINUTE, { name: 'sweep', timeZone: 'UTC' })
   every(): Promise<unknown> {
     return this.tick();
   }
