@@ -1,260 +1,255 @@
-import 'reflect-metadata';
-import { Type } from 'class-transformer';
+import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SIFT_VERSION } from '../common/version';
-import { IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min, MinLength } from 'class-validator';
+import { int, text } from './knob';
+import { parseCidrs, parseTokens } from './parsers';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+const GiB = 1024 * MiB;
 
 /**
- * Every environment variable sift reads, with its default. The same defaults are listed in
- * .env.example; a value that fails here stops start-up with a message naming the variable.
+ * Every environment variable sift reads, once: by section, each with its default, its rules and
+ * one line of meaning, under the name of the AppConfig property it becomes. A section's knobs are
+ * AppConfig's own properties, but those of `limits.<class>`, which are `AppConfig.limits[class]`.
+ * .env.example and the README's table are generated from this (config-docs.ts).
  */
-export class EnvSchema {
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(65535)
-  PORT = 8080;
-
-  /** The address to listen on; anything but loopback needs strong tokens (see exposureProblem). */
-  @IsString()
-  @MinLength(1)
-  SIFT_HOST = '127.0.0.1';
-
-  @IsString()
-  @MinLength(1)
-  SIFT_DB = './data/sift.db';
-
-  /** postgres://… : state in this PostgreSQL database (shared by every instance) instead of SIFT_DB. */
-  @IsOptional()
-  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'SIFT_DATABASE_URL must be a postgres:// URL' })
-  SIFT_DATABASE_URL?: string;
-
-  /** token:caller:class, comma separated. */
-  @IsString()
-  SIFT_TOKENS = '';
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  SIFT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  SIFT_BATCH_MAX_BYTES = 1024 * 1024 * 1024;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_BATCH_TTL_S = 86400;
-
-  /** The longest `ttl_s` a job may ask for. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(60)
-  SIFT_BATCH_MAX_TTL_S = 30 * 86400;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_IDEM_TTL_S = 86400;
-
-  /** Seconds between webhook attempts, comma separated; the last repeats until SIFT_WEBHOOK_GIVE_UP_S. */
-  @Matches(/^[1-9]\d{0,5}(,[1-9]\d{0,5}){0,31}$/, {
-    message: 'SIFT_WEBHOOK_RETRY_S must be seconds (at least 1), comma separated (e.g. 5,30,120,600,3600)',
-  })
-  SIFT_WEBHOOK_RETRY_S = '5,30,120,600,3600';
-
-  /** A webhook delivery not delivered this long after its event is given up (state failed). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  SIFT_WEBHOOK_GIVE_UP_S = 86400;
-
-  /** One webhook attempt: connection, answer and the first 4 KiB of its body within this. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(120_000)
-  SIFT_WEBHOOK_TIMEOUT_MS = 10_000;
-
-  /** Webhook deliveries this instance sends at once (one per job at a time, in seq order). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
-  SIFT_WEBHOOK_CONCURRENCY = 16;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
-  SIFT_RUNNER_CONCURRENCY = 16;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
-  SIFT_PER_HOST_CONCURRENCY = 4;
-
-  /** CIDRs fleet callers may reach although private, comma separated. */
-  @IsString()
-  SIFT_FLEET_ALLOW = '';
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_MAX_LIVE_JOBS = 256;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
-  SIFT_FLEET_MAX_TARGETS = 10000;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1_000_000)
-  SIFT_RESTRICTED_MAX_TARGETS = 1000;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_FLEET_MAX_LIVE_JOBS = 32;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_RESTRICTED_MAX_LIVE_JOBS = 4;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_FLEET_OUTPUT_CAP = 2 * 1024 * 1024;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  SIFT_RESTRICTED_OUTPUT_CAP = 256 * 1024;
-
-  /** Worker threads that extract pages; 0 extracts on the main thread; -1 picks one per core (at most 4). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(-1)
-  @Max(64)
-  SIFT_EXTRACT_WORKERS = -1;
-
-  /** On SIGTERM, how long targets in flight may take to finish before they are returned to pending. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(600_000)
-  SIFT_SHUTDOWN_GRACE_MS = 10_000;
-
-  /**
-   * PostgreSQL: the longest a request waits for the database (a connection, or a statement's answer)
-   * before it answers 503 storage_unavailable; also each statement's, lock wait's and idle
-   * transaction's limit on the server.
-   */
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
-  SIFT_DB_TIMEOUT_MS = 5000;
-
-  /** PostgreSQL: how long start-up waits for the database to answer before it gives up (exit 1). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(0)
-  @Max(3600)
-  SIFT_DB_WAIT_S = 60;
-
-  /** PostgreSQL: seconds between an instance's heartbeats. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(60)
-  SIFT_HEARTBEAT_S = 2;
-
-  /** PostgreSQL: an instance silent this long is lost, and its targets are recovered. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(2)
-  @Max(3600)
-  SIFT_INSTANCE_TTL_S = 10;
-
-  /** /v1/fetch calls one caller may have in flight. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SIFT_FLEET_FETCH_CONCURRENCY = 64;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SIFT_RESTRICTED_FETCH_CONCURRENCY = 8;
-
-  /** Event and NDJSON streams one caller may hold open. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SIFT_FLEET_MAX_STREAMS = 32;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SIFT_RESTRICTED_MAX_STREAMS = 4;
-
-  /** Pages waiting for extraction before /v1/fetch answers 503 server_busy (the runner waits). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100_000)
-  SIFT_EXTRACT_QUEUE = 256;
-
-  /** A DNS lookup that takes longer fails with dns_error. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(120_000)
-  SIFT_DNS_TIMEOUT_MS = 5000;
-
-  /** DNS lookups one caller may have in flight; more wait for a slot (within the timeout). */
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(1024)
-  SIFT_DNS_PER_CALLER = 4;
-
-  /** A request's headers must arrive within this; its whole body within SIFT_REQUEST_TIMEOUT_MS. */
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(600_000)
-  SIFT_HEADERS_TIMEOUT_MS = 10_000;
-
-  @Type(() => Number)
-  @IsInt()
-  @Min(100)
-  @Max(3_600_000)
-  SIFT_REQUEST_TIMEOUT_MS = 60_000;
-
-  @IsOptional()
-  @IsIn(['fatal', 'error', 'warn', 'info', 'debug'])
-  SIFT_LOG_LEVEL = 'info';
-
-  /** Sent on every request sift makes (pages, robots.txt, webhooks). */
-  @IsOptional()
-  @IsString()
-  @MaxLength(200)
-  SIFT_USER_AGENT = `sift/${SIFT_VERSION}`;
-
-  /** The product token robots.txt groups are matched against (else the `*` group applies). */
-  @IsOptional()
-  @Matches(/^[A-Za-z_-]{1,64}$/, { message: 'SIFT_ROBOTS_AGENT must be a product token (letters, _ and -)' })
-  SIFT_ROBOTS_AGENT = 'sift';
-}
+export const SCHEMA = {
+  server: {
+    port: int({ env: 'PORT', default: 8080, min: 0, max: 65535 }, 'HTTP port'),
+    host: text(
+      { env: 'SIFT_HOST', default: '127.0.0.1', rules: [IsString(), MinLength(1)] },
+      'bind address; beyond loopback (e.g. `0.0.0.0`) only with tokens of 24+ characters',
+    ),
+    headersTimeoutMs: int(
+      { env: 'SIFT_HEADERS_TIMEOUT_MS', default: 10_000, min: 100, max: 600_000 },
+      "a request's headers must arrive within this (else 408)",
+    ),
+    requestTimeoutMs: int(
+      { env: 'SIFT_REQUEST_TIMEOUT_MS', default: 60_000, min: 100, max: 3_600_000 },
+      "a request's whole body must arrive within this (else 408); at least SIFT_HEADERS_TIMEOUT_MS",
+    ),
+    shutdownGraceMs: int(
+      { env: 'SIFT_SHUTDOWN_GRACE_MS', default: 10_000, min: 0, max: 600_000 },
+      'on SIGTERM, how long targets in flight may take to finish before they go back to pending',
+    ),
+    logLevel: text(
+      { env: 'SIFT_LOG_LEVEL', default: 'info', rules: [IsIn(['fatal', 'error', 'warn', 'info', 'debug'])] },
+      '`fatal`, `error`, `warn`, `info` or `debug`',
+    ),
+  },
+  callers: {
+    tokens: text(
+      {
+        env: 'SIFT_TOKENS',
+        default: '',
+        example: {
+          value: 'dev-token:dev:fleet',
+          note:
+            'A development token, for trying sift on this machine: replace it before exposing sift ' +
+            '(`npx sift token create CALLER --class restricted`).',
+        },
+        read: parseTokens,
+      },
+      '`token:caller:class`, comma separated; class `fleet` or `restricted`',
+    ),
+  },
+  database: {
+    dbPath: text(
+      { env: 'SIFT_DB', default: './data/sift.db', rules: [IsString(), MinLength(1)] },
+      'the SQLite file (its folder is created)',
+    ),
+    databaseUrl: text(
+      {
+        env: 'SIFT_DATABASE_URL',
+        default: undefined,
+        rules: [
+          IsOptional(),
+          Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'SIFT_DATABASE_URL must be a postgres:// URL' }),
+        ],
+        example: { value: 'postgres://sift@db.internal/sift' },
+        read: (v: string | undefined) => v || undefined,
+      },
+      '`postgres://…`: state in this PostgreSQL database, shared by every instance, instead of SIFT_DB',
+    ),
+    dbTimeoutMs: int(
+      { env: 'SIFT_DB_TIMEOUT_MS', default: 5000, min: 100, max: 600_000 },
+      'PostgreSQL: the longest a request waits for the database before 503 `storage_unavailable`; ' +
+        "also each statement's, lock wait's and idle transaction's limit on the server",
+    ),
+    dbWaitS: int(
+      { env: 'SIFT_DB_WAIT_S', default: 60, min: 0, max: 3600 },
+      'PostgreSQL: how long (s) start-up waits for the database to answer before it exits 1',
+    ),
+  },
+  cluster: {
+    heartbeatS: int(
+      { env: 'SIFT_HEARTBEAT_S', default: 2, min: 1, max: 60 },
+      "PostgreSQL: seconds between an instance's heartbeats",
+    ),
+    instanceTtlS: int(
+      { env: 'SIFT_INSTANCE_TTL_S', default: 10, min: 2, max: 3600 },
+      'PostgreSQL: an instance silent this long (s) is lost, and its targets are recovered',
+    ),
+  },
+  storage: {
+    cacheMaxBytes: int(
+      { env: 'SIFT_CACHE_MAX_BYTES', default: 256 * MiB, min: 0, bytes: true },
+      'page cache budget in bytes, least recently used pages evicted first',
+    ),
+    batchMaxBytes: int(
+      { env: 'SIFT_BATCH_MAX_BYTES', default: GiB, min: 0, bytes: true },
+      'stored batch results budget in bytes, oldest finished jobs evicted whole',
+    ),
+  },
+  batch: {
+    batchTtlS: int(
+      { env: 'SIFT_BATCH_TTL_S', default: 86400, min: 1 },
+      'a job is swept this long (s) after its last activity',
+    ),
+    batchMaxTtlS: int(
+      { env: 'SIFT_BATCH_MAX_TTL_S', default: 30 * 86400, min: 60 },
+      'the longest `ttl_s` a job may ask for (s; 30 days)',
+    ),
+    idemTtlS: int(
+      { env: 'SIFT_IDEM_TTL_S', default: 86400, min: 1 },
+      "how long (s) after a job's last activity its `Idempotency-Key` is honoured",
+    ),
+    maxLiveJobs: int(
+      { env: 'SIFT_MAX_LIVE_JOBS', default: 256, min: 1 },
+      'live (queued or running) jobs over all callers before 503 `server_busy`',
+    ),
+  },
+  runner: {
+    runnerConcurrency: int(
+      { env: 'SIFT_RUNNER_CONCURRENCY', default: 16, min: 1, max: 1024 },
+      'batch targets fetched at once',
+    ),
+    perHostConcurrency: int(
+      { env: 'SIFT_PER_HOST_CONCURRENCY', default: 4, min: 1, max: 1024 },
+      'of which at most this many per host',
+    ),
+  },
+  webhook: {
+    webhookRetryS: text(
+      {
+        env: 'SIFT_WEBHOOK_RETRY_S',
+        default: '5,30,120,600,3600',
+        rules: [
+          Matches(/^[1-9]\d{0,5}(,[1-9]\d{0,5}){0,31}$/, {
+            message:
+              'SIFT_WEBHOOK_RETRY_S must be seconds (at least 1), comma separated (e.g. 5,30,120,600,3600)',
+          }),
+        ],
+        read: (v: string) => v.split(',').map(Number),
+      },
+      'seconds before each retry, comma separated; the last repeats until SIFT_WEBHOOK_GIVE_UP_S',
+    ),
+    webhookGiveUpS: int(
+      { env: 'SIFT_WEBHOOK_GIVE_UP_S', default: 86400, min: 0 },
+      'a delivery not delivered this long (s) after its event is given up (`failed`)',
+    ),
+    webhookTimeoutMs: int(
+      { env: 'SIFT_WEBHOOK_TIMEOUT_MS', default: 10_000, min: 100, max: 120_000 },
+      'one attempt: connection, answer and the first 4 KiB of its body within this',
+    ),
+    webhookConcurrency: int(
+      { env: 'SIFT_WEBHOOK_CONCURRENCY', default: 16, min: 1, max: 1024 },
+      'deliveries an instance sends at once (one per job at a time, in seq order)',
+    ),
+  },
+  fetch: {
+    fleetAllow: text(
+      { env: 'SIFT_FLEET_ALLOW', default: '', read: parseCidrs },
+      'CIDRs fleet callers may reach although private or loopback (e.g. `10.0.0.0/8,fd00::/8`)',
+    ),
+    dnsTimeoutMs: int(
+      { env: 'SIFT_DNS_TIMEOUT_MS', default: 5000, min: 1, max: 120_000 },
+      'a DNS lookup that takes longer fails with `dns_error`',
+    ),
+    dnsPerCaller: int(
+      { env: 'SIFT_DNS_PER_CALLER', default: 4, min: 1, max: 1024 },
+      'DNS lookups one caller may have in flight; more wait for a slot (within the timeout)',
+    ),
+    userAgent: text(
+      {
+        env: 'SIFT_USER_AGENT',
+        default: `sift/${SIFT_VERSION}`,
+        shown: 'sift/<version>',
+        rules: [IsString(), MaxLength(200)],
+      },
+      'the User-Agent of every request sift makes (pages, robots.txt, webhooks)',
+    ),
+    robotsAgent: text(
+      {
+        env: 'SIFT_ROBOTS_AGENT',
+        default: 'sift',
+        rules: [
+          Matches(/^[A-Za-z_-]{1,64}$/, {
+            message: 'SIFT_ROBOTS_AGENT must be a product token (letters, _ and -)',
+          }),
+        ],
+      },
+      'the product token robots.txt groups are matched against (`*` applies when none names it)',
+    ),
+  },
+  extract: {
+    extractWorkers: int(
+      {
+        env: 'SIFT_EXTRACT_WORKERS',
+        default: -1,
+        min: -1,
+        max: 64,
+        read: (v: number): number | undefined => (v === -1 ? undefined : v),
+      },
+      'threads that extract pages (0: on the main thread; -1: one per core, at most 4)',
+    ),
+    extractQueue: int(
+      { env: 'SIFT_EXTRACT_QUEUE', default: 256, min: 1, max: 100_000 },
+      'pages waiting for extraction before `/v1/fetch` answers 503 `server_busy` (batches wait)',
+    ),
+  },
+  'limits.fleet': {
+    maxTargets: int(
+      { env: 'SIFT_FLEET_MAX_TARGETS', default: 10_000, min: 1, max: 1_000_000 },
+      'targets in one batch job',
+    ),
+    maxLiveJobs: int(
+      { env: 'SIFT_FLEET_MAX_LIVE_JOBS', default: 32, min: 1 },
+      'live jobs per caller before 429 `too_many_jobs`',
+    ),
+    outputCap: int(
+      { env: 'SIFT_FLEET_OUTPUT_CAP', default: 2 * MiB, min: 1, bytes: true },
+      'bytes of content per result',
+    ),
+    fetchConcurrency: int(
+      { env: 'SIFT_FLEET_FETCH_CONCURRENCY', default: 64, min: 1, max: 100_000 },
+      '`/v1/fetch` calls in flight per caller before 429 `too_many_requests`',
+    ),
+    maxStreams: int(
+      { env: 'SIFT_FLEET_MAX_STREAMS', default: 32, min: 1, max: 100_000 },
+      'open event or NDJSON streams per caller before 429 `too_many_requests`',
+    ),
+  },
+  'limits.restricted': {
+    maxTargets: int(
+      { env: 'SIFT_RESTRICTED_MAX_TARGETS', default: 1000, min: 1, max: 1_000_000 },
+      'targets in one batch job',
+    ),
+    maxLiveJobs: int(
+      { env: 'SIFT_RESTRICTED_MAX_LIVE_JOBS', default: 4, min: 1 },
+      'live jobs per caller before 429 `too_many_jobs`',
+    ),
+    outputCap: int(
+      { env: 'SIFT_RESTRICTED_OUTPUT_CAP', default: 256 * KiB, min: 1, bytes: true },
+      'bytes of content per result',
+    ),
+    fetchConcurrency: int(
+      { env: 'SIFT_RESTRICTED_FETCH_CONCURRENCY', default: 8, min: 1, max: 100_000 },
+      '`/v1/fetch` calls in flight per caller before 429 `too_many_requests`',
+    ),
+    maxStreams: int(
+      { env: 'SIFT_RESTRICTED_MAX_STREAMS', default: 4, min: 1, max: 100_000 },
+      'open event or NDJSON streams per caller before 429 `too_many_requests`',
+    ),
+  },
+};

@@ -1,7 +1,42 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config/app-config';
+import { isDeepStrictEqual } from 'node:util';
+import { type AppConfig, ConfigError, loadConfig } from '../../src/config/app-config';
+import { SCHEMA } from '../../src/config/env.schema';
+import type { Knob } from '../../src/config/knob';
 import { SIFT_VERSION } from '../../src/common/version';
+
+const ROOT = path.join(__dirname, '..', '..');
+
+/** Every knob with where AppConfig holds it: `port`, `limits.fleet.maxTargets`… */
+const KNOBS = Object.entries(SCHEMA).flatMap(([section, knobs]) =>
+  Object.entries(knobs).map(([name, knob]) => ({
+    knob: knob as Knob,
+    where: section.startsWith('limits.') ? `${section}.${name}` : name,
+  })),
+);
+
+/** AppConfig as a map from each knob's place to its value. */
+const placed = (c: AppConfig): Map<string, unknown> =>
+  new Map(
+    KNOBS.map(({ where }) => [
+      where,
+      where.split('.').reduce<unknown>((o, k) => (o as Record<string, unknown>)[k], c),
+    ]),
+  );
+
+/** A valid value other than the default, for the knobs that are not whole numbers. */
+const SAMPLES: Record<string, string> = {
+  SIFT_HOST: '127.0.0.2',
+  SIFT_LOG_LEVEL: 'debug',
+  SIFT_TOKENS: 'aaaaaaaaaa:alice:fleet',
+  SIFT_DB: './data/other.db',
+  SIFT_DATABASE_URL: 'postgres://sift@db.test/sift',
+  SIFT_WEBHOOK_RETRY_S: '1,2',
+  SIFT_FLEET_ALLOW: '10.0.0.0/8',
+  SIFT_USER_AGENT: 'probe/1.0',
+  SIFT_ROBOTS_AGENT: 'probebot',
+};
 
 describe('config', () => {
   it('has working defaults with an empty environment', () => {
@@ -62,7 +97,7 @@ describe('config', () => {
   });
 
   it('.env.example lists every variable with the same defaults as the code', () => {
-    const text = fs.readFileSync(path.join(__dirname, '../../.env.example'), 'utf8');
+    const text = fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8');
     const env: Record<string, string> = {};
     for (const line of text.split('\n')) {
       const m = /^([A-Z_0-9]+)=(.*)$/.exec(line);
@@ -75,7 +110,7 @@ describe('config', () => {
   });
 
   it('SIFT_USER_AGENT is sift/<the version of package.json> by default', () => {
-    const pkg = JSON.parse(fs.readFileSync(path.join(__dirname, '../../package.json'), 'utf8')) as {
+    const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as {
       version: string;
     };
     expect(SIFT_VERSION).toBe(pkg.version);
@@ -86,5 +121,39 @@ describe('config', () => {
     expect(loadConfig({ SIFT_WEBHOOK_RETRY_S: '1,2,3' }).webhookRetryS).toEqual([1, 2, 3]);
     for (const bad of ['0', '5,0', '5,,30', 'soon', '-1'])
       expect(() => loadConfig({ SIFT_WEBHOOK_RETRY_S: bad })).toThrow(/SIFT_WEBHOOK_RETRY_S/);
+  });
+
+  it('the schema names each variable and each place in AppConfig once', () => {
+    const envs = KNOBS.map((k) => k.knob.env);
+    const places = KNOBS.map((k) => k.where);
+    expect(envs.filter((e, i) => envs.indexOf(e) !== i)).toEqual([]);
+    expect(places.filter((p, i) => places.indexOf(p) !== i)).toEqual([]);
+    expect(Object.keys(SAMPLES).filter((e) => !envs.includes(e))).toEqual([]);
+  });
+
+  it.each(KNOBS.map((k) => [k.knob.env, k.where, k.knob] as const))(
+    '%s sets AppConfig.%s, and nothing else',
+    (env, where, knob) => {
+      const value = SAMPLES[env] ?? String(Number(knob.default) + 1);
+      const before = placed(loadConfig({}));
+      const after = placed(loadConfig({ [env]: value }));
+      const changed = [...after].filter(([k, v]) => !isDeepStrictEqual(v, before.get(k))).map(([k]) => k);
+      expect(changed).toEqual([where]);
+      if (knob.numeric && where !== 'extractWorkers') expect(after.get(where)).toBe(Number(value));
+    },
+  );
+
+  // A knob no suite turns may stop working unseen: it gets a test there, or becomes a constant.
+  it('every knob is set by a suite of the running app (test/e2e, test/medium), not only here', () => {
+    const suites = ['test/e2e', 'test/medium'].flatMap((dir) =>
+      fs
+        .readdirSync(path.join(ROOT, dir))
+        .filter((f) => f.endsWith('.spec.ts'))
+        .map((f) => fs.readFileSync(path.join(ROOT, dir, f), 'utf8')),
+    );
+    const untested = KNOBS.map((k) => k.knob.env).filter(
+      (env) => !suites.some((text) => new RegExp(`\\b${env}\\b'?\\s*:`).test(text)),
+    );
+    expect(untested).toEqual([]);
   });
 });

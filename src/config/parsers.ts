@@ -1,0 +1,56 @@
+import * as ipaddr from 'ipaddr.js';
+
+/** A configuration that must not start; its message names the variable. */
+export class ConfigError extends Error {}
+
+export type CallerClass = 'fleet' | 'restricted';
+
+export interface TokenEntry {
+  token: string;
+  caller: string;
+  callerClass: CallerClass;
+}
+
+export type Cidr = [ipaddr.IPv4 | ipaddr.IPv6, number];
+
+const items = (raw: string) =>
+  raw
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
+/** SIFT_TOKENS: `token:caller:class`, comma separated. A message never shows a token. */
+export function parseTokens(raw: string): TokenEntry[] {
+  const out: TokenEntry[] = [];
+  for (const item of items(raw)) {
+    const [token, caller, cls, ...rest] = item.split(':');
+    if (!token || !caller || rest.length > 0 || (cls !== 'fleet' && cls !== 'restricted')) {
+      throw new ConfigError(
+        `SIFT_TOKENS entry "${item.replace(/^[^:]*/, '***')}" is invalid: expected token:caller:fleet|restricted`,
+      );
+    }
+    if (token.length < 8)
+      throw new ConfigError(`SIFT_TOKENS: the token of caller "${caller}" is shorter than 8 characters`);
+    const other = out.find((t) => t.caller === caller && t.callerClass !== cls);
+    if (other) {
+      throw new ConfigError(
+        `SIFT_TOKENS gives caller "${caller}" both classes: a caller name has one class (give the other token another name)`,
+      );
+    }
+    out.push({ token, caller, callerClass: cls });
+  }
+  return out;
+}
+
+/** SIFT_FLEET_ALLOW: CIDRs, comma separated. */
+export function parseCidrs(raw: string): Cidr[] {
+  return items(raw).map((c) => {
+    try {
+      return ipaddr.parseCIDR(c);
+    } catch {
+      throw new ConfigError(
+        `SIFT_FLEET_ALLOW entry "${c}" is not a CIDR (for example 10.0.0.0/8 or fd00::/8)`,
+      );
+    }
+  });
+}
