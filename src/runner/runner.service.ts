@@ -138,10 +138,15 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     }
     for (const job of this.jobs.values()) for (const ac of job.inFlight.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
-    for (const job of this.jobs.values()) {
-      await this.recovery
-        .returnInFlight(job.id, this.instance.id)
-        .catch((err: Error) => this.log.warn(`at shutdown: ${err.message}`));
+    // Every target the database says this instance holds, not only those of the jobs still listed
+    // here: a job whose last targets were aborted has left the list.
+    try {
+      const held = await this.reader.targets.targetsHeldBy(this.instance.id);
+      for (const jobId of new Set(held.map((t) => t.jobId))) {
+        await this.recovery.returnInFlight(jobId, this.instance.id);
+      }
+    } catch (err) {
+      this.log.warn(`at shutdown: ${(err as Error).message}`);
     }
     this.jobs.clear();
     await this.instance.stop();

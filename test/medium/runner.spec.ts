@@ -1,7 +1,8 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { SchedulerRegistry } from '@nestjs/schedule';
-import { BatchStore, type BatchJob } from '../../src/dcache';
+import { BatchReader, BatchStore, type BatchJob } from '../../src/dcache';
+import { InstanceService } from '../../src/cluster/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, TestClock } from '../support/app';
@@ -210,5 +211,31 @@ describe('runner over HTTP fixtures', () => {
     expect(s.status).toBe('done');
     expect(b.targets_done).toBeLessThan(64);
     await http().delete(`/v1/batch/${big.body.id}`).set(fleet);
+  });
+});
+
+describe('runner stop', () => {
+  it("a job's last targets in flight at stop go back to pending, not left running under the stopped instance", async () => {
+    const held: (() => void)[] = [];
+    const fx = await new Fixture({
+      '/hold/*': (req, res) => held.push(() => send(200, 'text/html', html('<p>late</p>'))(req, res)),
+    }).start();
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+    try {
+      const sub = await request(app.getHttpServer())
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url('/hold/1') }, { url: fx.url('/hold/2') }] });
+      // Both targets, the job's last, are in flight: nothing of the job is left to claim.
+      await waitUntil(() => (held.length === 2 ? true : undefined), 'both targets in flight');
+      await app.get(RunnerService).stop(0);
+      const targets = await app.get(BatchStore).batchTargets(sub.body.id);
+      expect(targets?.map((t) => t.status)).toEqual(['pending', 'pending']);
+      expect(await app.get(BatchReader).targets.targetsHeldBy(app.get(InstanceService).id)).toEqual([]);
+    } finally {
+      held.forEach((answer) => answer());
+      await app.close();
+      await fx.stop();
+    }
   });
 });
