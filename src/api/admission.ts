@@ -35,8 +35,7 @@ export class Admission {
         'too_many_requests',
         `${caller.name} already has ${cap} ${what}, the most a ${caller.callerClass} caller may`,
         hint,
-        { 'Retry-After': '1' },
-      );
+      ).retryAfter(1);
     }
     counts.set(key, n + 1);
     let left = false;

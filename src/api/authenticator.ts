@@ -18,10 +18,7 @@ const unauthorized = (message: string) =>
     'unauthorized',
     message,
     'send "Authorization: Bearer <token>" with a token sift knows',
-    {
-      'WWW-Authenticate': 'Bearer',
-    },
-  );
+  ).withHeader('WWW-Authenticate', 'Bearer');
 
 /**
  * A caller name that appears with two classes, across SIFT_TOKENS and the clients table, or

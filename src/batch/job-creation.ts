@@ -74,13 +74,15 @@ export async function checkLiveJobs(tx: Tx, caller: Caller, limits: SubmitLimits
       'too_many_jobs',
       `${caller.name} already has ${limits.callerLiveJobs} live jobs`,
       'wait for a job to finish (or cancel one) and submit again',
-      { 'Retry-After': '10' },
-    );
+    ).retryAfter(10);
   }
   if ((await tx.jobs.liveBatchJobsTotal()) >= limits.totalLiveJobs) {
-    throw new SiftError(503, 'server_busy', 'sift is running as many jobs as it may', 'submit again later', {
-      'Retry-After': '30',
-    });
+    throw new SiftError(
+      503,
+      'server_busy',
+      'sift is running as many jobs as it may',
+      'submit again later',
+    ).retryAfter(30);
   }
 }
 

@@ -10,9 +10,22 @@ export class SiftError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly hint: string,
-    readonly headers: Record<string, string> = {},
   ) {
     super(message);
+  }
+
+  /** Headers the answer carries besides the envelope. */
+  readonly headers: Record<string, string> = {};
+
+  /** A header on the answer. */
+  withHeader(name: string, value: string): this {
+    this.headers[name] = value;
+    return this;
+  }
+
+  /** Retry-After (seconds) on the answer. */
+  retryAfter(s: number): this {
+    return this.withHeader('Retry-After', String(s));
   }
 
   toJSON(): { code: string; message: string; hint: string } {
@@ -99,8 +112,7 @@ export const storageFull = () =>
     'storage_full',
     'the database is full: nothing was written, and nothing stored before was lost',
     'try again later; the operator must free disk space or raise the database size limit',
-    { 'Retry-After': '30' },
-  );
+  ).retryAfter(30);
 
 /** Set on errors the PostgreSQL driver raised (dcache/database.ts marks them). */
 export const DATABASE_ERROR = Symbol.for('sift.databaseError');
@@ -153,5 +165,4 @@ export const storageUnavailable = () =>
     'storage_unavailable',
     'the database cannot be reached now: nothing was written by this request, and nothing stored before was lost',
     'try again in a few seconds; the operator should check the database server',
-    { 'Retry-After': '5' },
-  );
+  ).retryAfter(5);

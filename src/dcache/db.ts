@@ -61,15 +61,18 @@ export class Tx {
   readonly deliveries: DeliveryRepository;
   readonly instances: InstanceRepository;
 
+  /** The Kysely transaction: use it, never the Db's handle, until fn returns. */
+  readonly q: Kysely<DB>;
+  /** On PostgreSQL (several instances may share the database), else SQLite (one process). */
+  readonly pg: boolean;
+  private readonly committed: (() => void)[];
+
   constructor(
     opening: typeof OPENING,
-    /** The Kysely transaction: use it, never the Db's handle, until fn returns. */
-    readonly q: Kysely<DB>,
-    /** On PostgreSQL (several instances may share the database), else SQLite (one process). */
-    readonly pg: boolean,
-    misses: BatchStoreMisses,
-    private readonly committed: (() => void)[],
+    t: { q: Kysely<DB>; pg: boolean; misses: BatchStoreMisses; committed: (() => void)[] },
   ) {
+    ({ q: this.q, pg: this.pg, committed: this.committed } = t);
+    const misses = t.misses;
     if (opening !== OPENING) throw new Error('a Tx is opened by Db.transaction only');
     this.jobs = new JobRepository(this, misses);
     this.targets = new TargetRepository(this, misses);
@@ -137,7 +140,7 @@ export class Db {
 
   private attempt<T>(fn: (tx: Tx) => Promise<T>, committed: (() => void)[], durable: boolean): Promise<T> {
     const run = (trx: Kysely<DB>) => {
-      const tx = new Tx(OPENING, trx, this.pg, this.misses, committed);
+      const tx = new Tx(OPENING, { q: trx, pg: this.pg, misses: this.misses, committed });
       return this.current.run(tx, () => fn(tx));
     };
     // PostgreSQL commits durably already (synchronous_commit on).

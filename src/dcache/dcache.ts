@@ -33,22 +33,36 @@ export class Dcache {
   /** Whether the database answered the last look (the instance's heartbeat, on PostgreSQL). */
   private up = true;
 
-  constructor(
-    readonly backend: Backend,
-    /** The SQLite handle; undefined on PostgreSQL. */
-    readonly sqlite: Database.Database | undefined,
-    readonly db: Kysely<DB>,
-    /** Transactions and readers on db. */
-    readonly database: Db,
-    /** The seed's store, on database. */
-    readonly batch: BatchStore,
-    readonly cache: ContentCache,
-    readonly clients: ClientStore,
-    readonly hosts: HostStore,
-    /** The PostgreSQL URL (undefined on SQLite). */
-    private readonly url?: string,
-    private readonly limits: PgLimits = DEFAULT_PG_LIMITS,
-  ) {}
+  readonly backend: Backend;
+  /** The SQLite handle; undefined on PostgreSQL. */
+  readonly sqlite: Database.Database | undefined;
+  readonly db: Kysely<DB>;
+  /** Transactions and readers on db. */
+  readonly database: Db;
+  /** The seed's store, on database. */
+  readonly batch: BatchStore;
+  readonly cache: ContentCache;
+  readonly clients: ClientStore;
+  readonly hosts: HostStore;
+  /** The PostgreSQL URL (undefined on SQLite). */
+  private readonly url?: string;
+  private readonly limits: PgLimits;
+
+  constructor(parts: {
+    backend: Backend;
+    sqlite: Database.Database | undefined;
+    db: Kysely<DB>;
+    url?: string;
+    limits?: PgLimits;
+    cache: ContentCache;
+  }) {
+    ({ backend: this.backend, sqlite: this.sqlite, db: this.db, url: this.url, cache: this.cache } = parts);
+    this.limits = parts.limits ?? DEFAULT_PG_LIMITS;
+    this.database = new Db(this.db);
+    this.batch = new BatchStore(this.database);
+    this.clients = new ClientStore(this.db);
+    this.hosts = new HostStore(this.db);
+  }
 
   /** Every table's reader, for code that only reads. */
   get reader(): BatchReader {
@@ -182,19 +196,7 @@ export async function openDcache(
     if (backend === 'sqlite') await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
-    const database = new Db(db);
-    return new Dcache(
-      backend,
-      sqlite,
-      db,
-      database,
-      new BatchStore(database),
-      cache,
-      new ClientStore(db),
-      new HostStore(db),
-      opts.url,
-      limits,
-    );
+    return new Dcache({ backend, sqlite, db, url: opts.url, limits, cache });
   } catch (err) {
     await db.destroy();
     throw err;

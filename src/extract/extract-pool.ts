@@ -72,8 +72,7 @@ export const serverBusy = () =>
     'server_busy',
     'sift has as many pages waiting for extraction as it may queue',
     'try again in a few seconds',
-    { 'Retry-After': '5' },
-  );
+  ).retryAfter(5);
 
 /**
  * Extraction off the event loop: a few worker threads (a second core does the DOM work while the

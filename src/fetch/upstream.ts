@@ -99,8 +99,7 @@ export const hostBackoff = (host: string, ms: number) => {
     'host_backoff',
     `${host} asked to be left alone for ${s} more s (it answered 429 or 503 with Retry-After)`,
     'try again after Retry-After; batch targets of this host wait by themselves',
-    { 'Retry-After': String(s) },
-  );
+  ).retryAfter(s);
 };
 
 /** Waits ms, or rejects as soon as `signal` aborts. */
