@@ -130,7 +130,11 @@ export class BatchController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<string | undefined> {
     if (!wants(req, 'application/x-ndjson')) {
-      const page = await this.batch.resultsJson(caller, id, q.after ?? -1, q.limit ?? 100, q.verdict);
+      const page = await this.batch.resultsJson(caller, id, {
+        after: q.after ?? -1,
+        limit: q.limit ?? 100,
+        verdict: q.verdict,
+      });
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       return page;
     }

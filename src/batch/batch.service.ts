@@ -150,10 +150,9 @@ export class BatchService {
   async resultsJson(
     caller: Caller,
     id: string,
-    after: number,
-    limit: number,
-    verdict?: string,
+    range: { after: number; limit: number; verdict?: string },
   ): Promise<string> {
+    const { after, limit, verdict } = range;
     await this.own(caller, id);
     let n = 0;
     let total = 0;

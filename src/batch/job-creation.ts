@@ -45,12 +45,11 @@ export interface SubmitLimits {
 /** The job an idempotency key was first used for; 409 when it was for another request. */
 export async function replayOf(
   tx: Tx,
-  caller: Caller,
-  idemKey: string,
-  fingerprint: string,
+  ask: { caller: Caller; idemKey: string; fingerprint: string },
   limits: SubmitLimits,
   now: number,
 ): Promise<BatchJob | undefined> {
+  const { caller, idemKey, fingerprint } = ask;
   if (!idemKey) return undefined;
   const existing = await tx.jobs.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
   if (!existing) return undefined;
@@ -126,9 +125,14 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
       dupOf: t.dupOf ?? null,
     })),
   );
-  await events.append(tx, id, 'batch.queued', now, { targets_total: draft.targets.length });
+  await events.append(
+    tx,
+    { jobId: id, type: 'batch.queued', at: now },
+    { targets_total: draft.targets.length },
+  );
   for (const [idx, t] of draft.targets.entries()) {
-    if (t.failed) await events.append(tx, id, 'target.failed', now, { idx, code: t.failed.code });
+    if (t.failed)
+      await events.append(tx, { jobId: id, type: 'target.failed', at: now }, { idx, code: t.failed.code });
   }
   const job = (await tx.jobs.batchJob(id))!;
   return job.targetsDone >= job.targetsTotal ? events.end(tx, job, now) : job;
@@ -143,10 +147,9 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
 export async function retryDraft(
   tx: Tx,
   parentId: string,
-  caller: Caller,
-  idemKey: string,
-  fingerprint: string,
+  ask: { caller: Caller; idemKey: string; fingerprint: string },
 ): Promise<JobDraft | undefined> {
+  const { caller, idemKey, fingerprint } = ask;
   const parent = await tx.jobs.batchJob(parentId);
   if (!parent) return undefined;
   if (isLiveJob(parent.status)) {

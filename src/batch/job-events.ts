@@ -34,7 +34,12 @@ export class JobEvents {
    * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
    * Returns the job's targets left, as the event's insert read them.
    */
-  async append(tx: Tx, jobId: string, type: EventType, at: number, data: object = {}): Promise<number> {
+  async append(
+    tx: Tx,
+    event: { jobId: string; type: EventType; at: number },
+    data: object = {},
+  ): Promise<number> {
+    const { jobId, type, at } = event;
     const { seq, left } = await tx.events.appendEvent(
       { jobId, type, at, data },
       { channel: JOBS_CHANNEL, payload: `${type}:${jobId}` },
@@ -58,10 +63,14 @@ export class JobEvents {
     const status = finalStatus(job.targetsTotal, failed);
     const error = status === 'failed' ? 'every target failed' : '';
     await tx.jobs.setBatchJobStatus({ id: job.id, status, error, now });
-    await this.append(tx, job.id, terminalEvent(status), now, {
-      targets_total: job.targetsTotal,
-      targets_failed: failed,
-    });
+    await this.append(
+      tx,
+      { jobId: job.id, type: terminalEvent(status), at: now },
+      {
+        targets_total: job.targetsTotal,
+        targets_failed: failed,
+      },
+    );
     return { ...job, status, error, lease: now };
   }
 }

@@ -34,6 +34,14 @@ export type TargetOutcome =
   | { kind: 'done'; result: string; verdict?: string }
   | { kind: 'failed'; code: string; message: string; hint: string };
 
+/** A target's outcome as `holder` reports it. */
+export interface ResultRecord {
+  jobId: string;
+  idx: number;
+  holder: string;
+  outcome: TargetOutcome;
+}
+
 /**
  * Every change of a job's or a target's status, each in one transaction with its events, and the
  * signals (runner, event streams) sent only once that transaction has committed. Nothing else
@@ -75,7 +83,7 @@ export class JobLifecycle {
   ): Promise<{ job: BatchJob; replayed: boolean }> {
     await lockSubmits(tx);
     const now = this.clock.now();
-    const earlier = await replayOf(tx, draft.caller, draft.idemKey, draft.fingerprint, limits, now);
+    const earlier = await replayOf(tx, draft, limits, now);
     if (earlier) return { job: earlier, replayed: true };
     await checkLiveJobs(tx, draft.caller, limits);
     return { job: await this.create(tx, draft), replayed: false };
@@ -97,9 +105,9 @@ export class JobLifecycle {
     const fingerprint = fingerprintOf({ retry_of: parentId });
     return this.db.transaction(async (tx) => {
       await lockSubmits(tx);
-      const earlier = await replayOf(tx, caller, idemKey, fingerprint, limits, this.clock.now());
+      const earlier = await replayOf(tx, { caller, idemKey, fingerprint }, limits, this.clock.now());
       if (earlier) return { job: earlier, replayed: true };
-      const retried = await retryDraft(tx, parentId, caller, idemKey, fingerprint);
+      const retried = await retryDraft(tx, parentId, { caller, idemKey, fingerprint });
       if (!retried) return undefined;
       await checkLiveJobs(tx, caller, limits);
       const job = await this.create(tx, retried);
@@ -125,17 +133,15 @@ export class JobLifecycle {
     limit: number,
     perHost = Number.MAX_SAFE_INTEGER,
   ): Promise<Claim | undefined> {
-    return this.db.transaction((tx) => this.claimIn(tx, jobId, holder, limit, perHost));
+    return this.db.transaction((tx) => this.claimIn(tx, { jobId, holder, limit, perHost }));
   }
 
   /** What claim does, inside the caller's transaction. */
   async claimIn(
     tx: Tx,
-    jobId: string,
-    holder: string,
-    limit: number,
-    perHost = Number.MAX_SAFE_INTEGER,
+    ask: { jobId: string; holder: string; limit: number; perHost?: number },
   ): Promise<Claim | undefined> {
+    const { jobId, holder, limit, perHost = Number.MAX_SAFE_INTEGER } = ask;
     const now = this.clock.now();
     let job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
@@ -150,7 +156,7 @@ export class JobLifecycle {
     if (!job || !isLiveJob(job.status)) return undefined;
     // Instances claiming at once all read "queued": only the one whose update moves it says so.
     if (targets.length > 0 && job.status === 'queued' && (await tx.jobs.startBatchJob(jobId, now))) {
-      await this.events.append(tx, jobId, 'batch.running', now);
+      await this.events.append(tx, { jobId: jobId, type: 'batch.running', at: now });
     }
     return { targets, more: await tx.targets.hasPending(jobId) };
   }
@@ -174,10 +180,7 @@ export class JobLifecycle {
    * Several results, each as recordResult writes it, in one transaction (a commit per result was
    * a tenth of the runner's time): whether each was written.
    */
-  async recordResults(
-    results: { jobId: string; idx: number; holder: string; outcome: TargetOutcome }[],
-    opts: { durable?: boolean } = {},
-  ): Promise<boolean[]> {
+  async recordResults(results: ResultRecord[], opts: { durable?: boolean } = {}): Promise<boolean[]> {
     const now = this.clock.now();
     // Written in job order, each job's row taken before its targets: two transactions taking the
     // same jobs' rows in opposite orders would deadlock (PostgreSQL).
@@ -188,20 +191,14 @@ export class JobLifecycle {
       for (const i of order) {
         const r = results[i];
         if (r.jobId !== locked) await lockJob(tx, (locked = r.jobId));
-        written[i] = await this.recordIn(tx, r.jobId, r.idx, r.holder, r.outcome, now);
+        written[i] = await this.recordIn(tx, r, now);
       }
       return written;
     }, opts);
   }
 
-  private async recordIn(
-    tx: Tx,
-    jobId: string,
-    idx: number,
-    holder: string,
-    outcome: TargetOutcome,
-    now: number,
-  ): Promise<boolean> {
+  private async recordIn(tx: Tx, r: ResultRecord, now: number): Promise<boolean> {
+    const { jobId, idx, holder, outcome } = r;
     // Written only while the job runs and `holder` still holds the target: one taken back (cancel,
     // restart, recovery of a lost instance) is another's now, or pending again. One statement: the
     // job's status is checked in the update itself.
@@ -219,8 +216,12 @@ export class JobLifecycle {
     for (const i of [idx, ...dups]) {
       left =
         outcome.kind === 'done'
-          ? await this.events.append(tx, jobId, 'target.done', now, { idx: i })
-          : await this.events.append(tx, jobId, 'target.failed', now, { idx: i, code: outcome.code });
+          ? await this.events.append(tx, { jobId: jobId, type: 'target.done', at: now }, { idx: i })
+          : await this.events.append(
+              tx,
+              { jobId: jobId, type: 'target.failed', at: now },
+              { idx: i, code: outcome.code },
+            );
     }
     if (left <= 0) await this.events.end(tx, (await tx.jobs.batchJob(jobId))!, now);
     return true;
@@ -282,7 +283,11 @@ export class JobLifecycle {
       }
       await tx.targets.resetTargets({ jobId, from: ['running'], now });
       await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
-      await this.events.append(tx, jobId, 'batch.cancelled', now, { targets_done: job.targetsDone });
+      await this.events.append(
+        tx,
+        { jobId: jobId, type: 'batch.cancelled', at: now },
+        { targets_done: job.targetsDone },
+      );
       tx.onCommit(() => this.signals.cancelled(jobId));
       return { job: (await tx.jobs.batchJob(jobId))!, changed: true };
     }, DURABLE);

@@ -70,10 +70,14 @@ export class JobRecovery {
       await tx.deliveries.releaseDeliveries();
       for (const job of live) {
         if (job.onRestart === 'fail') {
-          await this.events.append(tx, job.id, 'batch.failed', now, {
-            status: 'failed',
-            error: SERVER_RESTARTED,
-          });
+          await this.events.append(
+            tx,
+            { jobId: job.id, type: 'batch.failed', at: now },
+            {
+              status: 'failed',
+              error: SERVER_RESTARTED,
+            },
+          );
         } else if (job.onRestart === 'retry') {
           const reset = await tx.targets.resetTargets({
             jobId: job.id,
@@ -82,10 +86,14 @@ export class JobRecovery {
           });
           if (job.status === 'running') {
             await tx.jobs.setBatchJobStatus({ id: job.id, status: 'queued', now });
-            await this.events.append(tx, job.id, 'batch.requeued', now, {
-              policy: 'retry',
-              targets_reset: reset,
-            });
+            await this.events.append(
+              tx,
+              { jobId: job.id, type: 'batch.requeued', at: now },
+              {
+                policy: 'retry',
+                targets_reset: reset,
+              },
+            );
             report.requeued++;
           } else {
             await tx.jobs.touchBatchJob(job.id, now);
@@ -95,10 +103,14 @@ export class JobRecovery {
           const reset = await tx.targets.resetTargets({ jobId: job.id, from: ['running'], now });
           await tx.jobs.touchBatchJob(job.id, now);
           if (job.status === 'running') {
-            await this.events.append(tx, job.id, 'batch.requeued', now, {
-              policy: 'resume',
-              targets_reset: reset,
-            });
+            await this.events.append(
+              tx,
+              { jobId: job.id, type: 'batch.requeued', at: now },
+              {
+                policy: 'resume',
+                targets_reset: reset,
+              },
+            );
             report.resumed++;
           }
         }
@@ -161,10 +173,14 @@ export class JobRecovery {
             message: 'the instance running this target was lost',
             hint: 'submit the job again, or use on_restart "resume" or "retry" for jobs that must survive the loss of an instance',
           });
-          await this.events.append(tx, jobId, 'batch.failed', now, {
-            status: 'failed',
-            error: INSTANCE_LOST,
-          });
+          await this.events.append(
+            tx,
+            { jobId: jobId, type: 'batch.failed', at: now },
+            {
+              status: 'failed',
+              error: INSTANCE_LOST,
+            },
+          );
           report.failed++;
         } else if (policy === 'retry') {
           const reset = await tx.targets.resetTargets({
@@ -173,20 +189,28 @@ export class JobRecovery {
             now,
           });
           await tx.jobs.setBatchJobStatus({ id: jobId, status: 'queued', now });
-          await this.events.append(tx, jobId, 'batch.requeued', now, {
-            policy,
-            targets_reset: reset,
-            instance: lost,
-          });
+          await this.events.append(
+            tx,
+            { jobId: jobId, type: 'batch.requeued', at: now },
+            {
+              policy,
+              targets_reset: reset,
+              instance: lost,
+            },
+          );
           report.requeued++;
         } else {
           await tx.targets.resetTargets({ jobId, from: ['running'], now, holder: lost });
           await tx.jobs.touchBatchJob(jobId, now);
-          await this.events.append(tx, jobId, 'batch.requeued', now, {
-            policy,
-            targets_reset: held,
-            instance: lost,
-          });
+          await this.events.append(
+            tx,
+            { jobId: jobId, type: 'batch.requeued', at: now },
+            {
+              policy,
+              targets_reset: held,
+              instance: lost,
+            },
+          );
           report.resumed++;
         }
         tx.onCommit(() => this.signals.submitted(jobId));

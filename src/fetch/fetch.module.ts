@@ -36,7 +36,7 @@ export const RESOLVER = Symbol('RESOLVER');
     {
       provide: Upstream,
       useFactory: (fetcher: Fetcher, robots: Robots, hosts: HostStore, clock: Clock, config: AppConfig) =>
-        new Upstream(fetcher, robots, hosts, clock, config.perHostConcurrency),
+        new Upstream({ fetcher, robots, hosts, clock, perHostConcurrency: config.perHostConcurrency }),
       inject: [Fetcher, Robots, HostStore, Clock, AppConfig],
     },
   ],

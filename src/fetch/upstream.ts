@@ -32,14 +32,20 @@ export class Upstream {
   /** Upstream fetches per host in this process: the limit for all work together. */
   private readonly slots: HostSlots;
 
-  constructor(
-    private readonly fetcher: Fetcher,
-    private readonly robots: Robots,
-    private readonly hosts: HostStore,
-    private readonly clock: Clock,
-    perHostConcurrency: number,
-  ) {
-    this.slots = new HostSlots(perHostConcurrency);
+  private readonly fetcher: Fetcher;
+  private readonly robots: Robots;
+  private readonly hosts: HostStore;
+  private readonly clock: Clock;
+
+  constructor(parts: {
+    fetcher: Fetcher;
+    robots: Robots;
+    hosts: HostStore;
+    clock: Clock;
+    perHostConcurrency: number;
+  }) {
+    ({ fetcher: this.fetcher, robots: this.robots, hosts: this.hosts, clock: this.clock } = parts);
+    this.slots = new HostSlots(parts.perHostConcurrency);
   }
 
   async get(req: UpstreamRequest): Promise<RawPage> {

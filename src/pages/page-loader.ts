@@ -63,14 +63,28 @@ const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
 export class PageLoader {
   private readonly log = new Logger('fetch');
 
-  constructor(
-    private readonly upstream: Upstream,
-    private readonly extractor: ExtractPool,
-    private readonly cache: ContentCache,
-    private readonly clock: Clock,
-    /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
-    private readonly storeCap: number,
-  ) {}
+  private readonly upstream: Upstream;
+  private readonly extractor: ExtractPool;
+  private readonly cache: ContentCache;
+  private readonly clock: Clock;
+  /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
+  private readonly storeCap: number;
+
+  constructor(parts: {
+    upstream: Upstream;
+    extractor: ExtractPool;
+    cache: ContentCache;
+    clock: Clock;
+    storeCap: number;
+  }) {
+    ({
+      upstream: this.upstream,
+      extractor: this.extractor,
+      cache: this.cache,
+      clock: this.clock,
+      storeCap: this.storeCap,
+    } = parts);
+  }
 
   async load(req: PageRequest): Promise<Page> {
     const { caller, stale, format } = req;

@@ -28,13 +28,13 @@ import { PageService } from './page.service';
         clock: Clock,
         config: AppConfig,
       ) =>
-        new PageLoader(
+        new PageLoader({
           upstream,
-          pool,
+          extractor: pool,
           cache,
           clock,
-          Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
-        ),
+          storeCap: Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
+        }),
       inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig],
     },
     PageService,

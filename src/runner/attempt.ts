@@ -30,13 +30,14 @@ export type AttemptOutcome = TargetOutcome | { kind: 'deferred' };
  * and instance by the PageService: the target is deferred, not failed, and claimed again once
  * the pause ends. Undefined when the signal aborted it: nothing is to be written.
  */
-export async function attempt(
-  fetcher: PageService,
-  caller: Caller,
-  t: PendingTarget,
-  signal: AbortSignal,
-  log: Logger,
-): Promise<AttemptOutcome | undefined> {
+export async function attempt(a: {
+  pages: PageService;
+  caller: Caller;
+  target: PendingTarget;
+  signal: AbortSignal;
+  log: Logger;
+}): Promise<AttemptOutcome | undefined> {
+  const { pages: fetcher, caller, target: t, signal, log } = a;
   const mayDefer = (t.deferrals ?? 0) < MAX_DEFERRALS;
   const params = { ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>), url: t.url };
   for (let n = 0; ; n++) {

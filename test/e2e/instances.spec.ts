@@ -192,7 +192,10 @@ describe('several instances on one PostgreSQL database', () => {
         { idemTtlS: 60, callerLiveJobs: 10, totalLiveJobs: 100 },
       );
       await tx.instances.registerInstance({ id: 'ghost', host: 'gone', now: 1 });
-      return { id: submitted.id, claimed: (await life.claimIn(tx, submitted.id, 'ghost', 2))!.targets };
+      return {
+        id: submitted.id,
+        claimed: (await life.claimIn(tx, { jobId: submitted.id, holder: 'ghost', limit: 2 }))!.targets,
+      };
     });
     const sub = { body: { id } };
     expect(claimed.map((t) => t.idx)).toEqual([0, 1]);
