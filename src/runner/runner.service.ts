@@ -12,6 +12,7 @@ import { JobLifecycle } from '../batch/job-lifecycle';
 import { JobRecovery } from '../batch/job-recovery';
 import { JobSignals } from '../batch/job-signals';
 import { PageService } from '../pages/page.service';
+import { SerialPass } from '../common/serial-pass';
 import { untilStored } from '../common/until-stored';
 import { attempt, type PendingTarget } from './attempt';
 import { ResultWriter } from './result-writer';
@@ -37,8 +38,10 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private readonly tasks = new Set<Promise<void>>();
   private rr = 0;
   private inFlight = 0;
-  private pumping = false;
-  private again = false;
+  private readonly filling = new SerialPass(
+    () => this.fill(),
+    (err) => this.log.error(`dispatch failed: ${err.message}`),
+  );
   private stopped = true;
   /** Free slots a claim waits for while targets are in flight: a quarter of the pool. */
   private get claimAtLeast(): number {
@@ -166,20 +169,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Fills free slots, one target per job in turn. Re-entrant calls fold into one more pass. */
   private pump(): void {
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    void this.fill()
-      .catch((err: Error) => this.log.error(`dispatch failed: ${err.message}`))
-      .finally(() => {
-        this.pumping = false;
-        if (this.again) {
-          this.again = false;
-          this.pump();
-        }
-      });
+    this.filling.run();
   }
 
   private async fill(): Promise<void> {

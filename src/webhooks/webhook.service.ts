@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Injectable, Logger, type BeforeApplicationShutdown } from '@nestjs/common';
 import { AppConfig, type CallerClass } from '../config/app-config';
+import { SerialPass } from '../common/serial-pass';
 import { untilStored } from '../common/until-stored';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
@@ -40,8 +41,10 @@ export class WebhookService implements BeforeApplicationShutdown {
   /** Jobs whose sending waits a moment for their next event (see sendJob), and how to wake each. */
   private readonly waiting = new Map<string, () => void>();
   private stopped = true;
-  private pumping = false;
-  private again = false;
+  private readonly filling = new SerialPass(
+    () => this.fill(),
+    (err) => this.log.error(`claiming deliveries failed: ${err.message}`),
+  );
   private timer?: NodeJS.Timeout;
   /** This instance's id: what it holds while sending is marked with it. */
   private holder = '';
@@ -91,21 +94,7 @@ export class WebhookService implements BeforeApplicationShutdown {
 
   /** Takes due deliveries up to the free slots. Re-entrant calls fold into one more pass. */
   pump(): void {
-    if (this.stopped) return;
-    if (this.pumping) {
-      this.again = true;
-      return;
-    }
-    this.pumping = true;
-    void this.fill()
-      .catch((err: Error) => this.log.error(`claiming deliveries failed: ${err.message}`))
-      .finally(() => {
-        this.pumping = false;
-        if (this.again) {
-          this.again = false;
-          this.pump();
-        }
-      });
+    if (!this.stopped) this.filling.run();
   }
 
   private async fill(): Promise<void> {
