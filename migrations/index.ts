@@ -1,13 +1,23 @@
 import type { Migration } from 'kysely';
 import * as m0001 from './0001-batch-store';
 import * as m0002 from './0002-instances';
-import * as m0003 from './0003-pipelines';
-import * as m0004 from './0004-good-citizen';
+import * as m0003 from './0003-job-ttl-retries-webhooks';
+import * as m0004 from './0004-robots-and-host-state';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
   '0001-batch-store': m0001,
   '0002-instances': m0002,
-  '0003-pipelines': m0003,
-  '0004-good-citizen': m0004,
+  '0003-job-ttl-retries-webhooks': m0003,
+  '0004-robots-and-host-state': m0004,
+};
+
+/**
+ * Migrations named once after when they were written, now after what they hold. A database that
+ * applied one under its old name has the row renamed before migrating (see dcache's migrate), so
+ * it is not applied twice.
+ */
+export const RENAMED: Record<string, string> = {
+  '0003-pipelines': '0003-job-ttl-retries-webhooks',
+  '0004-good-citizen': '0004-robots-and-host-state',
 };

@@ -16,7 +16,7 @@ import {
   type MigrationProvider,
 } from 'kysely';
 import { Client, Pool, types as pgTypes, type ClientConfig, type PoolConfig } from 'pg';
-import { migrations as allMigrations } from '../../migrations';
+import { migrations as allMigrations, RENAMED } from '../../migrations';
 import { DATABASE_ERROR } from '../common/errors';
 import type { DB } from './schema';
 
@@ -259,6 +259,7 @@ class StaticMigrationProvider implements MigrationProvider {
 
 /** Applies every pending migration in one transaction; any failure rolls all of them back and rejects. */
 export async function migrate(db: Kysely<any>, migrations: Record<string, Migration> = allMigrations) {
+  await renameApplied(db);
   const migrator = new Migrator({ db, provider: new StaticMigrationProvider(migrations) });
   const { error, results } = await migrator.migrateToLatest();
   if (error) {
@@ -267,4 +268,13 @@ export async function migrate(db: Kysely<any>, migrations: Record<string, Migrat
     throw new Error(`migration ${failed ?? '(unknown)'} failed: ${reason}`);
   }
   return results ?? [];
+}
+
+/** Rows of migrations applied under an old name (see RENAMED) take the new one. */
+async function renameApplied(db: Kysely<any>): Promise<void> {
+  const tables = await db.introspection.getTables({ withInternalKyselyTables: true });
+  if (!tables.some((t) => t.name === 'kysely_migration')) return;
+  for (const [old, now] of Object.entries(RENAMED)) {
+    await db.updateTable('kysely_migration').set({ name: now }).where('name', '=', old).execute();
+  }
 }

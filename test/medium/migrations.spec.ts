@@ -4,7 +4,7 @@ import * as path from 'node:path';
 import { sql, type Kysely, type Migration } from 'kysely';
 import { migrate, openDatabase, openDcache, openPostgres } from '../../src/dcache';
 import { createPgDatabase, describeEachBackend } from '../support/backends';
-import { migrations } from '../../migrations';
+import { migrations, RENAMED } from '../../migrations';
 
 function tmpFile(name: string): string {
   return path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-')), name);
@@ -162,6 +162,19 @@ describeEachBackend('migrations', (t) => {
       expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
       await done();
     });
+
+  it('a database that applied migrations under their old names migrates on, none applied twice', async () => {
+    const { db, done } = await empty();
+    const renamed = Object.fromEntries(Object.entries(RENAMED).map(([old, now]) => [now, old]));
+    // The same migrations as an earlier build named them.
+    await migrate(db, Object.fromEntries(Object.entries(migrations).map(([n, m]) => [renamed[n] ?? n, m])));
+    const before = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+    expect(before.rows.map((r) => r.name)).toContain('0004-good-citizen');
+    expect(await migrate(db)).toEqual([]);
+    const after = await sql<{ name: string }>`SELECT name FROM kysely_migration ORDER BY name`.execute(db);
+    expect(after.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
+    await done();
+  });
 
   it('a failing migration leaves no half-applied schema and rejects loudly', async () => {
     const { db, done } = await empty();
