@@ -166,14 +166,8 @@ export class JobLifecycle {
    * removed job discards it (false). When it is the job's last, the job ends in the same
    * transaction. `durable` is for a result that may be the last (see TxOptions.durable).
    */
-  async recordResult(
-    jobId: string,
-    idx: number,
-    holder: string,
-    outcome: TargetOutcome,
-    opts: { durable?: boolean } = {},
-  ): Promise<boolean> {
-    return (await this.recordResults([{ jobId, idx, holder, outcome }], opts))[0];
+  async recordResult(r: ResultRecord, opts: { durable?: boolean } = {}): Promise<boolean> {
+    return (await this.recordResults([r], opts))[0];
   }
 
   /**

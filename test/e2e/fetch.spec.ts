@@ -5,7 +5,14 @@ import type { INestApplication } from '@nestjs/common';
 import { ClientStore } from '../../src/dcache';
 import { fingerprint } from '../../src/api/auth.guard';
 import { FetchController } from '../../src/api/fetch.controller';
-import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, tableResolver, TestClock } from '../support/app';
+import {
+  createTestApp,
+  FLEET_TOKEN,
+  RESTRICTED_TOKEN,
+  tableResolver,
+  TestClock,
+  waitUntil,
+} from '../support/app';
 import { articleHtml, Fixture, gzipped, html, redirect, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -281,8 +288,7 @@ describe('POST /v1/fetch', () => {
       });
       call.on('error', () => undefined);
       call.end(body);
-      while (held.length === 0) await new Promise((r) => setTimeout(r, 20));
-      const upstream = held[0];
+      const upstream = await waitUntil(() => held[0], 'the fetch to reach the fixture');
       const closed = new Promise<void>((r) => upstream.socket.once('close', () => r()));
       call.destroy();
       const started = Date.now();

@@ -110,7 +110,14 @@ describeEachBackend('JobLifecycle', (db) => {
       const { job } = await life.submit(draft(2), limits);
       for (const [idx, r] of results.entries()) {
         await start(job.id);
-        expect(await life.recordResult(job.id, idx, ME, r === 'done' ? done() : failed)).toBe(true);
+        expect(
+          await life.recordResult({
+            jobId: job.id,
+            idx: idx,
+            holder: ME,
+            outcome: r === 'done' ? done() : failed,
+          }),
+        ).toBe(true);
       }
       const after = (await store.batchJob(job.id))!;
       expect(after).toMatchObject({ status: end, error, targetsDone: 2 });
@@ -149,11 +156,13 @@ describeEachBackend('JobLifecycle', (db) => {
       const { job } = await life.submit(draft(2), limits);
       await start(job.id);
       await life.cancel(job.id);
-      expect(await life.recordResult(job.id, 0, ME, done())).toBe(false);
+      expect(await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() })).toBe(false);
       expect(await start(job.id)).toBeUndefined();
       expect(await statuses(job.id)).toEqual(['pending', 'pending']);
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'batch.cancelled']);
-      expect(await life.recordResult('no-such-job', 0, ME, done())).toBe(false);
+      expect(await life.recordResult({ jobId: 'no-such-job', idx: 0, holder: ME, outcome: done() })).toBe(
+        false,
+      );
     });
 
     it('the job must be running as the result is written, even when the target is still held', async () => {
@@ -161,7 +170,7 @@ describeEachBackend('JobLifecycle', (db) => {
       await start(job.id);
       // The job ends without its target being taken back (not a path sift takes: the write guards it).
       await store.setBatchJobStatus(job.id, 'failed', '', now());
-      expect(await life.recordResult(job.id, 0, ME, done())).toBe(false);
+      expect(await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() })).toBe(false);
       expect(await statuses(job.id)).toEqual(['running', 'pending']);
       expect((await store.batchJob(job.id))!.targetsDone).toBe(0);
     });
@@ -171,7 +180,7 @@ describeEachBackend('JobLifecycle', (db) => {
     it('running targets go back to pending, finished ones are kept; batch.cancelled; signals after commit', async () => {
       const { job } = await life.submit(draft(3), limits);
       await start(job.id);
-      await life.recordResult(job.id, 0, ME, done());
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
       await start(job.id);
       heard.length = 0;
       const out = await life.cancel(job.id);
@@ -192,7 +201,7 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(heard).toEqual([]);
       const other = await life.submit(draft(1), limits);
       await start(other.job.id);
-      await life.recordResult(other.job.id, 0, ME, done());
+      await life.recordResult({ jobId: other.job.id, idx: 0, holder: ME, outcome: done() });
       await expect(life.cancel(other.job.id)).rejects.toMatchObject({ status: 409, code: 'not_cancellable' });
       expect(await life.cancel('nope')).toBeUndefined();
     });
@@ -208,7 +217,12 @@ describeEachBackend('JobLifecycle', (db) => {
         if (end === 'pending') continue;
         await start(job.id);
         if (end !== 'running')
-          await life.recordResult(job.id, idx, ME, end === 'done' ? done('{"r":0}') : failed);
+          await life.recordResult({
+            jobId: job.id,
+            idx: idx,
+            holder: ME,
+            outcome: end === 'done' ? done('{"r":0}') : failed,
+          });
       }
       return job.id;
     }
@@ -273,7 +287,7 @@ describeEachBackend('JobLifecycle', (db) => {
     it('ended jobs are left as they are', async () => {
       const { job } = await life.submit(draft(1, { onRestart: 'retry' }), limits);
       await start(job.id);
-      await life.recordResult(job.id, 0, ME, done());
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
       const before = await store.batchJob(job.id);
       clock.t += 60_000;
       await recovery.afterRestart();
@@ -284,7 +298,7 @@ describeEachBackend('JobLifecycle', (db) => {
   it('at shutdown, the targets this instance holds go back to pending; another instance keeps its own', async () => {
     const { job } = await life.submit(draft(4), limits);
     await start(job.id);
-    await life.recordResult(job.id, 0, ME, done());
+    await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
     await start(job.id);
     expect((await life.claim(job.id, OTHER, 1))!.targets).toEqual([expect.objectContaining({ idx: 2 })]);
     expect(await recovery.returnInFlight(job.id, ME)).toBe(1);
@@ -310,7 +324,7 @@ describeEachBackend('JobLifecycle', (db) => {
       expect((await life.claim(one.job.id, ME, 10, 2))!.targets.map((t) => t.idx)).toEqual([0, 1, 2, 4]);
       // a.test is full: the other job's targets wait, although it has pending ones.
       expect(await life.claim(two.job.id, OTHER, 10, 2)).toEqual({ targets: [], more: true });
-      expect(await life.recordResult(one.job.id, 0, ME, done())).toBe(true);
+      expect(await life.recordResult({ jobId: one.job.id, idx: 0, holder: ME, outcome: done() })).toBe(true);
       expect((await life.claim(two.job.id, OTHER, 10, 2))!.targets.map((t) => t.idx)).toEqual([0]);
       expect(await life.claim(one.job.id, ME, 10, 2)).toEqual({ targets: [], more: true }); // a.test/3
     });
@@ -324,9 +338,9 @@ describeEachBackend('JobLifecycle', (db) => {
         [2, 3, 4],
       ]);
       expect(await life.claim(job.id, 'third', 10)).toEqual({ targets: [], more: false });
-      expect(await life.recordResult(job.id, 2, ME, done())).toBe(false); // OTHER holds it
-      expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(true);
-      expect(await life.recordResult(job.id, 2, OTHER, done())).toBe(false); // once
+      expect(await life.recordResult({ jobId: job.id, idx: 2, holder: ME, outcome: done() })).toBe(false); // OTHER holds it
+      expect(await life.recordResult({ jobId: job.id, idx: 2, holder: OTHER, outcome: done() })).toBe(true);
+      expect(await life.recordResult({ jobId: job.id, idx: 2, holder: OTHER, outcome: done() })).toBe(false); // once
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'target.done']);
     });
   });
@@ -336,7 +350,7 @@ describeEachBackend('JobLifecycle', (db) => {
     async function shared(policy: RestartPolicy): Promise<string> {
       const { job } = await life.submit(draft(4, { onRestart: policy }), limits);
       await start(job.id);
-      await life.recordResult(job.id, 0, ME, done('{"r":0}'));
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done('{"r":0}') });
       await start(job.id);
       await life.claim(job.id, LOST, 1);
       await d.database.transaction((tx) =>
@@ -363,7 +377,7 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(await recovery.recoverLost(LOST)).toEqual({ failed: 0, requeued: 1, resumed: 0 });
       expect(await store.batchJob(id)).toMatchObject({ status: 'queued', targetsDone: 0 });
       expect(await statuses(id)).toEqual(['pending', 'pending', 'pending', 'pending']);
-      expect(await life.recordResult(id, 1, ME, done())).toBe(false); // ME's fetch lost its claim
+      expect(await life.recordResult({ jobId: id, idx: 1, holder: ME, outcome: done() })).toBe(false); // ME's fetch lost its claim
     });
 
     it("resume: only the lost instance's targets go back to pending; the job keeps running", async () => {
@@ -375,7 +389,7 @@ describeEachBackend('JobLifecycle', (db) => {
         type: 'batch.requeued',
         data: JSON.stringify({ policy: 'resume', targets_reset: 1, instance: LOST }),
       });
-      expect(await life.recordResult(id, 1, ME, done())).toBe(true); // ME still holds its own
+      expect(await life.recordResult({ jobId: id, idx: 1, holder: ME, outcome: done() })).toBe(true); // ME still holds its own
     });
   });
 

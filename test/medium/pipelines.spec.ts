@@ -46,7 +46,8 @@ describeEachBackend('pipelines in the store', (db) => {
     for (;;) {
       const c = await life.claim(id, ME, 100);
       if (!c || c.targets.length === 0) return;
-      for (const t of c.targets) await life.recordResult(id, t.idx, ME, outcome(t.idx));
+      for (const t of c.targets)
+        await life.recordResult({ jobId: id, idx: t.idx, holder: ME, outcome: outcome(t.idx) });
     }
   }
   /** Every row, in every table, that belongs to the job. */
@@ -125,7 +126,7 @@ describeEachBackend('pipelines in the store', (db) => {
       const c = (await life.claim(job.id, ME, 100))!;
       expect(c.targets.map((t) => t.idx)).toEqual([0, 2]);
       expect(c.more).toBe(false);
-      await life.recordResult(job.id, 0, ME, done('{"page":"x"}'));
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done('{"page":"x"}') });
       const targets = (await store.batchTargets(job.id))!;
       expect(targets.map((t) => [t.status, t.result])).toEqual([
         ['done', '{"page":"x"}'],
@@ -133,7 +134,7 @@ describeEachBackend('pipelines in the store', (db) => {
         ['running', null],
         ['done', '{"page":"x"}'],
       ]);
-      await life.recordResult(job.id, 2, ME, failed);
+      await life.recordResult({ jobId: job.id, idx: 2, holder: ME, outcome: failed });
       expect(await store.batchJob(job.id)).toMatchObject({
         status: 'partial',
         targetsDone: 4,
