@@ -36,8 +36,9 @@ describe('sift CLI', () => {
   }, 120_000);
 
   afterAll(async () => {
-    await kill(server, 'SIGTERM');
-    await fx.stop();
+    // Either may be missing when beforeAll failed part way.
+    if (server) await kill(server, 'SIGTERM');
+    await fx?.stop();
   });
 
   const client = () => ({ SIFT_URL: server.url, SIFT_TOKEN: token });

@@ -36,6 +36,8 @@ export class Fixture {
       s.on('close', () => this.sockets.delete(s));
     });
     await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    // A fixture a failed test left running must not keep the test process from exiting.
+    this.server.unref();
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }

@@ -48,6 +48,8 @@ export class Receiver {
       });
     });
     await new Promise<void>((resolve) => this.server!.listen(port, '127.0.0.1', resolve));
+    // A receiver a failed test left running must not keep the test process from exiting.
+    this.server.unref();
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }

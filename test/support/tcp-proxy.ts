@@ -25,6 +25,8 @@ export class TcpProxy {
       this.server!.listen(port, '127.0.0.1', () => resolve());
     });
     this.port = (this.server.address() as net.AddressInfo).port;
+    // A proxy a failed test left running must not keep the test process from exiting.
+    this.server.unref();
     return this;
   }
 
