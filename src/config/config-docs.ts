@@ -5,7 +5,7 @@ import type { Knob } from './knob';
 
 /**
  * .env.example and the README's table of variables, generated from SCHEMA. After a change to the
- * schema: `npm run build && node dist/src/config/config-docs.js` rewrites both;
+ * schema: `npm run config-docs` rewrites both;
  * test/unit/config-docs.spec.ts fails while either differs from what this makes.
  */
 

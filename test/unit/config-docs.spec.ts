@@ -5,7 +5,7 @@ import { SCHEMA } from '../../src/config/env.schema';
 
 const ROOT = path.join(__dirname, '..', '..');
 const read = (file: string) => fs.readFileSync(path.join(ROOT, file), 'utf8');
-const REGENERATE = 'run `npm run build && node dist/src/config/config-docs.js` and commit what it writes';
+const REGENERATE = 'run `npm run config-docs` and commit what it writes';
 
 /** Lines of `a` and `b` that differ, first ten, for a failure that says where. */
 function differences(committed: string, generated: string): string[] {
