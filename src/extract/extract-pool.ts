@@ -166,6 +166,17 @@ export class ExtractPool {
   }
 
   private dispatch(): void {
+    this.startJobs();
+    // A page waiting or being extracted holds the process open (its caller awaits it), even while
+    // its worker still loads; an idle pool does not.
+    const busy = this.queue.length > 0 || this.slots.some((s) => s.job);
+    for (const slot of this.slots) {
+      if (busy) slot.worker.ref();
+      else slot.worker.unref();
+    }
+  }
+
+  private startJobs(): void {
     for (const slot of this.slots) {
       if (slot.job || !slot.ready) continue;
       const job = this.queue.shift();

@@ -39,6 +39,21 @@ describe('ExtractPool', () => {
     await pool.close();
   });
 
+  it('a page waiting for a worker that still loads holds the process open until it is extracted', async () => {
+    // Nothing else keeps this script's process alive: an idle pool must not, a pending page must.
+    ensureBuilt();
+    const module = path.join(__dirname, '..', 'fixtures', 'slow-load-extract.ts');
+    const script = `
+      const { ExtractPool } = require('./dist/src/extract/extract-pool.js');
+      const pool = new ExtractPool({ size: 1, module: ${JSON.stringify(module)} });
+      pool.extract('<p>x</p>', 'http://x.test/', 'text').then(async (r) => {
+        process.stdout.write(r.content);
+        await pool.close();
+      });`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: ROOT });
+    expect(stdout).toBe('loaded');
+  });
+
   it("launched as make run launches sift, the main thread's young generation is 16 MB and a worker's stays 8", async () => {
     // V8 gives every heap it creates the launch flag's young generation, a worker's own limits
     // notwithstanding: the pool clears the flag before it starts its workers.
@@ -54,10 +69,16 @@ describe('ExtractPool', () => {
         if (keep.length > 50000) keep = [];
         if (i % 1000 === 0) main = Math.max(main, v8.getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size);
       }
-      pool.extract('<p>x</p>', 'http://x.test/', 'text').then(async (r) => {
-        process.stdout.write(JSON.stringify({ main: main / 1048576, worker: Number(r.content) }));
-        await pool.close();
-      });`;
+      pool.extract('<p>x</p>', 'http://x.test/', 'text').then(
+        async (r) => {
+          process.stdout.write(JSON.stringify({ main: main / 1048576, worker: Number(r.content) }));
+          await pool.close();
+        },
+        (err) => {
+          process.stderr.write(String(err && err.stack || err));
+          process.exit(3);
+        },
+      );`;
     const { stdout } = await promisify(execFile)(process.execPath, [...NODE_FLAGS, '-e', script], {
       cwd: ROOT,
     });
