@@ -37,6 +37,7 @@ import {
   EventsQueryDto,
   JobListQueryDto,
   ResultsQueryDto,
+  MAX_INT32,
 } from './dto/query.dto';
 
 function wants(req: Request, type: string): boolean {
@@ -168,7 +169,7 @@ export class BatchController {
     if (!wants(req, 'text/event-stream')) return this.batch.events(caller, id, q.after ?? 0, q.limit ?? 1000);
     let after = q.after ?? 0;
     if (lastEventId !== undefined) {
-      if (!/^\d{1,15}$/.test(lastEventId))
+      if (!/^\d{1,10}$/.test(lastEventId) || Number(lastEventId) > MAX_INT32)
         throw invalidRequest('Last-Event-ID must be an event seq', 'send the id of the last event received');
       after = Number(lastEventId);
     }

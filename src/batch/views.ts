@@ -164,7 +164,7 @@ export function encodeJobCursor(j: Pick<BatchJob, 'createdAt' | 'id'>): string {
 export function decodeJobCursor(cursor: string): { createdAt: number; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [number, string];
-    if (!Number.isInteger(createdAt) || typeof id !== 'string') throw new Error('shape');
+    if (!Number.isSafeInteger(createdAt) || createdAt < 0 || typeof id !== 'string') throw new Error('shape');
     return { createdAt, id };
   } catch {
     throw invalidRequest(

@@ -2,6 +2,9 @@ import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
 import { VERDICTS, type Verdict } from '../../extract/verdict';
 
+/** A target's idx and an event's seq are 32-bit integers in the database: paging past them is 400. */
+export const MAX_INT32 = 2_147_483_647;
+
 export class JobListQueryDto {
   /** The `next` value of the previous page. */
   @IsOptional()
@@ -24,6 +27,7 @@ export class ResultsQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(-1)
+  @Max(MAX_INT32)
   after?: number;
 
   /** Targets per page (1–1000, default 100). */
@@ -46,6 +50,7 @@ export class EventsQueryDto {
   @Type(() => Number)
   @IsInt()
   @Min(0)
+  @Max(MAX_INT32)
   after?: number;
 
   /** Events per page (1–1000, default 1000). */
