@@ -15,6 +15,7 @@ import {
   type RestartPolicy,
   type TargetStatus,
 } from '../common/job-status';
+import { withoutUserinfo } from '../common/urls';
 
 /*
  * What the batch API answers: each class is both the runtime shape and its OpenAPI schema, and is
@@ -148,7 +149,11 @@ function errorOf(t: BatchTarget): ErrorBody | null {
 
 /** One TargetResult as JSON, the stored envelope spliced in rather than parsed and written again. */
 export function resultJson(t: BatchTarget): string {
-  const head = JSON.stringify({ idx: t.idx, url: t.url, status: t.status } satisfies Partial<TargetResult>);
+  const head = JSON.stringify({
+    idx: t.idx,
+    url: withoutUserinfo(t.url),
+    status: t.status,
+  } satisfies Partial<TargetResult>);
   return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(errorOf(t))},"parent_idx":${t.parentIdx ?? null}}`;
 }
 

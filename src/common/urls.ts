@@ -11,3 +11,16 @@ export function isHttpUrl(value: unknown): value is string {
     return false;
   }
 }
+
+/** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */
+export function withoutUserinfo(raw: string): string {
+  if (!raw.includes('@')) return raw;
+  try {
+    const u = new URL(raw);
+    if (!u.username && !u.password) return raw;
+    u.username = u.password = '';
+    return u.href;
+  } catch {
+    return raw;
+  }
+}

@@ -61,16 +61,3 @@ export function checkRobotsOption(caller: Caller, robots: boolean | undefined): 
   }
   return robots !== false;
 }
-
-/** The URL as the caller gave it, less any user:password@ (which is never sent upstream either). */
-export function withoutUserinfo(raw: string): string {
-  if (!raw.includes('@')) return raw;
-  try {
-    const u = new URL(raw);
-    if (!u.username && !u.password) return raw;
-    u.username = u.password = '';
-    return u.href;
-  } catch {
-    return raw;
-  }
-}

@@ -10,7 +10,8 @@ import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
 import { NO_METADATA } from '../extract/metadata';
-import { checkHeaders, checkRobotsOption, withoutUserinfo, type Caller } from './caller-policy';
+import { withoutUserinfo } from '../common/urls';
+import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
 

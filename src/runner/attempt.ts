@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { INTERNAL_HINTS, InternalFault, SiftError, isStorageUnavailable } from '../common/errors';
 import type { TargetOutcome } from '../batch/job-lifecycle';
+import { withoutUserinfo } from '../common/urls';
 import { MAX_BACKOFF_S } from '../fetch/upstream';
 import type { Caller } from '../pages/caller-policy';
 import type { FetchOutcome, FetchParams, PageService } from '../pages/page.service';
@@ -79,7 +80,7 @@ export async function attempt(a: {
 function fault(t: PendingTarget, err: unknown, log: Logger): TargetOutcome {
   const code = err instanceof InternalFault ? err.code : 'internal';
   log.error(
-    `target ${t.idx} (${t.url}) ${code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
+    `target ${t.idx} (${withoutUserinfo(t.url)}) ${code}: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}`,
   );
   const [message, hint] = INTERNAL_HINTS[code];
   return { kind: 'failed', code, message, hint };

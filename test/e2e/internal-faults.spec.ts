@@ -52,6 +52,27 @@ describe('faults of sift itself are not upstream faults', () => {
     expect(logs.lines.some((l) => l.includes('extraction_failed') && l.includes('EXPLODE'))).toBe(true);
   });
 
+  it("a target's user:password@ is in neither its result nor the fault log", async () => {
+    const withUser = (p: string) => fx.url(p).replace('http://', 'http://user:s3cret-pw@');
+    const job = await request(app.getHttpServer())
+      .post('/v1/batch')
+      .set(fleet)
+      .send({ targets: [{ url: withUser('/explode') }, { url: withUser('/fine') }] });
+    await waitForJob(app, job.body.id as string);
+    const json = await request(app.getHttpServer()).get(`/v1/batch/${job.body.id}/results`).set(fleet);
+    const ndjson = await request(app.getHttpServer())
+      .get(`/v1/batch/${job.body.id}/results`)
+      .set({ ...fleet, Accept: 'application/x-ndjson' });
+    expect(json.body.results.map((r: { url: string }) => r.url)).toEqual([
+      fx.url('/explode'),
+      fx.url('/fine'),
+    ]);
+    expect(ndjson.text).toContain(fx.url('/fine'));
+    expect(`${JSON.stringify(json.body)}${ndjson.text}`).not.toContain('s3cret-pw');
+    expect(logs.lines.some((l) => l.includes('extraction_failed'))).toBe(true);
+    expect(logs.lines.filter((l) => l.includes('s3cret-pw'))).toEqual([]);
+  });
+
   it('on /v1/fetch it is 500 internal, the details in the log with the request id, not in the answer', async () => {
     const r = await request(app.getHttpServer())
       .post('/v1/fetch')
