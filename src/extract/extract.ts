@@ -96,13 +96,17 @@ export function extractHtml(
     for (const el of Array.from(source.querySelectorAll(opts.exclude.join(',')))) el.remove();
   }
   if (opts.include?.length) {
-    // The caller knows where the content is: what the selectors match, outermost only.
-    const picked = Array.from(source.querySelectorAll<Element>(opts.include.join(','))).filter(
-      (el, _i, all) => !all.some((other) => other !== el && other.contains(el)),
-    );
+    // The caller knows where the content is: what the selectors match in the body, outermost
+    // only. In document order an element inside an earlier match is inside the last one kept.
+    const title = tidy(head.title || (source.title ?? ''));
+    const body = source.body as Element | null;
+    const picked: Element[] = [];
+    for (const el of Array.from(source.querySelectorAll<Element>(opts.include.join(',')))) {
+      if (!body || !(el === body || body.contains(el))) continue;
+      if (picked.length === 0 || !picked[picked.length - 1].contains(el)) picked.push(el);
+    }
     const root = source.createElement('div');
     for (const el of picked) root.appendChild(el);
-    const title = tidy(head.title || (source.title ?? ''));
     return done(title, root as unknown as HTMLElement);
   }
   const docTitle = (source.title ?? '').trim();

@@ -5,20 +5,24 @@ import { stated } from './stated-text';
 
 export type Json = Record<string, unknown>;
 
+/** How deep JSON-LD is read: a value nested deeper is not read (a page may nest 100,000 deep). */
+export const JSON_LD_DEPTH = 32;
+
 /** Every JSON-LD object of the page, @graph members included. */
 export function jsonLd(scripts: Element[]): Json[] {
   const out: Json[] = [];
-  const walk = (v: unknown) => {
-    if (Array.isArray(v)) v.forEach(walk);
+  const walk = (v: unknown, depth: number) => {
+    if (depth > JSON_LD_DEPTH) return;
+    if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
     else if (v && typeof v === 'object') {
       out.push(v as Json);
-      if (Array.isArray((v as Json)['@graph'])) walk((v as Json)['@graph']);
+      if (Array.isArray((v as Json)['@graph'])) walk((v as Json)['@graph'], depth + 1);
     }
   };
   for (const s of scripts) {
     try {
       // A script written for XHTML wraps its JSON in CDATA or a comment.
-      walk(JSON.parse((s.textContent ?? '').replace(/^\s*(?:<!\[CDATA\[|<!--)|(?:\]\]>|-->)\s*$/g, '')));
+      walk(JSON.parse((s.textContent ?? '').replace(/^\s*(?:<!\[CDATA\[|<!--)|(?:\]\]>|-->)\s*$/g, '')), 0);
     } catch {
       // Broken JSON-LD is common; the other sources stand in.
     }
@@ -33,20 +37,22 @@ export function typeOf(o: Json): string {
 }
 
 /** A name from a string, a {name} object, or a list of them. */
-export function names(v: unknown): string | null {
+export function names(v: unknown, depth = 0): string | null {
+  if (depth > JSON_LD_DEPTH) return null;
   if (typeof v === 'string') return stated(v);
   if (Array.isArray(v)) {
-    const all = v.map(names).filter((x): x is string => !!x);
+    const all = v.map((x) => names(x, depth + 1)).filter((x): x is string => !!x);
     return all.length > 0 ? all.join(', ') : null;
   }
-  if (v && typeof v === 'object') return names((v as Json).name);
+  if (v && typeof v === 'object') return names((v as Json).name, depth + 1);
   return null;
 }
 
 /** A URL from a string, a {url} or {@id} object, or the first of a list. */
-export function url(v: unknown): string | null {
+export function url(v: unknown, depth = 0): string | null {
+  if (depth > JSON_LD_DEPTH) return null;
   if (typeof v === 'string') return stated(v);
-  if (Array.isArray(v)) return url(v[0]);
-  if (v && typeof v === 'object') return url((v as Json).url ?? (v as Json)['@id']);
+  if (Array.isArray(v)) return url(v[0], depth + 1);
+  if (v && typeof v === 'object') return url((v as Json).url ?? (v as Json)['@id'], depth + 1);
   return null;
 }

@@ -544,3 +544,36 @@ describe('metadata as the page states it', () => {
     expect(byline('Agent 99')).toBe('Agent 99');
   });
 });
+
+describe('what a hostile page or caller sends does not throw', () => {
+  const page = (body: string, head = '') =>
+    `<html><head><title>T</title>${head}</head><body>${body}</body></html>`;
+  const article = '<article><p>One paragraph with words enough to be kept as the article text.</p></article>';
+
+  it('include_selectors ["*"] takes the body, never <html> or <head>, and stays linear', () => {
+    const many = Array.from({ length: 5000 }, (_, i) => `<span>s${i}</span>`).join('');
+    const out = extractHtml(page(article + many), 'http://x.test/', 'text', { include: ['*'] });
+    expect(out.content).toContain('One paragraph with words enough');
+    expect(out.content).toContain('s4999');
+    expect(out.content).not.toMatch(/^T\b/);
+  });
+
+  it('JSON-LD nested 100,000 deep is read to a depth of 32: no stack overflow', () => {
+    const deep = (n: number, leaf: string) => '['.repeat(n) + leaf + ']'.repeat(n);
+    const ld = (json: string) => `<script type="application/ld+json">${json}</script>`;
+    const author = (n: number) =>
+      extractHtml(
+        page(article, ld(`{"@type":"NewsArticle","author":${deep(n, '{"name":"An Author"}')}}`)),
+        'http://x.test/',
+        'text',
+      ).metadata.author;
+    expect(author(100_000)).toBeNull();
+    expect(author(3)).toBe('An Author');
+    const graph = extractHtml(
+      page(article, ld(deep(100_000, '{"@type":"Thing"}'))),
+      'http://x.test/',
+      'text',
+    );
+    expect(graph.content).toContain('One paragraph');
+  });
+});
