@@ -24,3 +24,21 @@ export function withoutUserinfo(raw: string): string {
     return raw;
   }
 }
+
+/**
+ * The host as per-host state knows it: the WHATWG parser has lower-cased it and made it IDNA
+ * (punycode) already; a fully qualified name's trailing dot goes, so `news.test.` is `news.test`.
+ */
+export function normalHostname(hostname: string): string {
+  return hostname.endsWith('.') ? hostname.replace(/\.+$/, '') : hostname;
+}
+
+/** `host:port` of an absolute URL under its normal host name ('' when it is not one). */
+export function hostOf(url: string): string {
+  try {
+    const u = new URL(url);
+    return normalHostname(u.hostname) + (u.port ? `:${u.port}` : '');
+  } catch {
+    return '';
+  }
+}

@@ -7,6 +7,7 @@ import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
 import { Agent, request } from '../tuning/undici';
+import { normalHostname } from '../common/urls';
 
 export type { Resolver } from './dns-guard';
 
@@ -290,5 +291,8 @@ export function parseHttpUrl(raw: string, base?: URL): URL {
   }
   if (u.username || u.password) u.username = u.password = '';
   u.hash = '';
+  // Every per-host key (pauses, slots, robots.txt's origin) comes from this URL.
+  const hostname = normalHostname(u.hostname);
+  if (hostname !== u.hostname && hostname) u.hostname = hostname;
   return u;
 }
