@@ -1,5 +1,6 @@
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
+import { hostOf } from '../common/urls';
 import type { CallerClass } from '../config/app-config';
 import type { HostStore } from '../dcache';
 import type { Fetcher, RawPage } from './fetcher';
@@ -72,7 +73,8 @@ export class Upstream {
     } finally {
       release();
     }
-    await this.noteBackoff(url.host, raw.status, raw.retryAfterS);
+    // The host that answered asked for the pause: after a redirect, not the one the fetch began at.
+    await this.noteBackoff(hostOf(raw.finalUrl) || url.host, raw.status, raw.retryAfterS);
     return raw;
   }
 

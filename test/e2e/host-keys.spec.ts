@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, FLEET_TOKEN, tableResolver } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -17,9 +17,15 @@ describe('per-host state under the normalised host', () => {
   beforeAll(async () => {
     fx = await new Fixture({
       '/busy': send(429, 'text/plain', 'slow down', { 'retry-after': '60' }),
+      '/to-busy': (req, res) => {
+        res.writeHead(302, { location: `http://to.test:${new URL(fx.url('/')).port}/busy` });
+        res.end();
+      },
       '/*': send(200, 'text/html', html('<article><p>A page with words enough to keep.</p></article>')),
     }).start();
-    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
+    const local = ['127.0.0.1'];
+    const resolver = tableResolver({ 'fixture.test': local, 'from.test': local, 'to.test': local });
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }, { resolver }));
   });
   afterAll(async () => {
     await app.close();
@@ -37,5 +43,15 @@ describe('per-host state under the normalised host', () => {
       expect([host, r.status, r.body.error?.code]).toEqual([host, 429, 'host_backoff']);
     }
     expect(fx.hitCount('/page')).toBe(0);
+  });
+
+  it('a Retry-After pauses the host that answered, not the one the redirect started from', async () => {
+    const port = new URL(fx.url('/')).port;
+    const r = await fetchUrl(`http://from.test:${port}/to-busy`);
+    expect([r.body.status, r.body.final_url]).toEqual([429, `http://to.test:${port}/busy`]);
+    expect((await fetchUrl(`http://from.test:${port}/a`)).status).toBe(200);
+    const paused = await fetchUrl(`http://to.test:${port}/b`);
+    expect([paused.status, paused.body.error?.code]).toEqual([429, 'host_backoff']);
+    expect(fx.hitCount('/b')).toBe(0);
   });
 });
