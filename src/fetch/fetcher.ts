@@ -52,9 +52,6 @@ export interface FetcherOptions {
   dns?: Partial<DnsGuardOptions>;
 }
 
-/** Credentials of the caller's that go to the origin they asked for, never to one a redirect picks. */
-const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
-
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 /**
@@ -130,7 +127,9 @@ export class Fetcher {
     let headers = o.headers ?? {};
     try {
       for (let hop = 0; ; hop++) {
-        if (current.origin !== origin) headers = withoutCredentials(headers);
+        // The caller's headers (and a revalidation's validators) were meant for the origin asked
+        // for: a redirect to another origin gets none of them.
+        if (current.origin !== origin) headers = {};
         if (o.beforeHop) await o.beforeHop(current);
         await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
         const res = await request(current, {
@@ -257,12 +256,6 @@ function checkAnswer(
     hostname,
     addrs.map((a) => a.address),
     callerClass,
-  );
-}
-
-function withoutCredentials(headers: Record<string, string>): Record<string, string> {
-  return Object.fromEntries(
-    Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADERS.includes(name.toLowerCase())),
   );
 }
 
