@@ -15,6 +15,7 @@ import { Readability } from '@mozilla/readability';
 import { parseHTML } from './support/stock-linkedom';
 import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { request } from 'undici';
+import { EVENT_TYPES } from '../src/common/job-status';
 import { defaultExtractWorkers } from '../src/extract/extract-pool';
 import { kill, NODE_FLAGS, startSiftProcess } from '../test/support/process';
 
@@ -154,17 +155,7 @@ async function webhookCost(
   await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
   const hookUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
   const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
-  const events = [
-    'batch.queued',
-    'batch.running',
-    'target.done',
-    'target.failed',
-    'batch.done',
-    'batch.partial',
-    'batch.failed',
-    'batch.cancelled',
-    'batch.requeued',
-  ];
+  const events = [...EVENT_TYPES];
   const runs: Record<'plain' | 'hook', { tps: number; cpuMs: number; deliveredS?: number }[]> = {
     plain: [],
     hook: [],

@@ -36,4 +36,3 @@ export { migrate, openDatabase, openPostgres, type Backend } from './database';
 export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { DB } from './schema';
 export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';
-export { hostOf } from './target.repository';

@@ -3,10 +3,8 @@ import type { Tx } from './db';
 import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';
 
+// The host (and port) of a target's URL, normalised: what the per-host limit counts.
 import { hostOf } from '../common/urls';
-
-/** The host (and port) of a target's URL, normalised: what the per-host limit counts. */
-export { hostOf };
 
 /** The columns a write sets: what it does not give is cleared. */
 function written(w: TargetWrite) {

@@ -7,7 +7,8 @@ import {
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../common/metrics';
 import { isStorageFull, isStorageUnavailable } from '../common/errors';
-import { BatchReader, BatchStore, hostOf } from '../dcache';
+import { BatchReader, BatchStore } from '../dcache';
+import { hostOf } from '../common/urls';
 import { JobLifecycle } from '../batch/job-lifecycle';
 import { JobRecovery } from '../batch/job-recovery';
 import { JobSignals } from '../batch/job-signals';

@@ -1,29 +1,24 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { waitUntil } from '../support/app';
 import { Fixture, send } from '../support/fixture';
-import { ensureBuilt, freePort, kill, startSiftProcess, type SiftProcess } from '../support/process';
+import {
+  connects,
+  ensureBuilt,
+  freePort,
+  kill,
+  startSiftProcess,
+  type SiftProcess,
+} from '../support/process';
 
 /** The knobs only the server's own process reads (main.ts, shutdown), turned on a real one. */
 
 const TOKEN = 'knob-token-0123456789abcdefghij';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const tmpDb = () => path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-knobs-')), 'sift.db');
-
-function connects(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, host);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
-}
 
 describe('knobs of the sift process', () => {
   beforeAll(() => ensureBuilt(), 180_000);

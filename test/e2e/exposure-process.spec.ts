@@ -1,12 +1,12 @@
 import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as net from 'node:net';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { fingerprint } from '../../src/api/auth.guard';
 import { openDcache } from '../../src/dcache';
 import {
+  connects,
   ensureBuilt,
   freePort,
   kill,
@@ -43,17 +43,6 @@ async function startOrExit(env: Record<string, string>): Promise<{ code: number 
     });
   });
   return { code, out };
-}
-
-function connects(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect(port, host);
-    s.once('connect', () => {
-      s.destroy();
-      resolve(true);
-    });
-    s.once('error', () => resolve(false));
-  });
 }
 
 /** What the server's own process shows: binding, file modes, start-up refusals, memory under a body bomb. */

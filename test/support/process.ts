@@ -1,5 +1,6 @@
 import { execFile, execSync, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as net from 'node:net';
 import * as path from 'node:path';
 import { TERMINAL_JOB_STATUSES } from '../../src/common/job-status';
 import { freePort } from './pg-cluster';
@@ -143,4 +144,16 @@ export function rssOf(pid: number): number {
   const m = /VmRSS:\s+(\d+) kB/.exec(fs.readFileSync(`/proc/${pid}/status`, 'utf8'));
   if (!m) throw new Error(`no VmRSS for process ${pid}`);
   return Number(m[1]) * 1024;
+}
+
+/** Whether a TCP connection to host:port is accepted. */
+export function connects(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect(port, host);
+    s.once('connect', () => {
+      s.destroy();
+      resolve(true);
+    });
+    s.once('error', () => resolve(false));
+  });
 }
