@@ -11,12 +11,34 @@ const STREAM_POLL_MS = 2000;
 /** A quiet event stream sends a comment this often, so proxies keep it open. */
 const KEEP_ALIVE_MS = 15_000;
 
-/** Writes and waits for the socket to take it, so a slow reader holds back the producer. */
-function write(res: Response, chunk: string): Promise<void> {
-  return new Promise((resolve) => {
-    if (res.write(chunk)) resolve();
-    else res.once('drain', resolve);
-  });
+/**
+ * A stream's connection to its reader. `gone` is aborted when the client hangs up (or had already),
+ * and a write waits for the socket to take the chunk or for the hang-up, whichever comes first: a
+ * reader that stops reading and then drops the connection never leaves a write waiting for a
+ * 'drain' that cannot come, so the stream's loop ends and its admission slot is given back.
+ */
+class Reader {
+  readonly gone = new AbortController();
+
+  constructor(private readonly res: Response) {
+    res.once('close', () => this.gone.abort());
+    if (res.closed || res.destroyed) this.gone.abort();
+  }
+
+  /** Writes and waits for the socket to take it, so a slow reader holds back the producer. */
+  write(chunk: string): Promise<void> {
+    const { signal } = this.gone;
+    if (signal.aborted || this.res.write(chunk)) return Promise.resolve();
+    return new Promise((resolve) => {
+      const done = () => {
+        this.res.off('drain', done);
+        signal.removeEventListener('abort', done);
+        resolve();
+      };
+      this.res.once('drain', done);
+      signal.addEventListener('abort', done, { once: true });
+    });
+  }
 }
 
 /** A job's results as NDJSON and its events as SSE, each written as fast as the reader takes it. */
@@ -31,11 +53,10 @@ export class JobStreams {
   async results(caller: Caller, id: string, verdict: string | undefined, res: Response): Promise<void> {
     await this.batch.open(caller, id);
     res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
-    let closed = false;
-    res.on('close', () => (closed = true));
+    const reader = new Reader(res);
     for await (const line of this.batch.resultLines(caller, id, verdict)) {
-      if (closed) break;
-      await write(res, line);
+      if (reader.gone.signal.aborted) break;
+      await reader.write(line);
     }
     res.end();
   }
@@ -48,15 +69,16 @@ export class JobStreams {
     res.setHeader('Cache-Control', 'no-cache');
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
-    const gone = new AbortController();
-    res.on('close', () => gone.abort());
+    const reader = new Reader(res);
+    const { signal } = reader.gone;
     let quietSince = Date.now();
-    while (!gone.signal.aborted) {
+    while (!signal.aborted) {
       const events = await this.batch.eventsAfter(id, after);
       let last = false;
       for (const e of events) {
+        if (signal.aborted) break;
         const v = eventView(e);
-        await write(res, `id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
+        await reader.write(`id: ${v.seq}\nevent: ${v.type}\ndata: ${JSON.stringify(v)}\n\n`);
         after = e.seq;
         if (isTerminalEvent(e.type)) last = true;
       }
@@ -68,11 +90,11 @@ export class JobStreams {
       }
       // Woken by the next event, or after POLL_MS look again anyway: an event another instance
       // wrote is announced by a NOTIFY that could have been missed.
-      if ((await this.signals.nextEvent(id, STREAM_POLL_MS, gone.signal)) || gone.signal.aborted) continue;
+      if ((await this.signals.nextEvent(id, STREAM_POLL_MS, signal)) || signal.aborted) continue;
       if (Date.now() - quietSince >= KEEP_ALIVE_MS) {
         // Quiet for a while: end if the job is gone (swept or evicted), else keep the line open.
         if (!(await this.batch.exists(id))) break;
-        await write(res, ': keep-alive\n\n');
+        await reader.write(': keep-alive\n\n');
         quietSince = Date.now();
       }
     }
