@@ -4,6 +4,8 @@
  * name no site: they look for the markup and wording bot checks, captcha walls, JavaScript-only
  * shells and missing-page templates share, and only on pages too short to be an article.
  */
+import { elementTexts, hasAppRoot, stripTags } from './raw-html';
+
 export const VERDICTS = ['ok', 'empty', 'challenge', 'not_found', 'error_page'] as const;
 export type Verdict = (typeof VERDICTS)[number];
 
@@ -102,9 +104,13 @@ const NOT_FOUND_WORDS = new RegExp(
   'i',
 );
 
-/** Bodies that are a script loader and little else: the page needs JavaScript to show anything. */
-const APP_ROOT =
-  /<div[^>]+id=["'](root|app|__next|__nuxt|svelte|main-app)["'][^>]*>\s*<\/div>|<app-root[^>]*>[^<]{0,40}<\/app-root>/i;
+/**
+ * The verdict reads at most this much of a page's html (and of its content): a challenge page, a
+ * script shell or a missing-page template says what it is near the top.
+ */
+export const VERDICT_READ_CHARS = 256 * 1024;
+/** Of the title, the first heading and the content, the verdict reads this much as the page's head. */
+const HEAD_CHARS = 600;
 
 /**
  * The words of `text` (runs of letters and digits), counted up to `max` (a page's verdict never
@@ -112,9 +118,27 @@ const APP_ROOT =
  * Tag-like spans are skipped when `skipTags`, as if each were a space.
  */
 export function wordCount(text: string, max = Infinity, skipTags = false): number {
-  const re = skipTags ? /<[^>]*>|[\p{L}\p{N}]+/gu : /[\p{L}\p{N}]+/gu;
   let n = 0;
-  for (let m = re.exec(text); m && n < max; m = re.exec(text)) if (m[0][0] !== '<') n++;
+  const count = (part: string) => {
+    const word = /[\p{L}\p{N}]+/gu;
+    while (n < max && word.test(part)) n++;
+  };
+  if (!skipTags) {
+    count(text);
+    return n;
+  }
+  // What `/<[^>]*>/g` finds is skipped: from a '<' to the first '>' after it. Once a '<' has no
+  // '>' after it, no tag follows.
+  for (let i = 0; n < max;) {
+    const lt = text.indexOf('<', i);
+    const gt = lt < 0 ? -1 : text.indexOf('>', lt + 1);
+    if (gt < 0) {
+      count(text.slice(i));
+      break;
+    }
+    if (lt > i) count(text.slice(i, lt));
+    i = gt + 1;
+  }
   return n;
 }
 
@@ -128,37 +152,33 @@ export interface VerdictInput {
   isHtml: boolean;
 }
 
+/**
+ * Every pattern here is linear (no nested or overlapping unbounded repeats) and reads a bounded
+ * prefix of the page: the verdict runs on the main thread, where a page must not hold up others.
+ */
 export function verdictOf(p: VerdictInput): Verdict {
   if (p.status >= 400) return 'error_page';
   if (p.status < 200 || p.status >= 300 || !p.isHtml) return 'ok';
+  const content = p.content.slice(0, VERDICT_READ_CHARS);
   // An html output has its tags stripped: they are not words.
-  const tagged = p.content.includes('<');
-  const words = wordCount(p.content, SHORT_WORDS + 1, tagged);
+  const tagged = content.includes('<');
+  const words = wordCount(content, SHORT_WORDS + 1, tagged);
   if (words <= SHORT_WORDS) {
-    const text = (tagged ? p.content.replace(/<[^>]*>/g, ' ') : p.content).replace(/[’‘]/g, "'");
-    const head = `${p.title}\n${firstHeading(p.html)}\n${text.slice(0, 600)}`.replace(/[’‘]/g, "'");
-    const noscript = noscriptText(p.html);
+    const html = p.html.slice(0, VERDICT_READ_CHARS);
+    const text = tagged ? stripTags(content, HEAD_CHARS) : content.slice(0, HEAD_CHARS);
+    const heading = stripTags(elementTexts(html, 'h1', 400, 1)[0] ?? '');
+    const head = `${p.title.slice(0, HEAD_CHARS)}\n${heading}\n${text}`.replace(/[’‘]/g, "'");
+    const noscript = elementTexts(html, 'noscript', 2000)
+      .map((t) => stripTags(t))
+      .join('\n');
     if (
-      CHALLENGE_MARKUP.test(p.html) ||
+      CHALLENGE_MARKUP.test(html) ||
       CHALLENGE_WORDS.test(`${head}\n${noscript}`) ||
-      (words < EMPTY_WORDS && APP_ROOT.test(p.html) && /<script/i.test(p.html))
+      (words < EMPTY_WORDS && hasAppRoot(html) && /<script/i.test(html))
     ) {
       return 'challenge';
     }
     if (NOT_FOUND_WORDS.test(head)) return 'not_found';
   }
   return words < EMPTY_WORDS ? 'empty' : 'ok';
-}
-
-function firstHeading(html: string): string {
-  const m = /<h1[^>]*>([\s\S]{0,400}?)<\/h1>/i.exec(html);
-  return m ? m[1].replace(/<[^>]*>/g, ' ') : '';
-}
-
-function noscriptText(html: string): string {
-  const out: string[] = [];
-  for (const m of html.matchAll(/<noscript[^>]*>([\s\S]{0,2000}?)<\/noscript>/gi)) {
-    out.push(m[1].replace(/<[^>]*>/g, ' '));
-  }
-  return out.join('\n');
 }

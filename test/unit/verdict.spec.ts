@@ -1,7 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { extractHtml } from '../../src/extract/extract';
-import { verdictOf, wordCount, type Verdict } from '../../src/extract/verdict';
+import { elementTexts, hasAppRoot, stripTags } from '../../src/extract/raw-html';
+import { VERDICT_READ_CHARS, verdictOf, wordCount, type Verdict } from '../../src/extract/verdict';
 import { articlePages, findCorpus, readabilityPages } from '../support/corpus';
 
 /** The verdict of a page as the PageService gives it: its text extracted, then judged. */
@@ -81,5 +82,68 @@ describe('wordCount', () => {
     expect(wordCount('<p>ab<i>cd</i> e</p>')).toBe(7);
     expect(wordCount('word '.repeat(5000), 201)).toBe(201);
     expect(wordCount('x <unclosed y', Infinity, true)).toBe(3);
+  });
+});
+
+/**
+ * The verdict runs on the main thread (issue 32, finding 2): what it reads of the raw page is read
+ * in linear time. Each read finds what the plain pattern it replaces found; the patterns
+ * backtracked over an unclosed tag (24 KiB of `<div id="root" ` repeated: 15 s; twice that: 197 s).
+ */
+describe('linear reads of the raw page', () => {
+  const ROOT =
+    /<div[^>]+id=["'](root|app|__next|__nuxt|svelte|main-app)["'][^>]*>\s*<\/div>|<app-root[^>]*>[^<]{0,40}<\/app-root>/i;
+  const H1 = /<h1[^>]*>([\s\S]{0,400}?)<\/h1>/i;
+  const NOSCRIPT = /<noscript[^>]*>([\s\S]{0,2000}?)<\/noscript>/gi;
+  const samples = [
+    '<html><body><div id="root"></div><script src="/a.js"></script></body></html>',
+    '<div class="x" id=\'__next\'>\n </DIV>',
+    '<div <div id="app"></div>',
+    '<divid="root"></div>',
+    '<div id="root"><p>text</p></div>',
+    '<div data-id="app" >  </div>',
+    '<app-root>Loading…</app-root>',
+    `<app-root ng-version="17">${'x'.repeat(41)}</app-root>`,
+    '<h1 class="t">Page <b>not</b> found</h1><h1>Second</h1>',
+    `<h1>${'a'.repeat(401)}</h1><h1>Short</h1>`,
+    '<h1<b>odd</h1>',
+    '<H1>Upper</H1>',
+    '<noscript>Please enable JavaScript</noscript><p>x</p><noscript><img src=x></noscript>',
+    `<noscript>${'n'.repeat(2001)}</noscript><noscript>kept</noscript>`,
+    '<noscript<h1>x</h1></noscript>',
+    '<p>no tags of note</p> < a > b <',
+  ];
+
+  it.each(samples)('finds what the plain patterns find (sample %#)', (html) => {
+    expect(hasAppRoot(html)).toBe(ROOT.test(html));
+    expect(elementTexts(html, 'h1', 400, 1)[0]).toBe(H1.exec(html)?.[1]);
+    expect(elementTexts(html, 'noscript', 2000)).toEqual([...html.matchAll(NOSCRIPT)].map((m) => m[1]));
+    expect(stripTags(html)).toBe(html.replace(/<[^>]*>/g, ' '));
+    expect(wordCount(html, Infinity, true)).toBe(wordCount(html.replace(/<[^>]*>/g, ' ')));
+  });
+
+  // The stall bound of the issue: the main thread answers others within a second.
+  it.each([
+    ['an unclosed <div id="root"> repeated', '<div id="root" '],
+    ['an unclosed <div> before one id', '<div '],
+    ['an unclosed <h1> repeated', '<h1 '],
+    ['<h1> never closed', '<h1>x'],
+    ['an unclosed <noscript> repeated', '<noscript '],
+    ['<app-root> never closed', '<app-root>'],
+    ['a lone "<" repeated', '< '],
+  ])('judges 1 MiB of %s in well under a second', (_, unit) => {
+    const html = unit.repeat(Math.ceil((1024 * 1024) / unit.length)) + '<div id="root"></div><script>';
+    const started = performance.now();
+    for (const content of ['', html]) {
+      verdictOf({ status: 200, html, title: html, content, isHtml: true });
+    }
+    expect(performance.now() - started).toBeLessThan(1000);
+  });
+
+  it('reads a bounded prefix of the page', () => {
+    const shell = '<div id="root"></div><script src="/app.js"></script>';
+    const base = { status: 200, title: '', content: '', isHtml: true };
+    expect(verdictOf({ ...base, html: shell })).toBe('challenge');
+    expect(verdictOf({ ...base, html: ' '.repeat(VERDICT_READ_CHARS) + shell })).toBe('empty');
   });
 });
