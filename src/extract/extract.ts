@@ -11,7 +11,8 @@ import type { CleanRules } from './clean';
 import { elementsWithTags, type ElementTree, treeDepth } from './element-tree';
 import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
 import { tidy } from './html-text';
-import { pageMetadata, withDescription, type Metadata } from './metadata';
+import { type Link, linksOf } from './links';
+import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata } from './metadata';
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
 import { render, type Format } from './render';
@@ -23,8 +24,10 @@ export interface Extraction {
   title: string;
   content: string;
   metadata: Metadata;
-  /** With `links`: the links of the main content, absolute, in document order. */
-  links?: { url: string; text: string }[];
+  /** With `links`: the links of the main content, absolute, in document order (see links.ts). */
+  links?: Link[];
+  /** Some of the links were left out or cut at their bounds. */
+  linksTruncated?: boolean;
 }
 
 export interface ExtractOptions {
@@ -89,8 +92,11 @@ export function extractHtml(
   const done = (title: string, root: HTMLElement): Extraction => {
     // Read before rendering, which rewrites formulas.
     const described = withDescription(metadata, root as unknown as Element);
-    const links = opts.links ? { links: linksOf(root, baseUrl) } : {};
-    return { title, content: render(root, format), metadata: described, ...links };
+    const found = opts.links ? linksOf(root, baseUrl) : undefined;
+    const links = found ? { links: found.links, ...(found.truncated ? { linksTruncated: true } : {}) } : {};
+    // A title is held to a metadata field's bound: a page's <title> may be megabytes.
+    const bounded = boundedText(title, FIELD_BYTES) ?? '';
+    return { title: bounded, content: render(root, format), metadata: described, ...links };
   };
   if (opts.exclude?.length) {
     for (const el of Array.from(source.querySelectorAll(opts.exclude.join(',')))) el.remove();
@@ -145,24 +151,6 @@ export function extractHtml(
     el.remove();
   }
   return done(title, body as unknown as HTMLElement);
-}
-
-/** The links of the content: absolute http(s) URLs with their text, each URL once. */
-function linksOf(root: HTMLElement, baseUrl: string): { url: string; text: string }[] {
-  const seen = new Set<string>();
-  const out: { url: string; text: string }[] = [];
-  for (const a of Array.from(root.querySelectorAll('a[href]'))) {
-    let u: URL;
-    try {
-      u = new URL(a.getAttribute('href') ?? '', baseUrl);
-    } catch {
-      continue;
-    }
-    if ((u.protocol !== 'http:' && u.protocol !== 'https:') || seen.has(u.href)) continue;
-    seen.add(u.href);
-    out.push({ url: u.href, text: tidy(a.textContent ?? '') });
-  }
-  return out;
 }
 
 /**

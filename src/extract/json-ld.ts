@@ -36,12 +36,27 @@ export function typeOf(o: Json): string {
   return Array.isArray(t) ? t.join(' ') : typeof t === 'string' ? t : '';
 }
 
-/** A name from a string, a {name} object, or a list of them. */
+/** How many names of a list are read, and the length past which no more are added. */
+export const MAX_NAMES = 100;
+export const NAMES_CHARS = 2048;
+
+/**
+ * A name from a string, a {name} object, or a list of them (its first MAX_NAMES, joined, no more
+ * added once NAMES_CHARS are reached: a page may list a million authors).
+ */
 export function names(v: unknown, depth = 0): string | null {
   if (depth > JSON_LD_DEPTH) return null;
   if (typeof v === 'string') return stated(v);
   if (Array.isArray(v)) {
-    const all = v.map((x) => names(x, depth + 1)).filter((x): x is string => !!x);
+    const all: string[] = [];
+    let chars = 0;
+    for (const x of v.slice(0, MAX_NAMES)) {
+      const n = names(x, depth + 1);
+      if (!n) continue;
+      all.push(n);
+      chars += n.length + 2;
+      if (chars >= NAMES_CHARS) break;
+    }
     return all.length > 0 ? all.join(', ') : null;
   }
   if (v && typeof v === 'object') return names((v as Json).name, depth + 1);

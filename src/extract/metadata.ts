@@ -5,6 +5,7 @@
  * a <time>, <html lang>, <link rel=canonical>). The sources are read by page-head.ts and
  * json-ld.ts; this file chooses among them.
  */
+import { truncateUtf8 } from '../common/truncate';
 import { jsonLd, names, typeOf, url, type Json } from './json-ld';
 import type { Head } from './page-head';
 import { cleanText, stated } from './stated-text';
@@ -28,6 +29,35 @@ export const NO_METADATA: Metadata = {
   canonical_url: null,
   image: null,
 };
+
+/** A metadata field's bound in UTF-8 bytes; a description's is twice it. */
+export const FIELD_BYTES = 2048;
+export const DESCRIPTION_BYTES = 4096;
+
+/** The text within `bytes` of UTF-8: cut at a character, ending in an ellipsis, when longer. */
+export function boundedText(s: string | null, bytes: number): string | null {
+  if (s === null) return null;
+  const cut = truncateUtf8(s, bytes);
+  return cut.truncated ? `${truncateUtf8(s, bytes - 3).text.trimEnd()}…` : s;
+}
+
+/** A URL within `bytes`, or none: a cut URL is another URL. */
+function boundedUrl(s: string | null, bytes: number): string | null {
+  return s !== null && Buffer.byteLength(s) <= bytes ? s : null;
+}
+
+/** Every field within its bound (see FIELD_BYTES): the page chooses their lengths. */
+function bounded(m: Metadata): Metadata {
+  return {
+    author: boundedText(m.author, FIELD_BYTES),
+    published_at: boundedText(m.published_at, FIELD_BYTES),
+    language: boundedText(m.language, FIELD_BYTES),
+    site_name: boundedText(m.site_name, FIELD_BYTES),
+    description: boundedText(m.description, DESCRIPTION_BYTES),
+    canonical_url: boundedUrl(m.canonical_url, FIELD_BYTES),
+    image: boundedUrl(m.image, FIELD_BYTES),
+  };
+}
 
 const ARTICLE_TYPES = /article|posting|report|blog|news|webpage|review|recipe|howto|creativework/i;
 
@@ -81,7 +111,7 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
   );
   const site = ld.find((o) => /website|organization/i.test(typeOf(o)) && typeof o.name === 'string');
   const html = doc.documentElement;
-  return {
+  return bounded({
     author:
       names(article?.author) ??
       meta(
@@ -139,7 +169,7 @@ export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metada
       ),
     canonical_url: absolute(head.canonical ?? meta(head, 'og:url'), baseUrl),
     image: absolute(meta(head, 'og:image', 'og:image:url', 'twitter:image') ?? url(article?.image), baseUrl),
-  };
+  });
 }
 
 /** When the page's metadata has no description, the first paragraph of its main content stands in. */
@@ -147,7 +177,7 @@ export function withDescription(m: Metadata, content: Element): Metadata {
   if (m.description) return m;
   for (const p of Array.from(content.querySelectorAll('p'))) {
     const t = cleanText(p.textContent);
-    if (t) return { ...m, description: t };
+    if (t) return { ...m, description: boundedText(t, DESCRIPTION_BYTES) };
   }
   return m;
 }
