@@ -3,9 +3,13 @@
 import { sql, type Kysely } from 'kysely';
 import type { DB } from './schema';
 
-/** What a put did: the key's digest before (undefined for a new key), whether the body is new, the bytes of a replaced body dropped. */
+/**
+ * What a put did: the key's digest before (undefined for a new key) and the UTF-8 bytes of the
+ * meta it held, whether the body is new, the bytes of a replaced body dropped.
+ */
 export interface Put {
   old: string | undefined;
+  oldMeta: number;
   inserted: boolean;
   freed: number;
 }
@@ -25,12 +29,15 @@ export interface CacheRow {
   nbytes: number;
 }
 
+/** A key's stored fields, in UTF-8 bytes (both dialects have octet_length). */
+export const metaBytes = sql<number>`octet_length(meta)`;
+
 /** The key's old digest (undefined for a new key), the body, then the key: three statements. */
 export async function putSqlite(trx: Kysely<DB>, row: CacheRow): Promise<Put> {
   const { entry, body, nbytes } = row;
   const old = await trx
     .selectFrom('cache_entry')
-    .select('digest')
+    .select(['digest', metaBytes.as('meta_bytes')])
     .where('key', '=', entry.key)
     .executeTakeFirst();
   const r = await trx
@@ -50,7 +57,12 @@ export async function putSqlite(trx: Kysely<DB>, row: CacheRow): Promise<Put> {
       })),
     )
     .execute();
-  return { old: old?.digest, inserted: Number(r.numInsertedOrUpdatedRows) > 0, freed: 0 };
+  return {
+    old: old?.digest,
+    oldMeta: Number(old?.meta_bytes ?? 0),
+    inserted: Number(r.numInsertedOrUpdatedRows) > 0,
+    freed: 0,
+  };
 }
 
 /**
@@ -61,8 +73,13 @@ export async function putSqlite(trx: Kysely<DB>, row: CacheRow): Promise<Put> {
  */
 export async function putPostgres(db: Kysely<DB>, row: CacheRow): Promise<Put> {
   const { entry, body, nbytes } = row;
-  const { rows } = await sql<{ old: string | null; inserted: number; freed: number }>`
-    WITH old AS (SELECT digest FROM cache_entry WHERE key = ${entry.key}),
+  const { rows } = await sql<{
+    old: string | null;
+    old_meta: number | null;
+    inserted: number;
+    freed: number;
+  }>`
+    WITH old AS (SELECT digest, octet_length(meta) AS meta_bytes FROM cache_entry WHERE key = ${entry.key}),
     body AS (
       INSERT INTO cache_body (digest, body, nbytes) VALUES (${entry.digest}, ${body}, ${nbytes})
       ON CONFLICT (digest) DO NOTHING RETURNING 1
@@ -79,10 +96,16 @@ export async function putPostgres(db: Kysely<DB>, row: CacheRow): Promise<Put> {
         AND NOT EXISTS (SELECT 1 FROM cache_entry AS e WHERE e.digest = b.digest AND e.key <> ${entry.key})
       RETURNING b.nbytes
     )
-    SELECT (SELECT digest FROM old) AS old, (SELECT count(*) FROM body) AS inserted,
+    SELECT (SELECT digest FROM old) AS old, (SELECT meta_bytes FROM old) AS old_meta,
+      (SELECT count(*) FROM body) AS inserted,
       (SELECT coalesce(sum(nbytes), 0) FROM dropped) AS freed`.execute(db);
   const r = rows[0];
-  return { old: r.old ?? undefined, inserted: Number(r.inserted) > 0, freed: Number(r.freed) };
+  return {
+    old: r.old ?? undefined,
+    oldMeta: Number(r.old_meta ?? 0),
+    inserted: Number(r.inserted) > 0,
+    freed: Number(r.freed),
+  };
 }
 
 /**

@@ -2,7 +2,14 @@ import { hash } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { SizedLru } from '../common/sized-lru';
 import type { DB } from './schema';
-import { dropBodyIfUnused, dropOrphans, putPostgres, putSqlite, type Put } from './cache.statements';
+import {
+  dropBodyIfUnused,
+  dropOrphans,
+  metaBytes,
+  putPostgres,
+  putSqlite,
+  type Put,
+} from './cache.statements';
 
 export interface CachedPage {
   key: string;
@@ -29,7 +36,8 @@ export function sha256Hex(s: string): string {
 /**
  * Content-addressed page cache: a key points at a body stored once by its SHA-256 digest. After
  * every put the least recently used keys are evicted until size() <= maxBytes; a body goes when no
- * key points at it any more. size() counts the bodies' UTF-8 bytes, each body once.
+ * key points at it any more. size() counts every stored byte that a page chooses: the bodies'
+ * UTF-8 bytes, each body once, and each key's meta (its metadata and links, as JSON).
  */
 export class ContentCache {
   private bytes = 0;
@@ -44,8 +52,9 @@ export class ContentCache {
   /**
    * Recently read pages kept decoded in memory (a byte-bounded LRU in Map order), so a hot page is
    * served without a database read. It holds copies of rows that exist; every change drops them.
+   * Each counts its body and its meta (as the JSON it was read from).
    */
-  private readonly hot: SizedLru<CachedPage>;
+  private readonly hot: SizedLru<{ page: CachedPage; metaChars: number }>;
   private readonly pg: boolean;
 
   constructor(
@@ -53,7 +62,10 @@ export class ContentCache {
     readonly maxBytes: number,
   ) {
     // A JavaScript string holds up to two bytes a character.
-    this.hot = new SizedLru(Math.min(maxBytes, 64 * 1024 * 1024), (p) => p.body.length * 2);
+    this.hot = new SizedLru(
+      Math.min(maxBytes, 64 * 1024 * 1024),
+      (h) => (h.page.body.length + h.metaChars) * 2,
+    );
     this.pg = db.getExecutor().adapter instanceof PostgresAdapter;
   }
 
@@ -69,9 +81,13 @@ export class ContentCache {
       .executeTakeFirstOrThrow();
     const e = await this.db
       .selectFrom('cache_entry')
-      .select([sql<number>`count(*)`.as('n'), sql<number>`coalesce(max(last_used), 0)`.as('tick')])
+      .select([
+        sql<number>`count(*)`.as('n'),
+        sql<number>`coalesce(max(last_used), 0)`.as('tick'),
+        sql<number>`coalesce(sum(${metaBytes}), 0)`.as('meta'),
+      ])
       .executeTakeFirstOrThrow();
-    this.bytes = Number(b.n);
+    this.bytes = Number(b.n) + Number(e.meta);
     this.entries = Number(e.n);
     this.useTick = Math.max(this.useTick, Number(e.tick));
   }
@@ -113,7 +129,7 @@ export class ContentCache {
   }
 
   private async read(key: string): Promise<CachedPage | undefined> {
-    const warm = this.hot.get(key);
+    const warm = this.hot.get(key)?.page;
     if (warm)
       return { key, digest: warm.digest, body: warm.body, meta: warm.meta, fetchedAt: warm.fetchedAt };
     const row = await this.db
@@ -130,7 +146,7 @@ export class ContentCache {
       meta: JSON.parse(row.meta) as Record<string, unknown>,
       fetchedAt: row.fetched_at,
     };
-    this.hot.set(page.key, page);
+    this.hot.set(page.key, { page, metaChars: row.meta.length });
     return page;
   }
 
@@ -146,16 +162,17 @@ export class ContentCache {
       fetched_at: fetchedAt,
       last_used: this.nextTick(),
     };
+    const stored = { nbytes, metaBytes: Buffer.byteLength(entry.meta, 'utf8') };
     try {
       if (this.pg) {
         // One statement, committed on its own; eviction, when the budget is passed, is a second.
-        this.stored(key, nbytes, await putPostgres(this.db, { entry, body, nbytes }));
+        this.stored(key, stored, await putPostgres(this.db, { entry, body, nbytes }));
         if (this.bytes > this.maxBytes) await this.db.transaction().execute((trx) => this.evictToBudget(trx));
       } else {
         await this.db.transaction().execute(async (trx) => {
           const put = await putSqlite(trx, { entry, body, nbytes });
           if (put.old !== undefined && put.old !== digest) put.freed = await dropBodyIfUnused(trx, put.old);
-          this.stored(key, nbytes, put);
+          this.stored(key, stored, put);
           await this.evictToBudget(trx);
         });
       }
@@ -168,9 +185,9 @@ export class ContentCache {
   }
 
   /** Keeps the totals in step with a put that committed (or will, with the transaction it is in). */
-  private stored(key: string, nbytes: number, put: Put): void {
-    if (put.inserted) this.bytes += nbytes;
-    this.bytes -= put.freed;
+  private stored(key: string, size: { nbytes: number; metaBytes: number }, put: Put): void {
+    if (put.inserted) this.bytes += size.nbytes;
+    this.bytes += size.metaBytes - put.oldMeta - put.freed;
     if (put.old === undefined) this.entries++;
     this.touched.delete(key);
   }
@@ -230,7 +247,7 @@ export class ContentCache {
   private async evictOne(trx: Kysely<DB>): Promise<void> {
     const lru = await trx
       .selectFrom('cache_entry')
-      .select(['key', 'digest'])
+      .select(['key', 'digest', metaBytes.as('meta_bytes')])
       .orderBy('last_used')
       .limit(1)
       .executeTakeFirst();
@@ -242,6 +259,6 @@ export class ContentCache {
     this.hot.delete(lru.key);
     this.entries--;
     this.evictions++;
-    this.bytes -= await dropBodyIfUnused(trx, lru.digest);
+    this.bytes -= Number(lru.meta_bytes) + (await dropBodyIfUnused(trx, lru.digest));
   }
 }
