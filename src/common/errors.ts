@@ -50,7 +50,8 @@ export const forbidden = (message: string, hint: string) => new SiftError(403, '
 
 /** Fetch failures, each with a hint that says what to do; the status is the code's. */
 const FETCH_HINTS = {
-  blocked_address: 'the address is not one this caller may reach (private, loopback, link-local or reserved)',
+  blocked_address:
+    'the name does not resolve, or resolves to an address this caller may not reach (private, loopback, link-local or reserved)',
   dns_error: 'check the host name; it did not resolve',
   connect_error: 'the server refused or dropped the connection; check the URL and try again later',
   tls_error: "the server's TLS certificate or handshake failed; use a host with a valid certificate",

@@ -54,21 +54,43 @@ export class HostStore {
   }
 
   /**
-   * Reserves the host's next request slot `delayMs` after the last one reserved (or now, if that
-   * is later), in one statement: two instances never get the same slot. Returns when (ms) the
-   * request may start.
+   * Takes the host's Crawl-delay turn if it is due (`next_at` at or before now), setting the next
+   * one `delayMs` from now, in one statement: two instances never take the same turn. Returns
+   * undefined when taken, else when (ms) the turn someone else took lets the next one go.
    */
-  async reserveSlot(host: string, delayMs: number, nowMs: number): Promise<number> {
-    const r = await this.db
+  async takeTurn(host: string, delayMs: number, nowMs: number): Promise<number | undefined> {
+    const taken = await this.db
       .insertInto('host_state')
       .values({ host, paused_until: 0, next_at: nowMs + delayMs })
       .onConflict((oc) =>
-        oc.column('host').doUpdateSet({
-          next_at: sql<number>`CASE WHEN host_state.next_at > ${nowMs} THEN host_state.next_at ELSE ${nowMs} END + ${delayMs}`,
-        }),
+        oc
+          .column('host')
+          .doUpdateSet({ next_at: nowMs + delayMs })
+          .where('host_state.next_at', '<=', nowMs),
       )
       .returning('next_at')
-      .executeTakeFirstOrThrow();
-    return Number(r.next_at) - delayMs;
+      .executeTakeFirst();
+    if (taken) return undefined;
+    const r = await this.db
+      .selectFrom('host_state')
+      .select('next_at')
+      .where('host', '=', host)
+      .executeTakeFirst();
+    return Number(r?.next_at ?? 0);
+  }
+
+  /**
+   * Forgets what is no longer in force: robots.txt rows expired before `nowS` (a later request
+   * fetches the file again), and hosts neither paused nor waiting out a Crawl-delay at `nowMs`.
+   * Returns the rows deleted.
+   */
+  async sweep(nowS: number, nowMs: number): Promise<{ robots: number; hosts: number }> {
+    const robots = await this.db.deleteFrom('robots_txt').where('expires_at', '<', nowS).executeTakeFirst();
+    const hosts = await this.db
+      .deleteFrom('host_state')
+      .where('paused_until', '<', nowMs)
+      .where('next_at', '<', nowMs)
+      .executeTakeFirst();
+    return { robots: Number(robots.numDeletedRows), hosts: Number(hosts.numDeletedRows) };
   }
 }

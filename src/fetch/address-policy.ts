@@ -1,6 +1,6 @@
 import * as ipaddr from 'ipaddr.js';
 import type { CallerClass } from '../config/app-config';
-import { FetchError } from '../common/errors';
+import { FetchError, SiftError } from '../common/errors';
 
 type Addr = ipaddr.IPv4 | ipaddr.IPv6;
 
@@ -80,18 +80,26 @@ export class AddressPolicy {
 
   /**
    * Throws blocked_address unless every given address may be reached. A restricted caller is told
-   * the host only: the address it resolved to would map the internal network for an outsider.
+   * the host only, in the words a name that does not resolve gets (see notReachable): the address
+   * it resolved to would map the internal network for an outsider.
    */
   check(host: string, ips: string[], callerClass: CallerClass): void {
     for (const ip of ips) {
-      if (!this.allowed(ip, callerClass)) {
-        throw new FetchError(
-          'blocked_address',
-          callerClass === 'fleet'
-            ? `${host} resolves to ${ip}, which this caller may not reach`
-            : `${host} is not an address this caller may reach`,
-        );
-      }
+      if (this.allowed(ip, callerClass)) continue;
+      if (callerClass !== 'fleet') throw notReachable(host);
+      throw new SiftError(
+        403,
+        'blocked_address',
+        `${host} resolves to ${ip}, which this caller may not reach`,
+        `to let fleet callers reach it, add the address or its network to SIFT_FLEET_ALLOW (e.g. SIFT_FLEET_ALLOW=${ip.includes(':') ? `${ip}/128` : `${ip}/32`}) and restart`,
+      );
     }
   }
 }
+
+/**
+ * What a restricted caller is told of a name it may not reach and of one that does not resolve
+ * alike: telling them apart would let an outsider list the internal names.
+ */
+export const notReachable = (host: string) =>
+  new FetchError('blocked_address', `${host} is not reachable for this caller`);

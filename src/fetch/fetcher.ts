@@ -1,8 +1,8 @@
 import * as dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import type { CallerClass } from '../config/app-config';
-import { FetchError } from '../common/errors';
-import { AddressPolicy, parseIp } from './address-policy';
+import { FetchError, type SiftError } from '../common/errors';
+import { AddressPolicy, notReachable, parseIp } from './address-policy';
 import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
@@ -25,8 +25,11 @@ export interface FetchOptions {
   signal?: AbortSignal;
   /** Read at most this many decoded bytes and keep them, instead of failing over the cap. */
   truncateAt?: number;
-  /** Called before every hop (the first and each redirect); what it throws ends the fetch. */
-  beforeHop?: (url: URL) => Promise<void>;
+  /**
+   * Called before every hop (the first is 0, then each redirect), once the hop's address is known
+   * to be one the caller may reach, with the fetch's own signal; what it throws ends the fetch.
+   */
+  beforeHop?: (url: URL, hop: number, signal: AbortSignal) => Promise<void>;
 }
 
 export interface RawPage {
@@ -130,8 +133,8 @@ export class Fetcher {
         // The caller's headers (and a revalidation's validators) were meant for the origin asked
         // for: a redirect to another origin gets none of them.
         if (current.origin !== origin) headers = {};
-        if (o.beforeHop) await o.beforeHop(current);
         await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
+        if (o.beforeHop) await o.beforeHop(current, hop, signal);
         const res = await request(current, {
           method: 'GET',
           dispatcher: this.agents[o.callerClass],
@@ -170,7 +173,7 @@ export class Fetcher {
         };
       }
     } catch (err) {
-      throw toFetchError(err, current, timedOut, o.signal);
+      throw forCaller(toFetchError(err, current, timedOut, o.signal), current, o.callerClass);
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onCancel);
@@ -219,7 +222,7 @@ export class Fetcher {
       }
       return { status: res.statusCode, body: Buffer.concat(chunks).subarray(0, o.maxBody).toString('utf8') };
     } catch (err) {
-      throw toFetchError(err, target, timedOut, o.signal);
+      throw forCaller(toFetchError(err, target, timedOut, o.signal), target, o.callerClass);
     } finally {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onCancel);
@@ -243,6 +246,11 @@ export class Fetcher {
     const addrs = await abortable(this.dns.resolve(u.hostname, caller), signal);
     checkAnswer(this.opts.policy, u.hostname, addrs, callerClass);
   }
+}
+
+/** A restricted caller is told of a name that does not resolve what it is told of a private one. */
+function forCaller(err: SiftError, url: URL, callerClass: CallerClass): SiftError {
+  return callerClass === 'restricted' && err.code === 'dns_error' ? notReachable(url.hostname) : err;
 }
 
 function checkAnswer(

@@ -1,11 +1,9 @@
-import robotsParser from 'robots-parser';
 import { Clock } from '../common/clock';
 import { FetchError, SiftError, type FetchErrorCode } from '../common/errors';
 import { HostStore, type RobotsRow } from '../dcache';
 import type { CallerClass } from '../config/app-config';
 import type { Fetcher } from './fetcher';
-
-type Parser = ReturnType<typeof robotsParser>;
+import { decidingRule, parseRobots, type AgentRules } from './robots-rules';
 
 /** RFC 9309: at least 500 KiB of a robots.txt is read; what follows is ignored. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
@@ -17,12 +15,16 @@ export const ROBOTS_ERROR_TTL_S = 600;
 export const MAX_CRAWL_DELAY_S = 60;
 /** A site that could not be reached for its robots.txt is tried again after this. */
 export const UNREACHABLE_TTL_S = 60;
+/** Parsed rules kept in memory, over every origin; the least recently used go first. */
+export const ROBOTS_MEMORY_BYTES = 32 * 1024 * 1024;
+/** The DNS bucket robots.txt fetches run in: sift's own, never the caller's who asked first. */
+export const ROBOTS_DNS_BUCKET = 'sift:robots';
 const ROBOTS_TIMEOUT_MS = 10_000;
 
 interface Rules {
   row: RobotsRow;
-  parser?: Parser;
-  lines?: string[];
+  rules?: AgentRules;
+  bytes: number;
 }
 
 export const robotsDenied = (message: string) =>
@@ -35,12 +37,16 @@ export const robotsDenied = (message: string) =>
 
 /**
  * robots.txt as RFC 9309 says, one fetch per origin: 2xx gives rules (group SIFT_ROBOTS_AGENT,
- * else `*`; the longest match wins, Allow on a tie: robots-parser), 4xx allows everything, 5xx or
- * unreachable disallows everything. Up to 5 redirects and 500 KiB. Kept in the database for
- * every instance (24 h; 10 min for a failure), and parsed once per process.
+ * else `*`; the longest match wins, Allow on a tie: robots-rules.ts), 4xx allows everything, 5xx
+ * or unreachable disallows everything. Up to 5 redirects and 500 KiB. Kept in the database for
+ * every instance (24 h; 10 min for a failure), and parsed once per process into a cache bounded
+ * in bytes. It is asked only for a URL whose address the caller may reach (Upstream sees to it),
+ * and fetched in sift's own DNS bucket; a DNS failure is the asking caller's, never stored.
  */
 export class Robots {
+  /** By origin, least recently used first (a Map keeps insertion order). */
   private readonly parsed = new Map<string, Rules>();
+  private parsedBytes = 0;
   private readonly flights = new Map<string, Promise<Rules>>();
 
   constructor(
@@ -48,14 +54,15 @@ export class Robots {
     private readonly hosts: HostStore,
     private readonly clock: Clock,
     private readonly agent: string,
+    private readonly memoryBytes = ROBOTS_MEMORY_BYTES,
   ) {}
 
   /**
    * Throws robots_denied (quoting the rule) unless the agent may fetch `url`; otherwise the
    * Crawl-delay of its group in ms (0 when none).
    */
-  async check(url: URL, callerClass: CallerClass, caller: string): Promise<number> {
-    const { row, parser, lines } = await this.rules(url.origin, callerClass, caller);
+  async check(url: URL, callerClass: CallerClass): Promise<number> {
+    const { row, rules } = await this.rules(url.origin, callerClass);
     if (row.kind === 'allow') return 0;
     if (row.kind === 'disallow' && row.status === 0) {
       // The site could not be reached for its robots.txt: nothing of it is fetched, and the caller
@@ -68,52 +75,69 @@ export class Robots {
         `${url.origin}/robots.txt ${row.status ? `answered ${row.status}` : 'could not be fetched'}: every URL of the site counts as disallowed until it answers`,
       );
     }
-    if (parser!.isAllowed(url.href, this.agent) === false) {
-      const n = parser!.getMatchingLineNumber(url.href, this.agent);
-      const rule = n > 0 ? lines![n - 1].trim() : 'Disallow';
+    const rule = decidingRule(rules!, url);
+    if (rule && !rule.allow) {
       throw robotsDenied(
-        `${url.origin}/robots.txt disallows ${url.pathname}${url.search} for ${this.agent}: line ${n} "${rule.slice(0, 200)}"`,
+        `${url.origin}/robots.txt disallows ${url.pathname}${url.search} for ${this.agent}: line ${rule.line} "${rule.text}"`,
       );
     }
-    const delay = Number(parser!.getCrawlDelay(this.agent) ?? 0);
+    const delay = rules!.crawlDelayS ?? 0;
     return Number.isFinite(delay) && delay > 0 ? Math.min(delay, MAX_CRAWL_DELAY_S) * 1000 : 0;
   }
 
-  private async rules(origin: string, callerClass: CallerClass, caller: string): Promise<Rules> {
+  /** Parsed rules kept in memory (tests and metrics). */
+  memory(): { origins: number; bytes: number } {
+    return { origins: this.parsed.size, bytes: this.parsedBytes };
+  }
+
+  private async rules(origin: string, callerClass: CallerClass): Promise<Rules> {
     const now = this.clock.now();
     const known = this.parsed.get(origin);
-    if (known && known.row.expires_at > now) return known;
+    if (known && known.row.expires_at > now) {
+      this.parsed.delete(origin);
+      this.parsed.set(origin, known);
+      return known;
+    }
     let flight = this.flights.get(origin);
     if (!flight) {
-      flight = this.load(origin, callerClass, caller).finally(() => this.flights.delete(origin));
+      flight = this.load(origin, callerClass).finally(() => this.flights.delete(origin));
       this.flights.set(origin, flight);
     }
     return flight;
   }
 
   /** From the database when another instance (or an earlier run) has it fresh, else fetched. */
-  private async load(origin: string, callerClass: CallerClass, caller: string): Promise<Rules> {
+  private async load(origin: string, callerClass: CallerClass): Promise<Rules> {
     const now = this.clock.now();
     let row = await this.hosts.robots(origin);
     if (!row || row.expires_at <= now) {
-      row = await this.fetchRobots(origin, callerClass, caller, now);
+      row = await this.fetchRobots(origin, callerClass, now);
       await this.hosts.putRobots(row);
     }
-    const rules: Rules =
-      row.kind === 'rules'
-        ? { row, parser: robotsParser(`${origin}/robots.txt`, row.body), lines: row.body.split(/\r\n|\r|\n/) }
-        : { row };
-    if (this.parsed.size >= 10_000) this.parsed.clear();
-    this.parsed.set(origin, rules);
-    return rules;
+    const rules = row.kind === 'rules' ? parseRobots(row.body, this.agent) : undefined;
+    // Only the parsed group is kept; the body is the database's.
+    const kept: Rules = { row: { ...row, body: row.kind === 'rules' ? '' : row.body }, rules, bytes: 0 };
+    kept.bytes = (rules?.bytes ?? 0) + 2 * (origin.length + kept.row.body.length) + 128;
+    this.remember(origin, kept);
+    return kept;
   }
 
-  private async fetchRobots(
-    origin: string,
-    callerClass: CallerClass,
-    caller: string,
-    now: number,
-  ): Promise<RobotsRow> {
+  private remember(origin: string, rules: Rules): void {
+    const old = this.parsed.get(origin);
+    if (old) {
+      this.parsed.delete(origin);
+      this.parsedBytes -= old.bytes;
+    }
+    this.parsed.set(origin, rules);
+    this.parsedBytes += rules.bytes;
+    for (const [o, r] of this.parsed) {
+      if (this.parsedBytes <= this.memoryBytes || o === origin) break;
+      this.parsed.delete(o);
+      this.parsedBytes -= r.bytes;
+    }
+  }
+
+  private async fetchRobots(origin: string, callerClass: CallerClass, now: number): Promise<RobotsRow> {
     const row = (kind: RobotsRow['kind'], status: number, body = '', ttl = ROBOTS_TTL_S): RobotsRow => ({
       origin,
       kind,
@@ -125,7 +149,7 @@ export class Robots {
     try {
       const raw = await this.fetcher.fetch(`${origin}/robots.txt`, {
         callerClass,
-        caller,
+        caller: ROBOTS_DNS_BUCKET,
         timeoutMs: ROBOTS_TIMEOUT_MS,
         truncateAt: ROBOTS_MAX_BYTES,
       });
@@ -133,8 +157,10 @@ export class Robots {
       if (raw.status >= 400 && raw.status < 500) return row('allow', raw.status);
       return row('disallow', raw.status, '', ROBOTS_ERROR_TTL_S);
     } catch (err) {
-      // An address this caller may not reach is the caller's answer, not the site's: not kept.
-      if (!(err instanceof SiftError) || err.code === 'blocked_address') throw err;
+      // An address this caller may not reach, or a name that does not resolve now, is the
+      // caller's answer, not the site's: not kept for anyone.
+      if (!(err instanceof SiftError) || err.code === 'blocked_address' || err.code === 'dns_error')
+        throw err;
       const failure = JSON.stringify({ code: err.code, message: err.message });
       return row('disallow', 0, failure, UNREACHABLE_TTL_S);
     }

@@ -24,10 +24,12 @@ export interface UpstreamRequest {
 }
 
 /**
- * One request upstream as a good citizen: robots.txt first (every redirect hop too), one of the
- * host's SIFT_PER_HOST_CONCURRENCY slots in this process, the host's pause and Crawl-delay (kept
- * in the database for every instance), then the fetch; a 429 or 503 with Retry-After pauses the
- * host for everyone.
+ * One request upstream as a good citizen. Each hop's address is checked for the caller first
+ * (Fetcher); only then is anything sift knows of the host consulted or changed: its robots.txt
+ * (every hop), its pause (every hop: 429 host_backoff), and for the first hop one of the host's
+ * SIFT_PER_HOST_CONCURRENCY slots in this process and its Crawl-delay turn (taken in the database
+ * for every instance, when the request is about to go). A 429 or 503 with Retry-After pauses the
+ * host that answered, for everyone.
  */
 export class Upstream {
   /** Upstream fetches per host in this process: the limit for all work together. */
@@ -51,45 +53,50 @@ export class Upstream {
 
   async get(req: UpstreamRequest): Promise<RawPage> {
     const { url, callerClass, who, signal } = req;
-    const crawlDelayMs = req.robots ? await this.robots.check(url, callerClass, who) : 0;
-    const release = await this.slots.acquire(url.host, signal);
-    let hop = 0;
+    let release: (() => void) | undefined;
     let raw: RawPage;
     try {
-      await this.enterHost(url.host, crawlDelayMs, signal);
       raw = await this.fetcher.fetch(url.href, {
         callerClass,
         caller: who,
         timeoutMs: MAX_TIMEOUT_MS,
         headers: req.headers,
         signal,
-        // Every redirect is checked against its own site's robots.txt (the first hop was above).
-        beforeHop: req.robots
-          ? async (u) => {
-              if (hop++ > 0) await this.robots.check(u, callerClass, who);
-            }
-          : undefined,
+        beforeHop: async (u, hop, fetchSignal) => {
+          const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass) : 0;
+          await this.checkPause(u.host);
+          if (hop > 0) return;
+          release = await this.slots.acquire(u.host, fetchSignal);
+          if (crawlDelayMs > 0) await this.takeTurn(u.host, crawlDelayMs, fetchSignal);
+        },
       });
     } finally {
-      release();
+      release?.();
     }
     // The host that answered asked for the pause: after a redirect, not the one the fetch began at.
     await this.noteBackoff(hostOf(raw.finalUrl) || url.host, raw.status, raw.retryAfterS);
     return raw;
   }
 
-  /**
-   * The host's turn: 429 host_backoff while it is paused (for any caller, on any instance), and
-   * with a Crawl-delay, the wait for the next slot it allows (slots are handed out in the database,
-   * so requests from every job and instance are spaced).
-   */
-  private async enterHost(host: string, crawlDelayMs: number, signal: AbortSignal): Promise<void> {
+  /** 429 host_backoff while the host is paused (for any caller, on any instance). */
+  private async checkPause(host: string): Promise<void> {
     const nowMs = this.clock.nowMs();
     const paused = await this.hosts.pausedUntil(host);
     if (paused > nowMs) throw hostBackoff(host, paused - nowMs);
-    if (crawlDelayMs <= 0) return;
-    const at = await this.hosts.reserveSlot(host, crawlDelayMs, nowMs);
-    if (at > nowMs) await sleep(at - nowMs, signal);
+  }
+
+  /**
+   * The host's Crawl-delay turn, taken only when it is due (one statement: two requests never
+   * take the same turn); until then, waits for the turn someone else took to pass. A request that
+   * gives up while waiting has taken nothing.
+   */
+  private async takeTurn(host: string, crawlDelayMs: number, signal: AbortSignal): Promise<void> {
+    for (;;) {
+      const nowMs = this.clock.nowMs();
+      const nextAt = await this.hosts.takeTurn(host, crawlDelayMs, nowMs);
+      if (nextAt === undefined) return;
+      await sleep(Math.max(1, nextAt - nowMs), signal);
+    }
   }
 
   /** A 429 or 503 with a Retry-After of at most an hour pauses the host for everyone. */

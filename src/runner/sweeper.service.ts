@@ -3,9 +3,20 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { ContentCache, Db, SWEEP_LOCK, evictBatchOldest, sweepBatch, tryHousekeepingLock } from '../dcache';
+import {
+  ContentCache,
+  Db,
+  HostStore,
+  SWEEP_LOCK,
+  evictBatchOldest,
+  sweepBatch,
+  tryHousekeepingLock,
+} from '../dcache';
 
-/** Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to budget. */
+/**
+ * Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to
+ * budget, expired robots.txt and idle host state forgotten.
+ */
 @Injectable()
 export class SweeperService {
   private readonly log = new Logger('sweeper');
@@ -14,6 +25,7 @@ export class SweeperService {
   constructor(
     private readonly db: Db,
     private readonly cache: ContentCache,
+    private readonly hosts: HostStore,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -43,6 +55,11 @@ export class SweeperService {
       if (!done) return undefined;
       const { touched, swept } = done;
       const evicted = done.evicted + (await this.cache.evict());
+      // What sift knew of sites no longer in force: expired robots.txt, hosts with no pause or turn.
+      const forgotten = await this.hosts.sweep(now, this.clock.nowMs());
+      if (forgotten.robots + forgotten.hosts > 0) {
+        this.log.log(`forgot ${forgotten.robots} robots.txt and ${forgotten.hosts} hosts`);
+      }
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };
     } finally {

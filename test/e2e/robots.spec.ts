@@ -2,7 +2,6 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { HostStore } from '../../src/dcache';
 import { HostSlots } from '../../src/fetch/host-slots';
-import { Upstream } from '../../src/fetch/upstream';
 import {
   createTestApp,
   tmpDbPath,
@@ -259,14 +258,14 @@ describe('a host that asks to wait', () => {
 
   it('Crawl-delay 1: requests from two concurrent jobs are sent at least 1 s apart', async () => {
     ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
-    // Each slot the database hands out: the time (ms) its request may be sent.
+    // Each turn the database hands out: the time (ms) its request may be sent.
     const hosts = app.get(HostStore);
     const slots: number[] = [];
-    const reserveSlot = hosts.reserveSlot.bind(hosts);
-    jest.spyOn(hosts, 'reserveSlot').mockImplementation(async (host, delayMs, nowMs) => {
-      const at = await reserveSlot(host, delayMs, nowMs);
-      slots.push(at);
-      return at;
+    const takeTurn = hosts.takeTurn.bind(hosts);
+    jest.spyOn(hosts, 'takeTurn').mockImplementation(async (host, delayMs, nowMs) => {
+      const next = await takeTurn(host, delayMs, nowMs);
+      if (next === undefined) slots.push(nowMs);
+      return next;
     });
     const arrivals: number[] = [];
     const fx = await new Fixture({
@@ -308,17 +307,13 @@ describe('a host that asks to wait', () => {
 
   it('/v1/fetch and batch targets share SIFT_PER_HOST_CONCURRENCY', async () => {
     ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_PER_HOST_CONCURRENCY: '2' }));
-    // The direct fetch, known by its request's signal, asking for a slot while both are taken.
-    const directSignals = new Set<AbortSignal>();
+    // The direct fetch asking for a slot while both are taken: the batch's per-host claim limit
+    // (2) keeps its other targets unclaimed, so the only one asking then is the direct fetch.
+    let directSent = false;
     let directWaits = false;
-    const get = Upstream.prototype.get;
-    jest.spyOn(Upstream.prototype, 'get').mockImplementation(function (this: Upstream, req) {
-      if (req.url.pathname === '/hold/direct') directSignals.add(req.signal);
-      return get.call(this, req);
-    });
     const acquire = HostSlots.prototype.acquire;
     jest.spyOn(HostSlots.prototype, 'acquire').mockImplementation(function (this: HostSlots, host, signal) {
-      if (directSignals.has(signal) && this.inFlight(host) >= 2) directWaits = true;
+      if (directSent && this.inFlight(host) >= 2) directWaits = true;
       return acquire.call(this, host, signal);
     });
     const held: (() => void)[] = [];
@@ -342,6 +337,7 @@ describe('a host that asks to wait', () => {
         .set(fleet)
         .send({ targets: Array.from({ length: 4 }, (_, i) => ({ url: fx.url(`/hold/t${i}`) })) });
       await waitUntil(() => held.length === 2 || undefined, 'two targets in flight');
+      directSent = true;
       const direct = http()
         .post('/v1/fetch')
         .set(fleet)
