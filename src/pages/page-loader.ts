@@ -8,10 +8,12 @@ import type { RawPage } from '../fetch/fetcher';
 import type { Upstream } from '../fetch/upstream';
 import type { ExtractOptions, Format } from '../extract/extract';
 import type { ExtractPool } from '../extract/extract-pool';
+import type { Link } from '../extract/links';
 import type { Metadata } from '../extract/metadata';
 import { verdictOf, type Verdict } from '../extract/verdict';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
+import { linksWithin } from './links-budget';
 
 /** What the cache keeps beside the content: the envelope's fields, and validators to revalidate it. */
 export type PageMeta = Pick<
@@ -22,7 +24,7 @@ export type PageMeta = Pick<
   etag?: string;
   last_modified?: string;
   metadata?: Metadata;
-  links?: { url: string; text: string }[];
+  links?: Link[];
 };
 
 /** A page as the cache holds it (or as it was just fetched), before the caller's cap. */
@@ -118,7 +120,8 @@ export class PageLoader {
     let content = '';
     let html = '';
     let metadata: Metadata | undefined;
-    let links: { url: string; text: string }[] | undefined;
+    let links: Link[] | undefined;
+    let linksCut = false;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
       const x = await this.extractor.extract(html, raw.finalUrl, format, {
@@ -126,10 +129,13 @@ export class PageLoader {
         extract: req.extract,
       });
       ({ title, content, metadata, links } = x);
+      linksCut = x.linksTruncated === true;
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
     }
     const stored = truncateUtf8(content, this.storeCap);
+    // The links are kept within what the content leaves of the largest cap, as an answer is.
+    const kept = links && linksWithin(links, this.storeCap - stored.bytes);
     const meta: PageMeta = {
       url: req.url.href,
       final_url: raw.finalUrl,
@@ -137,12 +143,12 @@ export class PageLoader {
       content_type: raw.contentType,
       title,
       format,
-      truncated: stored.truncated,
+      truncated: stored.truncated || linksCut || (kept?.cut ?? false),
       verdict: verdictOf({ status: raw.status, html, title, content, isHtml: kind === 'html' }),
       ...(raw.etag ? { etag: raw.etag } : {}),
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),
-      ...(links ? { links } : {}),
+      ...(kept ? { links: kept.links } : {}),
     };
     const fetchedAt = this.clock.now();
     let digest: string | undefined;

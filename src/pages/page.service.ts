@@ -13,6 +13,7 @@ import { NO_METADATA } from '../extract/metadata';
 import { withoutUserinfo } from '../common/urls';
 import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
+import { linkBytes, linksWithin } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -82,7 +83,10 @@ export class PageService {
    */
   private readonly answers = new SizedLru<Answer>(
     16 * 1024 * 1024,
-    (a) => (a.json?.length ?? 0) + a.envelope.content.length * 2,
+    (a) =>
+      (a.json?.length ?? 0) +
+      a.envelope.content.length * 2 +
+      (a.envelope.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0),
   );
   constructor(
     private readonly config: AppConfig,
@@ -190,6 +194,8 @@ export class PageService {
       }
     }
     const cut = truncateUtf8(page.content, cap);
+    // The links share the cap with the content: they fill what it leaves.
+    const links = p.links ? linksWithin(page.meta.links ?? [], cap - cut.bytes) : undefined;
     const envelope: FetchEnvelope = {
       url: withoutUserinfo(p.url),
       final_url: page.meta.final_url,
@@ -199,12 +205,12 @@ export class PageService {
       format,
       content: cut.text,
       bytes: cut.bytes,
-      truncated: cut.truncated || page.meta.truncated,
+      truncated: cut.truncated || page.meta.truncated || (links?.cut ?? false),
       cached: page.cached,
       revalidated: page.revalidated ?? false,
       verdict: page.meta.verdict ?? 'ok',
       metadata: page.meta.metadata ?? NO_METADATA,
-      ...(p.links ? { links: page.meta.links ?? [] } : {}),
+      ...(links ? { links: links.links } : {}),
       fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
       digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
     };
