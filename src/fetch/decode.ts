@@ -1,4 +1,5 @@
-/** Turns fetched bytes into text: charset from the header, a BOM or <meta>, UTF-8 otherwise. */
+/** Turns fetched bytes into text: charset from a BOM, the header or <meta>, UTF-8 otherwise. */
+import { decodeAs, encodingName } from './charsets';
 
 const META_CHARSET = /<meta[^>]+charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)/i;
 
@@ -11,25 +12,27 @@ function headerCharset(contentType: string): string | undefined {
   return m?.[1];
 }
 
-function decoderFor(label: string | undefined): TextDecoder | undefined {
-  if (!label) return undefined;
-  try {
-    return new TextDecoder(label.toLowerCase());
-  } catch {
-    return undefined; // an unknown label: fall through to the next source
-  }
+/** The encoding a label names, or undefined for none (an unknown label: the next source is asked). */
+function named(label: string | undefined, fromMeta = false): string | undefined {
+  const name = label ? encodingName(label) : undefined;
+  // The HTML prescan: a <meta> cannot make a page UTF-16 (it would not have been read), and
+  // x-user-defined there means windows-1252.
+  if (fromMeta && name?.startsWith('utf-16')) return 'utf-8';
+  if (fromMeta && name === 'x-user-defined') return 'windows-1252';
+  return name;
 }
 
+/** Text from bytes, in the WHATWG Encoding Standard's charsets (see charsets.ts). */
 export function decodeBody(body: Buffer, contentType: string, isHtml: boolean): string {
-  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return new TextDecoder('utf-8').decode(body);
-  if (body[0] === 0xfe && body[1] === 0xff) return new TextDecoder('utf-16be').decode(body);
-  if (body[0] === 0xff && body[1] === 0xfe) return new TextDecoder('utf-16le').decode(body);
-  let dec = decoderFor(headerCharset(contentType));
-  if (!dec && isHtml) {
+  if (body[0] === 0xef && body[1] === 0xbb && body[2] === 0xbf) return decodeAs('utf-8', body);
+  if (body[0] === 0xfe && body[1] === 0xff) return decodeAs('utf-16be', body);
+  if (body[0] === 0xff && body[1] === 0xfe) return decodeAs('utf-16le', body);
+  let name = named(headerCharset(contentType));
+  if (!name && isHtml) {
     const head = body.subarray(0, 4096).toString('latin1');
-    dec = decoderFor(META_CHARSET.exec(head)?.[1]);
+    name = named(META_CHARSET.exec(head)?.[1], true);
   }
-  return (dec ?? new TextDecoder('utf-8')).decode(body);
+  return decodeAs(name ?? 'utf-8', body);
 }
 
 export type PageKind = 'html' | 'text' | 'json';
