@@ -14,6 +14,14 @@ const badCharset = (charset: string) =>
     'send the JSON body in UTF-8',
   );
 
+const notJsonType = (type: string) =>
+  new SiftError(
+    415,
+    'unsupported_media_type',
+    type ? `a body of type "${type.slice(0, 60)}" is not read` : 'a body without a Content-Type is not read',
+    'send the body as JSON with the header Content-Type: application/json (curl: -H "content-type: application/json")',
+  );
+
 /** The media type and charset of a Content-Type header, lower-cased: "application/json", "utf-8". */
 function contentType(header: string | undefined): { type: string; charset: string } {
   if (!header) return { type: '', charset: '' };
@@ -25,8 +33,9 @@ function contentType(header: string | undefined): { type: string; charset: strin
 
 /**
  * Reads a JSON request body into `req.body`, as a JSON body parser would and no more: a request
- * without a body, or with a media type other than application/json, is left unread (`req.body`
- * stays undefined and the route's validation names what is missing); a body over `limit` bytes is
+ * without a body is left unread (`req.body` stays undefined and the route's validation names what
+ * is missing); a body of another media type than JSON is refused (415: its fields would otherwise
+ * be reported missing, which hides the cause); a body over `limit` bytes is
  * refused by its Content-Length before a byte is read, or when the streamed bytes pass the limit
  * (the rest is discarded by the server); the body must be UTF-8 (a BOM is skipped) and hold a JSON
  * object or array; an empty body is `{}`. Calls `done` once, with a SiftError when the body is
@@ -41,10 +50,12 @@ export function readJsonBody(
   const length = req.headers['content-length'];
   const hasBody = req.headers['transfer-encoding'] !== undefined || (length !== undefined && length !== '0');
   const { type, charset } = contentType(req.headers['content-type']);
-  if (!hasBody || type !== 'application/json') {
-    if (length === '0' && type === 'application/json') req.body = {};
+  const json = type === 'application/json' || (type.startsWith('application/') && type.endsWith('+json'));
+  if (!hasBody) {
+    if (length === '0' && json) req.body = {};
     return done();
   }
+  if (!json) return done(notJsonType(type));
   if (charset !== '' && charset !== 'utf-8' && charset !== 'utf8') return done(badCharset(charset));
   if (length !== undefined && Number(length) > limit) return done(tooLarge());
 

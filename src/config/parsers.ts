@@ -42,14 +42,18 @@ export function parseTokens(raw: string): TokenEntry[] {
   return out;
 }
 
-/** SIFT_FLEET_ALLOW: CIDRs, comma separated. */
+/** SIFT_FLEET_ALLOW: CIDRs or bare addresses (one address: /32, or /128), comma separated. */
 export function parseCidrs(raw: string): Cidr[] {
   return items(raw).map((c) => {
     try {
+      if (!c.includes('/') && ipaddr.isValid(c)) {
+        const a = ipaddr.parse(c);
+        return [a, a.kind() === 'ipv6' ? 128 : 32] as Cidr;
+      }
       return ipaddr.parseCIDR(c);
     } catch {
       throw new ConfigError(
-        `SIFT_FLEET_ALLOW entry "${c}" is not a CIDR (for example 10.0.0.0/8 or fd00::/8)`,
+        `SIFT_FLEET_ALLOW entry "${c}" is neither an address nor a CIDR (for example 127.0.0.1, 10.0.0.0/8 or fd00::/8)`,
       );
     }
   });

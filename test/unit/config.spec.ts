@@ -93,6 +93,10 @@ describe('config', () => {
 
   it('parses SIFT_FLEET_ALLOW CIDRs and names the variable on a bad one', () => {
     expect(loadConfig({ SIFT_FLEET_ALLOW: '10.0.0.0/8,fd00::/8' }).fleetAllow).toHaveLength(2);
+    // A bare address is that one address.
+    const [v4, v6] = loadConfig({ SIFT_FLEET_ALLOW: '127.0.0.1, ::1' }).fleetAllow;
+    expect([v4[0].toString(), v4[1], v6[0].toString(), v6[1]]).toEqual(['127.0.0.1', 32, '::1', 128]);
+    expect(() => loadConfig({ SIFT_FLEET_ALLOW: '127.0.0.300' })).toThrow(/SIFT_FLEET_ALLOW/);
     expect(() => loadConfig({ SIFT_FLEET_ALLOW: '10.0.0.0/33' })).toThrow(/SIFT_FLEET_ALLOW/);
   });
 

@@ -1,0 +1,73 @@
+import type { INestApplication } from '@nestjs/common';
+import request from 'supertest';
+import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { Fixture, articleHtml, send } from '../support/fixture';
+
+const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
+
+/** What a new user hit in the first hour (issue 33), each as it showed. */
+describe('the rough edges of the first hour', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await new Fixture({ '/*': send(200, 'text/html', articleHtml('A page', 6)) }).start();
+  });
+  afterAll(() => fx.stop());
+
+  describe('with the default SIFT_FLEET_ALLOW', () => {
+    let app: INestApplication;
+    beforeAll(async () => ({ app } = await createTestApp()));
+    afterAll(() => app.close());
+
+    it('a body sent without content-type: application/json is 415 with a hint to set it', async () => {
+      for (const [type, body] of [
+        ['text/plain', JSON.stringify({ url: fx.url('/a') })],
+        ['application/x-www-form-urlencoded', `url=${encodeURIComponent(fx.url('/a'))}`],
+      ]) {
+        const r = await request(app.getHttpServer())
+          .post('/v1/fetch')
+          .set(fleet)
+          .set('content-type', type)
+          .send(body);
+        expect([r.status, r.body.error.code]).toEqual([415, 'unsupported_media_type']);
+        expect(r.body.error.message).toContain(type);
+        expect(r.body.error.hint).toMatch(/Content-Type: application\/json/);
+      }
+      // application/json and a +json type are read.
+      for (const type of ['application/json', 'application/merge-patch+json']) {
+        const r = await request(app.getHttpServer())
+          .post('/v1/fetch')
+          .set(fleet)
+          .set('content-type', type)
+          .send(JSON.stringify({ url: 'not a url' }));
+        expect([type, r.status, r.body.error.code]).toEqual([type, 400, 'invalid_request']);
+      }
+    });
+
+    it('the loopback refusal tells a fleet caller which setting lets it through', async () => {
+      const r = await request(app.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/a') });
+      expect([r.status, r.body.error.code]).toEqual([403, 'blocked_address']);
+      expect(r.body.error.hint).toContain('SIFT_FLEET_ALLOW=127.0.0.1/32');
+    });
+  });
+
+  it('SIFT_FLEET_ALLOW takes a bare address, as that one address', async () => {
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
+    try {
+      const ok = await request(app.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/a') });
+      expect([ok.status, ok.body.status]).toEqual([200, 200]);
+      const other = await request(app.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/a').replace('127.0.0.1', '127.0.0.2') });
+      expect(other.body.error.code).toBe('blocked_address');
+    } finally {
+      await app.close();
+    }
+  });
+});
