@@ -1,6 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
 import { Fixture, articleHtml, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -41,6 +41,19 @@ describe('the rough edges of the first hour', () => {
           .send(JSON.stringify({ url: 'not a url' }));
         expect([type, r.status, r.body.error.code]).toEqual([type, 400, 'invalid_request']);
       }
+    });
+
+    it('purge=1 is purge=true, purge=0 is a cancel', async () => {
+      const http = () => request(app.getHttpServer());
+      // A job of a loopback URL this caller may not reach ends at once, failed.
+      const sub = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url('/a') }] });
+      await waitForJob(app, sub.body.id);
+      expect((await http().delete(`/v1/batch/${sub.body.id}?purge=0`).set(fleet)).status).toBe(409);
+      expect((await http().delete(`/v1/batch/${sub.body.id}?purge=1`).set(fleet)).status).toBe(204);
+      expect((await http().get(`/v1/batch/${sub.body.id}`).set(fleet)).status).toBe(404);
     });
 
     it('the loopback refusal tells a fleet caller which setting lets it through', async () => {

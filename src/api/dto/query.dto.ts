@@ -64,12 +64,12 @@ export class EventsQueryDto {
 
 export class DeliveriesQueryDto extends EventsQueryDto {}
 
-/** `true` or `false` as a query string says it; anything else stays as given and fails IsBoolean. */
+/** `true`/`1` or `false`/`0` as a query string says it; anything else stays as given and fails IsBoolean. */
 const queryBoolean = ({ value }: { value: unknown }) =>
-  value === 'true' ? true : value === 'false' ? false : value;
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
 export class DeleteQueryDto {
-  /** true: delete the ended job with its results, events and deliveries (204), instead of cancelling. */
+  /** true (or 1): delete the ended job with its results, events and deliveries (204), instead of cancelling. */
   @IsOptional()
   @Transform(queryBoolean)
   @IsBoolean()
