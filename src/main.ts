@@ -17,6 +17,22 @@ import {
 import { configureApp } from './app.setup';
 import { FileLock, FileLockBusy } from './dcache/file-lock';
 
+/** Nest's start-up chatter (a line per module and per route) is debug; the rest as logged. */
+class QuietStartLogger extends ConsoleLogger {
+  private static readonly STARTUP = new Set([
+    'InstanceLoader',
+    'RoutesResolver',
+    'RouterExplorer',
+    'NestFactory',
+    'NestApplication',
+  ]);
+
+  override log(message: unknown, context?: string): void {
+    if (context && QuietStartLogger.STARTUP.has(context)) super.debug(message, context);
+    else super.log(message, context);
+  }
+}
+
 /** Starts the server with the configuration from the environment. */
 export async function serve(): Promise<void> {
   // V8 lets the heap grow to up to four times what survived the last full collection before it
@@ -63,7 +79,7 @@ export async function serve(): Promise<void> {
   const levels: LogLevel[] = ['fatal', 'error', 'warn', 'log', 'debug'];
   const upTo = levels.indexOf(config.logLevel === 'info' ? 'log' : (config.logLevel as LogLevel));
   // One JSON object a line: what log collectors read without a parser of their own.
-  const logger = new ConsoleLogger('sift', { json: true, logLevels: levels.slice(0, upTo + 1) });
+  const logger = new QuietStartLogger('sift', { json: true, logLevels: levels.slice(0, upTo + 1) });
   const app = await NestFactory.create<NestExpressApplication>(AppModule, {
     bodyParser: false,
     logger,
