@@ -11,11 +11,13 @@ import { RequestGate } from './request-gate';
 import { FetchController } from './fetch.controller';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
+import { MetricsAggregates } from './metrics-aggregates';
+import { MetricsGuard } from './metrics.guard';
 import { RunnerModule } from '../runner/runner.module';
 
 @Module({
   imports: [DcacheModule, PagesModule, BatchModule, RunnerModule],
   controllers: [HealthController, FetchController, BatchController, MetricsController],
-  providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission],
+  providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission, MetricsAggregates, MetricsGuard],
 })
 export class ApiModule {}

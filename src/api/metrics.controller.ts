@@ -1,21 +1,26 @@
-import { Controller, Get, Header } from '@nestjs/common';
+import { Controller, Get, Header, UseGuards } from '@nestjs/common';
 import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
 import { DELIVERY_STATES, JOB_STATUSES } from '../common/job-status';
 import { Dcache } from '../dcache';
-import { InstanceService } from '../cluster/instance.service';
 import { RunnerService } from '../runner/runner.service';
+import { MetricsAggregates } from './metrics-aggregates';
+import { MetricsGuard } from './metrics.guard';
 
-/** Prometheus metrics; the gauges are read from the database and the runner at each scrape. */
+/**
+ * Prometheus metrics. Counters and the figures held in memory are read at each scrape; those of the
+ * database come from MetricsAggregates, read at most every 15 s, never on a scrape's path.
+ */
 @ApiTags('operations')
 @Controller()
+@UseGuards(MetricsGuard)
 export class MetricsController {
   constructor(
     private readonly metrics: Metrics,
     dcache: Dcache,
     runner: RunnerService,
-    instance: InstanceService,
+    aggregates: MetricsAggregates,
   ) {
     const r = metrics.registry;
     const gauge = (
@@ -43,32 +48,33 @@ export class MetricsController {
       },
     );
     gauge('sift_batch_jobs', 'Batch jobs by status.', ['status'], async (g) => {
-      const { byStatus } = await dcache.reader.jobs.jobCounts();
-      for (const s of JOB_STATUSES) g.set({ status: s }, byStatus[s] ?? 0);
+      const { jobsByStatus } = await aggregates.current();
+      for (const s of JOB_STATUSES) g.set({ status: s }, jobsByStatus[s] ?? 0);
     });
     gauge('sift_batch_bytes', 'Bytes of stored batch results.', [], async (g) =>
-      g.set(await dcache.reader.jobs.batchNbytes()),
+      g.set((await aggregates.current()).batchBytes),
     );
     gauge(
       'sift_runner_queue_depth',
       'Targets of live jobs not yet finished (in flight included).',
       [],
-      async (g) => g.set((await dcache.reader.jobs.jobCounts()).liveTargetsLeft),
+      async (g) => g.set((await aggregates.current()).liveTargetsLeft),
     );
     gauge('sift_runner_in_flight', 'Targets being fetched now.', [], (g) => g.set(runner.stats.inFlight));
     gauge(
       'sift_instances',
       'Live instances on the database (heartbeat within SIFT_INSTANCE_TTL_S).',
       [],
-      async (g) => g.set((await instance.live()).length),
+      async (g) => g.set((await aggregates.current()).instances.length),
     );
     gauge('sift_claims', 'Targets each live instance holds (claimed, running).', ['instance'], async (g) => {
+      const { instances } = await aggregates.current();
       g.reset();
-      for (const i of await instance.live()) g.set({ instance: i.id }, i.claims);
+      for (const i of instances) g.set({ instance: i.id }, i.claims);
     });
     gauge('sift_webhook_deliveries', 'Webhook deliveries stored, by state.', ['state'], async (g) => {
-      const counts = await dcache.reader.deliveries.deliveryCounts();
-      for (const s of DELIVERY_STATES) g.set({ state: s }, counts[s]);
+      const { deliveries } = await aggregates.current();
+      for (const s of DELIVERY_STATES) g.set({ state: s }, deliveries[s]);
     });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
       for (const [k, v] of Object.entries(dcache.database.misses)) g.set({ accessor: k }, v);

@@ -1,7 +1,7 @@
 import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
-import { parseCidrs, parseTokens } from './parsers';
+import { ConfigError, parseCidrs, parseTokens } from './parsers';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -51,6 +51,21 @@ export const SCHEMA = {
         read: parseTokens,
       },
       '`token:caller:class`, comma separated; class `fleet` or `restricted`',
+    ),
+    metricsToken: text(
+      {
+        env: 'SIFT_METRICS_TOKEN',
+        default: undefined,
+        rules: [IsOptional(), IsString()],
+        // Checked here, not by a rule: a rule's message would show the secret.
+        read: (v: string | undefined) => {
+          if (v !== undefined && !/^\S{24,}$/.test(v))
+            throw new ConfigError('SIFT_METRICS_TOKEN must be 24 or more characters, none of them spaces');
+          return v;
+        },
+      },
+      'a token (24+ characters) that opens `/metrics` beyond loopback, besides any fleet token; ' +
+        'loopback scrapes need none',
     ),
   },
   database: {

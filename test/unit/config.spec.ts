@@ -30,6 +30,7 @@ const SAMPLES: Record<string, string> = {
   SIFT_HOST: '127.0.0.2',
   SIFT_LOG_LEVEL: 'debug',
   SIFT_TOKENS: 'aaaaaaaaaa:alice:fleet',
+  SIFT_METRICS_TOKEN: 'metrics-token-0123456789abcdef',
   SIFT_DB: './data/other.db',
   SIFT_DATABASE_URL: 'postgres://sift@db.test/sift',
   SIFT_WEBHOOK_RETRY_S: '1,2',
@@ -89,6 +90,14 @@ describe('config', () => {
     } catch (e) {
       expect((e as Error).message).not.toContain('secretsecret');
     }
+  });
+
+  it('refuses a SIFT_METRICS_TOKEN under 24 characters or with a space, without echoing it', () => {
+    for (const bad of ['short-secret-1234', 'a metrics token with spaces']) {
+      expect(() => loadConfig({ SIFT_METRICS_TOKEN: bad })).toThrow(/SIFT_METRICS_TOKEN/);
+      expect(() => loadConfig({ SIFT_METRICS_TOKEN: bad })).not.toThrow(bad);
+    }
+    expect(loadConfig({}).metricsToken).toBeUndefined();
   });
 
   it('parses SIFT_FLEET_ALLOW CIDRs and names the variable on a bad one', () => {
