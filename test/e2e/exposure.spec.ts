@@ -230,9 +230,9 @@ describe('exposure and abuse: what a caller can send, reach and hold', () => {
       const empty = await send('application/json', '');
       expect([empty.status, empty.body.error.code]).toEqual([400, 'invalid_request']);
       expect(empty.body.error.message).toContain('url');
-      // Not JSON by its media type: not read, and the route says what it lacks.
+      // Not JSON by its media type: not read, and said so.
       const text = await send('text/plain', url);
-      expect([text.status, text.body.error.code]).toEqual([400, 'invalid_request']);
+      expect([text.status, text.body.error.code]).toEqual([415, 'unsupported_media_type']);
     });
 
     it('/v1/batch takes 2 MiB from a restricted caller and 32 MiB from a fleet caller', async () => {
