@@ -1,5 +1,6 @@
 import { Controller, Get, Header, UseGuards } from '@nestjs/common';
-import { ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { ApiErrors } from './api-errors.decorator';
 import { Gauge } from 'prom-client';
 import { Metrics } from '../common/metrics';
 import { DELIVERY_STATES, JOB_STATUSES } from '../common/job-status';
@@ -83,6 +84,8 @@ export class MetricsController {
 
   /** Prometheus metrics, in the text exposition format. */
   @Get('metrics')
+  @ApiBearerAuth()
+  @ApiErrors(401, 403)
   @ApiProduces('text/plain')
   @ApiOkResponse({ schema: { type: 'string' }, description: 'Prometheus text format 0.0.4.' })
   @Header('Content-Type', 'text/plain; version=0.0.4; charset=utf-8')
