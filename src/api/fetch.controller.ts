@@ -27,7 +27,7 @@ export class FetchController {
     type: FetchEnvelope,
     description: 'The page, extracted; an upstream 4xx/5xx is still an envelope.',
   })
-  @ApiErrors(400, 401, 403, 413, 415, 429, 502, 503, 504)
+  @ApiErrors(400, 401, 403, 413, 415, 422, 429, 502, 503, 504)
   async fetch(
     @CurrentCaller() caller: Caller,
     @Body() body: FetchRequestDto,

@@ -3,9 +3,13 @@ import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
 import { FetchError, InternalFault, SiftError } from '../common/errors';
 import type { ExtractOptions, Extraction, Format } from './extract';
+import { FairQueue } from './fair-queue';
+import type { SelectorTooCostly } from './selector-run';
 
 interface Job {
   id: number;
+  /** Whose page it is: the pool is shared fairly between callers. */
+  caller: string;
   html: string;
   url: string;
   format: Format;
@@ -39,7 +43,8 @@ parentPort.on('message', (m) => {
   try {
     parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format, m.opts) });
   } catch (e) {
-    parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
+    if (e && e.code === 'selector_too_costly') parentPort.postMessage({ id: m.id, costly: e.message });
+    else parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
   }
 });
 `;
@@ -74,14 +79,28 @@ export const serverBusy = () =>
     'try again in a few seconds',
   ).retryAfter(5);
 
+/** A page's selector work went past its deadline (see selector-run.ts). */
+const selectorTooCostly = (message: string) =>
+  new SiftError(
+    422,
+    'selector_too_costly',
+    message,
+    'use simpler selectors (fewer "~" combinators, no nested :has or :not), or leave them out for this page',
+  );
+
+/** Pages of callers that do not say who they are share one queue. */
+const ANONYMOUS = '';
+
 /**
  * Extraction off the event loop: a few worker threads (a second core does the DOM work while the
  * main thread serves HTTP and SQLite), each with a heap limit and a time limit. A page that
- * overruns either costs its worker, which is replaced, and fails alone. Size 0 extracts inline.
+ * overruns either costs its worker, which is replaced, and fails alone; a page whose selectors
+ * overrun theirs fails alone with 422 selector_too_costly, its worker kept. Callers share the
+ * workers fairly (see FairQueue). Size 0 extracts inline.
  */
 export class ExtractPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: Job[] = [];
+  private readonly queue: FairQueue<Job>;
   /** Callers that wait for room in a full queue (the runner). */
   private readonly roomWaiters: (() => void)[] = [];
   private nextId = 0;
@@ -98,6 +117,7 @@ export class ExtractPool {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
     this.heapMb = opts.heapMb ?? 384;
     this.maxQueue = opts.maxQueue ?? 256;
+    this.queue = new FairQueue<Job>(Math.max(1, this.size));
     // sift is launched with --max-semi-space-size (the main thread's young generation, see the
     // Makefile). V8 reads that flag when it creates a heap, and it overrides a worker's own
     // resourceLimits: cleared here, each worker gets the young generation given below. Heaps
@@ -116,18 +136,22 @@ export class ExtractPool {
       resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     const slot: Slot = { worker, ready: false };
-    worker.on('message', (m: { id: number; ok?: Extraction; err?: string; ready?: boolean }) => {
-      if (m.ready) {
-        slot.ready = true;
-        this.dispatch();
-        return;
-      }
-      const job = slot.job;
-      if (!job || job.id !== m.id) return;
-      this.finish(slot);
-      if (m.ok) job.resolve(m.ok);
-      else job.reject(new InternalFault('extraction_failed', `extraction threw on ${job.url}: ${m.err}`));
-    });
+    worker.on(
+      'message',
+      (m: { id: number; ok?: Extraction; err?: string; costly?: string; ready?: boolean }) => {
+        if (m.ready) {
+          slot.ready = true;
+          this.dispatch();
+          return;
+        }
+        const job = slot.job;
+        if (!job || job.id !== m.id) return;
+        this.finish(slot);
+        if (m.ok) job.resolve(m.ok);
+        else if (m.costly) job.reject(selectorTooCostly(m.costly));
+        else job.reject(new InternalFault('extraction_failed', `extraction threw on ${job.url}: ${m.err}`));
+      },
+    );
     // Out of its heap the page was too large to extract; any other death of the worker is a fault.
     worker.on('error', (err: Error & { code?: string }) =>
       this.replace(
@@ -149,6 +173,7 @@ export class ExtractPool {
   private replace(slot: Slot, err: Error): void {
     const job = slot.job;
     slot.job = undefined;
+    if (job) this.queue.release(job.caller);
     if (job?.timer) clearTimeout(job.timer);
     void slot.worker.terminate();
     const i = this.slots.indexOf(slot);
@@ -161,6 +186,7 @@ export class ExtractPool {
 
   private finish(slot: Slot): void {
     if (slot.job?.timer) clearTimeout(slot.job.timer);
+    if (slot.job) this.queue.release(slot.job.caller);
     slot.job = undefined;
     this.dispatch();
   }
@@ -179,7 +205,7 @@ export class ExtractPool {
   private startJobs(): void {
     for (const slot of this.slots) {
       if (slot.job || !slot.ready) continue;
-      const job = this.queue.shift();
+      const job = this.queue.take()?.item;
       if (!job) return;
       this.roomWaiters.shift()?.();
       slot.job = job;
@@ -200,13 +226,14 @@ export class ExtractPool {
 
   /**
    * Extracts in a worker. When the queue is full, a caller that may `wait` (the runner, whose own
-   * concurrency is bounded) waits for room; any other gets 503 server_busy at once.
+   * concurrency is bounded) waits for room; any other gets 503 server_busy at once. `caller`
+   * names whose page it is (class and name), for the fair share of the workers.
    */
   async extract(
     html: string,
     url: string,
     format: Format,
-    opts: { wait?: boolean; extract?: ExtractOptions } = {},
+    opts: { wait?: boolean; extract?: ExtractOptions; caller?: string } = {},
   ): Promise<Extraction> {
     if (this.size > 0 && !this.closed && this.queue.length >= this.maxQueue) {
       if (!opts.wait) throw serverBusy();
@@ -219,6 +246,7 @@ export class ExtractPool {
           (require(this.module) as typeof import('./extract')).extractHtml(html, url, format, opts.extract),
         )
         .catch((err: Error) => {
+          if ((err as SelectorTooCostly).code === 'selector_too_costly') throw selectorTooCostly(err.message);
           throw new InternalFault(
             'extraction_failed',
             `extraction threw on ${url}: ${err.stack ?? err.message}`,
@@ -227,7 +255,17 @@ export class ExtractPool {
     }
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
     return new Promise((resolve, reject) => {
-      this.queue.push({ id: this.nextId++, html, url, format, opts: opts.extract, resolve, reject });
+      const caller = opts.caller ?? ANONYMOUS;
+      this.queue.push(caller, {
+        id: this.nextId++,
+        caller,
+        html,
+        url,
+        format,
+        opts: opts.extract,
+        resolve,
+        reject,
+      });
       this.dispatch();
     });
   }
@@ -243,7 +281,7 @@ export class ExtractPool {
   async close(): Promise<void> {
     this.closed = true;
     for (const wake of this.roomWaiters.splice(0)) wake();
-    for (const job of this.queue.splice(0)) job.reject(new Error('the extraction pool is closed'));
+    for (const job of this.queue.drain()) job.reject(new Error('the extraction pool is closed'));
     await Promise.all(this.slots.map((s) => s.worker.terminate()));
   }
 }

@@ -16,6 +16,7 @@ import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata 
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
 import { render, type Format } from './render';
+import { SelectorRun } from './selector-run';
 import { tuneReadability } from '../tuning/readability';
 
 export type { Format };
@@ -98,8 +99,10 @@ export function extractHtml(
     const bounded = boundedText(title, FIELD_BYTES) ?? '';
     return { title: bounded, content: render(root, format), metadata: described, ...links };
   };
+  // The caller's selectors share one deadline on this page (selector_too_costly past it).
+  const selectors = new SelectorRun();
   if (opts.exclude?.length) {
-    for (const el of Array.from(source.querySelectorAll(opts.exclude.join(',')))) el.remove();
+    for (const el of selectors.all(source as unknown as Document, opts.exclude)) el.remove();
   }
   if (opts.include?.length) {
     // The caller knows where the content is: what the selectors match in the body, outermost
@@ -107,7 +110,7 @@ export function extractHtml(
     const title = tidy(head.title || (source.title ?? ''));
     const body = source.body as Element | null;
     const picked: Element[] = [];
-    for (const el of Array.from(source.querySelectorAll<Element>(opts.include.join(',')))) {
+    for (const el of selectors.all(source as unknown as Document, opts.include)) {
       if (!body || !(el === body || body.contains(el))) continue;
       if (picked.length === 0 || !picked[picked.length - 1].contains(el)) picked.push(el);
     }
@@ -142,7 +145,7 @@ export function extractHtml(
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).
   const doc = parse(html, baseUrl);
   if (opts.exclude?.length) {
-    for (const el of Array.from(doc.querySelectorAll(opts.exclude.join(',')))) el.remove();
+    for (const el of selectors.all(doc as unknown as Document, opts.exclude)) el.remove();
   }
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(

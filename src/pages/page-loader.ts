@@ -127,6 +127,7 @@ export class PageLoader {
       const x = await this.extractor.extract(html, raw.finalUrl, format, {
         wait: req.waitForExtraction,
         extract: req.extract,
+        caller: `${caller.callerClass}:${caller.name}`,
       });
       ({ title, content, metadata, links } = x);
       linksCut = x.linksTruncated === true;
