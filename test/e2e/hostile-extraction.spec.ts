@@ -13,6 +13,7 @@ const BYSTANDER = 'bystander-token-32';
 const MALLORY = 'mallory-token-32';
 const attacker = { Authorization: `Bearer ${ATTACKER}` };
 const bystander = { Authorization: `Bearer ${BYSTANDER}` };
+const mallory = { Authorization: `Bearer ${MALLORY}` };
 
 describe('hostile extraction (issue 32)', () => {
   let app: INestApplication;
@@ -28,6 +29,12 @@ describe('hostile extraction (issue 32)', () => {
       '/plain': send(200, 'text/html', plain),
       // Finding 2: one unclosed tag, repeated (20 KiB).
       '/unclosed': send(200, 'text/html', '<div id="root" '.repeat(1400)),
+      // Finding 6: 600 siblings, on which `b ~ * ~ *` tries every ordered pair before each.
+      '/siblings': send(
+        200,
+        'text/html',
+        html(`<p>Six hundred items.</p><div>${'<i>item</i>'.repeat(600)}</div>`),
+      ),
     }).start();
     ({ app } = await createTestApp({
       SIFT_TOKENS: `${ATTACKER}:attacker:fleet,${BYSTANDER}:bystander:fleet,${MALLORY}:mallory:restricted`,
@@ -97,5 +104,64 @@ describe('hostile extraction (issue 32)', () => {
     const r = await attack;
     expect([r.status, r.body.verdict]).toEqual([200, 'empty']);
     expectServed(timings);
+  }, 120_000);
+
+  it('finding 6: a costly selector ends in 422 selector_too_costly, and its caller gets only its share of the workers', async () => {
+    // The issue's selector, a chain of "~", is refused when the request is validated.
+    const chain = await http()
+      .post('/v1/fetch')
+      .set(attacker)
+      .send({ url: fx.url('/siblings'), include_selectors: [`b${' ~ *'.repeat(12)}`] });
+    expect([chain.status, chain.body.error?.code]).toEqual([400, 'invalid_request']);
+    expect(chain.body.error.message).toContain('include_selectors');
+    // Within the shape allowed, still costly on this page: eight at once, against two workers.
+    const attack = Promise.all(
+      Array.from({ length: 8 }, (_, i) =>
+        http()
+          .post('/v1/fetch')
+          .set(attacker)
+          .send({ url: fx.url(`/siblings?n=${i}`), format: 'text', include_selectors: ['b ~ * ~ *'] }),
+      ),
+    );
+    const timings = await probeWhile(attack);
+    for (const r of await attack) {
+      expect(r.status).toBe(422);
+      expect(r.body.error).toEqual({
+        code: 'selector_too_costly',
+        message: expect.stringContaining('1000 ms'),
+        hint: expect.stringContaining('simpler selectors'),
+      });
+    }
+    expectServed(timings);
+  }, 120_000);
+
+  it('finding 14: a batch body of thousands of distinct selectors is refused before any is compiled', async () => {
+    // Valid selectors of about 340 characters, 8 combinators each, all different.
+    const selector = (t: number, k: number) =>
+      Array.from({ length: 9 }, (_, j) => `div.c${t}x${k}y${j}[data-k="v${j}"]:not(.n${j})`).join(' > ');
+    const body = (pick: (t: number, k: number) => string, targets = 1000) => ({
+      targets: Array.from({ length: targets }, (_, t) => ({
+        url: fx.url(`/plain?t=${t}`),
+        options: { include_selectors: Array.from({ length: 5 }, (_, k) => pick(t, k)) },
+      })),
+    });
+    const distinct = body(selector);
+    expect(JSON.stringify(distinct).length).toBeGreaterThan(1_600_000);
+    const attack = http().post('/v1/batch').set(mallory).send(distinct);
+    const timings = await probeWhile(attack);
+    const r = await attack;
+    expect([r.status, r.body.error.code]).toEqual([400, 'invalid_request']);
+    expect(r.body.error.message).toContain('over 20000 characters');
+    expect(r.body.error.hint).toContain('"options"');
+    expectServed(timings);
+
+    // The same five selectors in every target count once, and are compiled once.
+    const repeated = http()
+      .post('/v1/batch')
+      .set(mallory)
+      .send(body((_, k) => selector(0, k), 300));
+    const again = await probeWhile(repeated);
+    expect((await repeated).status).toBe(202);
+    expectServed(again);
   }, 120_000);
 });

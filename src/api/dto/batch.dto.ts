@@ -16,7 +16,7 @@ import {
 } from 'class-validator';
 import { EVENT_TYPES, RESTART_POLICIES, type EventType, type RestartPolicy } from '../../common/job-status';
 import { FetchOptionsDto } from './fetch.dto';
-import { IsHttpUrl, IsWebhookSecret, MAX_URL_LENGTH } from './validators';
+import { IsHttpUrl, IsWebhookSecret, MAX_URL_LENGTH, SelectorBudget } from './validators';
 
 /** No class may raise its target limit above this; the class limit is checked after validation. */
 export const HARD_MAX_TARGETS = 100_000;
@@ -64,6 +64,7 @@ export class BatchSubmitDto {
   @ArrayMinSize(1)
   @ArrayMaxSize(HARD_MAX_TARGETS)
   @IsObject({ each: true })
+  @SelectorBudget()
   @ValidateNested({ each: true })
   @Type(() => BatchTargetDto)
   targets: BatchTargetDto[];
