@@ -109,7 +109,7 @@ export const SCHEMA = {
   storage: {
     cacheMaxBytes: int(
       { env: 'SIFT_CACHE_MAX_BYTES', default: 256 * MiB, min: 0, bytes: true },
-      'page cache budget in bytes, least recently used pages evicted first',
+      'page cache budget in bytes (bodies, metadata and links), least recently used pages evicted first',
     ),
     batchMaxBytes: int(
       { env: 'SIFT_BATCH_MAX_BYTES', default: GiB, min: 0, bytes: true },
