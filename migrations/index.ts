@@ -3,6 +3,7 @@ import * as m0001 from './0001-batch-store';
 import * as m0002 from './0002-instances';
 import * as m0003 from './0003-job-ttl-retries-webhooks';
 import * as m0004 from './0004-robots-and-host-state';
+import * as m0005 from './0005-caller-fair-outbox';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -10,6 +11,7 @@ export const migrations: Record<string, Migration> = {
   '0002-instances': m0002,
   '0003-job-ttl-retries-webhooks': m0003,
   '0004-robots-and-host-state': m0004,
+  '0005-caller-fair-outbox': m0005,
 };
 
 /**

@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { notFound } from '../common/errors';
@@ -7,6 +7,7 @@ import type { Caller } from '../pages/caller-policy';
 import { JobLifecycle, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
 import { draftJob, type SubmitRequest } from './submission';
+import { PENDING_DELIVERIES } from './job-creation';
 import { isTerminalJob } from '../common/job-status';
 import {
   decodeJobCursor,
@@ -32,6 +33,8 @@ const RESULT_OVERHEAD = 256;
  */
 @Injectable()
 export class BatchService {
+  private readonly log = new Logger('batch');
+
   constructor(
     /** Reads: jobs, results, events, deliveries. */
     private readonly reader: BatchReader,
@@ -61,6 +64,14 @@ export class BatchService {
       defaultTtlS: this.config.batchTtlS,
     });
     const { job, replayed } = await this.lifecycle.submit(draft, this.limits(caller));
+    // A job that ended at submit (every target invalid) stored its rows with no runner after
+    // it: the byte budget is held here, as after the runner's writes.
+    // The job is committed whatever eviction does: a failure there is logged, the answer stands.
+    if (!replayed && isTerminalJob(job.status)) {
+      await this.store
+        .evictBatchOldest(this.config.batchMaxBytes)
+        .catch((err: Error) => this.log.error(`evicting batch jobs failed: ${err.message}`));
+    }
     return { job: this.view(job), replayed };
   }
 
@@ -69,6 +80,7 @@ export class BatchService {
       idemTtlS: this.config.idemTtlS,
       callerLiveJobs: this.config.limits[caller.callerClass].maxLiveJobs,
       totalLiveJobs: this.config.maxLiveJobs,
+      pendingDeliveries: PENDING_DELIVERIES[caller.callerClass],
     };
   }
 
@@ -133,7 +145,7 @@ export class BatchService {
     limit: number,
   ): Promise<{ jobs: JobView[]; next: string | null }> {
     const before = cursor ? decodeJobCursor(cursor) : undefined;
-    const jobs = await this.reader.jobs.listBatchJobs(caller.name, before, limit + 1);
+    const jobs = await this.reader.jobs.listBatchJobs(caller, before, limit + 1);
     const page = jobs.slice(0, limit);
     const last = page[page.length - 1];
     return {

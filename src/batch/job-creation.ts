@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { SiftError } from '../common/errors';
-import type { BatchJob, Tx, Webhook } from '../dcache';
+import { callerKeyOf, type BatchJob, type Tx, type Webhook } from '../dcache';
+import type { CallerClass } from '../config/app-config';
 import type { Caller } from '../pages/caller-policy';
 import { markDuplicates } from './dedupe';
 import type { JobEvents } from './job-events';
@@ -40,6 +41,34 @@ export interface SubmitLimits {
   callerLiveJobs: number;
   /** Live jobs of all callers together. */
   totalLiveJobs: number;
+  /** Webhook deliveries one caller may have pending when it submits a job with a webhook (no cap if not given). */
+  pendingDeliveries?: number;
+}
+
+/**
+ * Webhook deliveries a caller may have waiting (pending) and still submit a job with a webhook.
+ * Past it the submit is 429: the receiver is not keeping up, and nothing queued is dropped. Events
+ * of jobs already accepted are still queued, so a caller's pending deliveries stay under this plus
+ * what its live jobs can add (targets + 3 each).
+ */
+export const PENDING_DELIVERIES: Record<CallerClass, number> = { fleet: 100_000, restricted: 5_000 };
+
+/**
+ * What a target's rows hold beside the URL, options and error text: the row, its event and
+ * their index entries. With those texts it makes the job's row_bytes, which the byte budget
+ * counts, so a job stores nothing the budget does not see (one of only invalid URLs included).
+ */
+const TARGET_ROW_BYTES = 256;
+
+/** The bytes the job's target rows and their events hold (its deliveries add theirs as written). */
+export function rowBytesOf(targets: DraftTarget[]): number {
+  let n = 0;
+  for (const t of targets) {
+    n += TARGET_ROW_BYTES + Buffer.byteLength(t.url) + Buffer.byteLength(t.options);
+    if (t.failed)
+      n += Buffer.byteLength(t.failed.message) + Buffer.byteLength(t.failed.hint) + t.failed.code.length;
+  }
+  return n;
 }
 
 /** The job an idempotency key was first used for; 409 when it was for another request. */
@@ -51,7 +80,8 @@ export async function replayOf(
 ): Promise<BatchJob | undefined> {
   const { caller, idemKey, fingerprint } = ask;
   if (!idemKey) return undefined;
-  const existing = await tx.jobs.batchJobByIdem(caller.name, idemKey, now, limits.idemTtlS);
+  // The caller's own key: the same name with another class is another caller.
+  const existing = await tx.jobs.batchJobByIdem(caller, idemKey, now, limits.idemTtlS);
   if (!existing) return undefined;
   const job = (await tx.jobs.batchJob(existing))!;
   if (job.fingerprint !== fingerprint) {
@@ -67,7 +97,7 @@ export async function replayOf(
 
 /** 429 too_many_jobs past the caller's live-job limit, 503 server_busy past everyone's. */
 export async function checkLiveJobs(tx: Tx, caller: Caller, limits: SubmitLimits): Promise<void> {
-  if ((await tx.jobs.liveBatchJobs(caller.name)) >= limits.callerLiveJobs) {
+  if ((await tx.jobs.liveBatchJobs(caller)) >= limits.callerLiveJobs) {
     throw new SiftError(
       429,
       'too_many_jobs',
@@ -85,29 +115,47 @@ export async function checkLiveJobs(tx: Tx, caller: Caller, limits: SubmitLimits
   }
 }
 
+/** The live-job limits (checkLiveJobs), then, for a job with a webhook, the pending deliveries'. */
+export async function checkCallerLimits(tx: Tx, draft: JobDraft, limits: SubmitLimits): Promise<void> {
+  await checkLiveJobs(tx, draft.caller, limits);
+  const cap = limits.pendingDeliveries;
+  if (!draft.webhook || cap === undefined) return;
+  if ((await tx.deliveries.pendingOf(callerKeyOf(draft.caller), cap)) >= cap) {
+    throw new SiftError(
+      429,
+      'too_many_requests',
+      `${draft.caller.name} has ${cap} webhook deliveries waiting, the most a ${draft.caller.callerClass} caller may`,
+      'let the receiver catch up (GET /v1/batch/{id}/deliveries shows why they wait), purge ended jobs, or submit without a webhook',
+    ).retryAfter(60);
+  }
+}
+
 /**
  * Writes the job, its webhook, its targets and `batch.queued` (with a `target.failed` for each
  * target stored failed); a job whose every target is failed already ends at once.
  */
 export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now: number): Promise<BatchJob> {
   const id = randomUUID();
-  await tx.jobs.createBatchJob({
-    id,
-    caller: draft.caller.name,
-    callerClass: draft.caller.callerClass,
-    idemKey: draft.idemKey,
-    status: 'queued',
-    error: '',
-    targetsTotal: draft.targets.length,
-    targetsDone: 0,
-    createdAt: now,
-    lease: now,
-    nbytes: 0,
-    onRestart: draft.onRestart,
-    fingerprint: draft.fingerprint,
-    ttlS: draft.ttlS ?? null,
-    parentId: draft.parentId ?? null,
-  });
+  await tx.jobs.createBatchJob(
+    {
+      id,
+      caller: draft.caller.name,
+      callerClass: draft.caller.callerClass,
+      idemKey: draft.idemKey,
+      status: 'queued',
+      error: '',
+      targetsTotal: draft.targets.length,
+      targetsDone: 0,
+      createdAt: now,
+      lease: now,
+      nbytes: 0,
+      onRestart: draft.onRestart,
+      fingerprint: draft.fingerprint,
+      ttlS: draft.ttlS ?? null,
+      parentId: draft.parentId ?? null,
+    },
+    rowBytesOf(draft.targets),
+  );
   if (draft.webhook) await tx.deliveries.putWebhook(id, draft.webhook);
   await tx.targets.putBatchTargets(
     id,

@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { SizedLru } from '../common/sized-lru';
-import type { BatchJob, Tx, Webhook } from '../dcache';
+import { callerKeyOf, type BatchJob, type Tx, type Webhook } from '../dcache';
 import { JobSignals } from './job-signals';
 import { finalStatus, terminalEvent, type EventType } from '../common/job-status';
 import { iso, jobView } from './views';
@@ -51,7 +51,14 @@ export class JobEvents {
       const job = (await tx.jobs.batchJob(jobId))!;
       // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
       const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
-      await tx.deliveries.putDelivery({ jobId, seq, type, payload: JSON.stringify(payload), now: at });
+      await tx.deliveries.putDelivery({
+        jobId,
+        seq,
+        type,
+        payload: JSON.stringify(payload),
+        now: at,
+        callerKey: callerKeyOf({ name: job.caller, callerClass: job.callerClass }),
+      });
       tx.onCommit(() => this.signals.deliveryQueued(jobId));
     }
     return left;

@@ -5,7 +5,7 @@ import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type
 import type { Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
 import {
-  checkLiveJobs,
+  checkCallerLimits,
   createJob,
   replayOf,
   retryDraft,
@@ -85,7 +85,7 @@ export class JobLifecycle {
     const now = this.clock.now();
     const earlier = await replayOf(tx, draft, limits, now);
     if (earlier) return { job: earlier, replayed: true };
-    await checkLiveJobs(tx, draft.caller, limits);
+    await checkCallerLimits(tx, draft, limits);
     return { job: await this.create(tx, draft), replayed: false };
   }
 
@@ -109,7 +109,7 @@ export class JobLifecycle {
       if (earlier) return { job: earlier, replayed: true };
       const retried = await retryDraft(tx, parentId, { caller, idemKey, fingerprint });
       if (!retried) return undefined;
-      await checkLiveJobs(tx, caller, limits);
+      await checkCallerLimits(tx, retried, limits);
       const job = await this.create(tx, retried);
       return { job, replayed: false };
     }, DURABLE);

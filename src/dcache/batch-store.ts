@@ -80,9 +80,12 @@ export class BatchStore {
     return this.db.transaction((tx) => sweepBatch(tx, now, ttlSeconds));
   }
 
-  /** Opens a transaction only when the stored bytes are over budget (checked first by a read). */
+  /**
+   * Opens a transaction only when the bytes the budget counts (results and rows, see
+   * JobReader.batchBytes) are over it, checked first by a read.
+   */
   async evictBatchOldest(maxBytes: number): Promise<number> {
-    if ((await this.batchNbytes()) <= maxBytes) return 0;
+    if ((await this.db.read.jobs.batchBytes()) <= maxBytes) return 0;
     return this.db.transaction((tx) => evictBatchOldest(tx, maxBytes));
   }
 

@@ -1,121 +1,32 @@
-import { sql, type Kysely } from 'kysely';
-import { DELIVERY_STATES, type DeliveryState } from '../common/job-status';
+import type { ExpressionBuilder } from 'kysely';
 import type { Tx } from './db';
+import { claimDeliveries, type DeliveryClaim } from './delivery-claim';
+import { DeliveryReader, type ClaimedDelivery, type DeliveryWrite, type Webhook } from './delivery.reader';
 import type { DB } from './schema';
 
-export interface Webhook {
-  url: string;
-  secret: string;
-  events: string[];
-}
+export {
+  DeliveryReader,
+  type ClaimedDelivery,
+  type Delivery,
+  type DeliveryWrite,
+  type Webhook,
+} from './delivery.reader';
 
-export interface Delivery {
-  jobId: string;
-  seq: number;
-  type: string;
-  state: DeliveryState;
-  attempts: number;
-  createdAt: number;
-  nextAttemptAt: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  lastMessage: string | null;
-}
-
-/** A delivery taken to be sent now, with what sending it needs. */
-export interface ClaimedDelivery {
-  jobId: string;
-  seq: number;
-  payload: string;
-  /** This one included. */
-  attempts: number;
-  createdAt: number;
-  url: string;
-  secret: string;
-  caller: string;
-  callerClass: string;
-}
-
-/** How an attempt ended: delivered, to be tried again at nextAttemptAt, or given up. */
-export interface DeliveryWrite {
-  jobId: string;
-  seq: number;
-  holder: string;
-  state: DeliveryState;
-  nextAttemptAt: number;
-  lastStatus: number | null;
-  lastError: string | null;
-  lastMessage: string | null;
-}
-
-/**
- * Reads of the batch_webhook and batch_delivery tables: a job's webhook, and the outbox of the events it is
- * to be sent, one row per event written in the event's transaction. Per job, only the first
- * pending delivery (lowest seq) is ever sent, so a receiver gets them in seq order.
- */
-export class DeliveryReader {
-  constructor(protected readonly q: Kysely<DB>) {}
-
-  async webhookOf(jobId: string): Promise<Webhook | undefined> {
-    const r = await this.q
-      .selectFrom('batch_webhook')
-      .selectAll()
-      .where('job_id', '=', jobId)
-      .executeTakeFirst();
-    return r && { url: r.url, secret: r.secret, events: JSON.parse(r.events) as string[] };
-  }
-
-  async deliveries(jobId: string, after: number, limit: number): Promise<Delivery[]> {
-    const rows = await this.q
-      .selectFrom('batch_delivery')
-      .select([
-        'job_id',
-        'seq',
-        'type',
-        'state',
-        'attempts',
-        'created_at',
-        'next_attempt_at',
-        'last_status',
-        'last_error',
-        'last_message',
-      ])
-      .where('job_id', '=', jobId)
-      .where('seq', '>', after)
-      .orderBy('seq')
-      .limit(limit)
-      .execute();
-    return rows.map((r) => ({
-      jobId: r.job_id,
-      seq: r.seq,
-      type: r.type,
-      state: r.state,
-      attempts: r.attempts,
-      createdAt: r.created_at,
-      nextAttemptAt: r.next_attempt_at,
-      lastStatus: r.last_status,
-      lastError: r.last_error,
-      lastMessage: r.last_message,
-    }));
-  }
-
-  /** Deliveries per state, over all jobs (for /metrics). */
-  async deliveryCounts(): Promise<Record<DeliveryState, number>> {
-    const rows = await this.q
-      .selectFrom('batch_delivery')
-      .select(['state', (eb) => eb.fn.countAll<number>().as('n')])
-      .groupBy('state')
-      .execute();
-    const counts = Object.fromEntries(DELIVERY_STATES.map((st) => [st, 0])) as Record<DeliveryState, number>;
-    for (const r of rows) counts[r.state] = Number(r.n);
-    return counts;
-  }
-}
+/** A delivery row's own bytes beside its payload (keys, state, index entries). */
+const DELIVERY_ROW_BYTES = 128;
 
 /** The writers of batch_webhook and batch_delivery, inside a transaction. */
 export class DeliveryRepository extends DeliveryReader {
-  constructor(tx: Tx) {
+  constructor(private readonly tx: Tx) {
     super(tx.q);
+  }
+
+  /**
+   * Takes due deliveries for `holder`, callers in turn (see delivery-claim.ts). Call after
+   * lockDeliveries, so two instances never take one delivery.
+   */
+  claimDeliveries(c: DeliveryClaim): Promise<ClaimedDelivery[]> {
+    return claimDeliveries(this.tx, c);
   }
 
   async putWebhook(jobId: string, w: Webhook): Promise<void> {
@@ -125,7 +36,25 @@ export class DeliveryRepository extends DeliveryReader {
       .execute();
   }
 
-  async putDelivery(d: { jobId: string; seq: number; type: string; payload: string; now: number }) {
+  /**
+   * Queues the event for the job's webhook: due at once when no earlier delivery of the job is
+   * pending (else it waits for them, see finishDelivery). Its payload counts in the job's bytes.
+   */
+  async putDelivery(d: {
+    jobId: string;
+    seq: number;
+    type: string;
+    payload: string;
+    now: number;
+    callerKey: string;
+  }): Promise<void> {
+    const ahead = await this.q
+      .selectFrom('batch_delivery')
+      .select('seq')
+      .where('job_id', '=', d.jobId)
+      .where('state', '=', 'pending')
+      .limit(1)
+      .executeTakeFirst();
     await this.q
       .insertInto('batch_delivery')
       .values({
@@ -140,57 +69,17 @@ export class DeliveryRepository extends DeliveryReader {
         last_error: null,
         last_message: null,
         holder: null,
+        caller_key: d.callerKey,
+        due_at: ahead ? null : d.now,
       })
       .execute();
-  }
-
-  /**
-   * Takes up to `limit` deliveries due at `now` for `holder`: of each job, its first pending one,
-   * if no instance holds it. Each counts one more attempt. Call after lockDeliveries, so two instances never take one delivery.
-   */
-  async claimDeliveries(c: { holder: string; now: number; limit: number }): Promise<ClaimedDelivery[]> {
-    // Due ones in time order, each kept only if no earlier one of its job is pending (indexes:
-    // batch_delivery_due for the first, batch_delivery_head for the second).
-    const heads = await sql<{ job_id: string; seq: number }>`
-      SELECT d.job_id, d.seq FROM batch_delivery AS d
-      WHERE d.state = 'pending' AND d.next_attempt_at <= ${c.now} AND d.holder IS NULL
-        AND NOT EXISTS (SELECT 1 FROM batch_delivery AS e
-                        WHERE e.job_id = d.job_id AND e.state = 'pending' AND e.seq < d.seq)
-      ORDER BY d.next_attempt_at, d.job_id, d.seq LIMIT ${c.limit}`.execute(this.q);
-    const out: ClaimedDelivery[] = [];
-    for (const h of heads.rows) {
-      const r = await this.q
-        .updateTable('batch_delivery')
-        .set((eb) => ({ holder: c.holder, attempts: eb('attempts', '+', 1) }))
-        .where('job_id', '=', h.job_id)
-        .where('seq', '=', h.seq)
-        // Read again at the update: one finished (and released) meanwhile is not taken again.
-        .where('state', '=', 'pending')
-        .where('holder', 'is', null)
-        .returning(['payload', 'attempts', 'created_at'])
-        .executeTakeFirst();
-      const hook = r && (await this.webhookOf(h.job_id));
-      const job =
-        hook &&
-        (await this.q
-          .selectFrom('batch_job')
-          .select(['caller', 'caller_class'])
-          .where('id', '=', h.job_id)
-          .executeTakeFirst());
-      if (!r || !hook || !job) continue;
-      out.push({
-        jobId: h.job_id,
-        seq: Number(h.seq),
-        payload: r.payload,
-        attempts: r.attempts,
-        createdAt: r.created_at,
-        url: hook.url,
-        secret: hook.secret,
-        caller: job.caller,
-        callerClass: job.caller_class,
-      });
-    }
-    return out;
+    await this.q
+      .updateTable('batch_job')
+      .set((eb) => ({
+        row_bytes: eb('row_bytes', '+', Buffer.byteLength(d.payload) + DELIVERY_ROW_BYTES),
+      }))
+      .where('id', '=', d.jobId)
+      .execute();
   }
 
   /**
@@ -219,17 +108,11 @@ export class DeliveryRepository extends DeliveryReader {
   ): Promise<Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
     const next = await this.q
       .updateTable('batch_delivery')
-      .set((eb) => ({ holder, attempts: eb('attempts', '+', 1) }))
+      .set((eb) => ({ holder, attempts: eb('attempts', '+', 1), due_at: null }))
       .where('job_id', '=', jobId)
-      .where('seq', '=', (eb) =>
-        eb
-          .selectFrom('batch_delivery')
-          .select((e) => e.fn.min('seq').as('seq'))
-          .where('job_id', '=', jobId)
-          .where('state', '=', 'pending'),
-      )
+      .where('seq', '=', (eb) => firstPending(eb, jobId))
       .where('holder', 'is', null)
-      .where('next_attempt_at', '<=', now)
+      .where('due_at', '<=', now)
       .returning(['seq', 'payload', 'attempts', 'created_at'])
       .executeTakeFirst();
     return (
@@ -242,7 +125,10 @@ export class DeliveryRepository extends DeliveryReader {
     );
   }
 
-  /** Writes how an attempt ended, only while `holder` still holds the delivery. */
+  /**
+   * Writes how an attempt ended, only while `holder` still holds the delivery. Pending again, it
+   * is due at its next attempt; delivered or given up, the job's next pending one becomes due.
+   */
   async finishDelivery(w: DeliveryWrite): Promise<boolean> {
     const r = await this.q
       .updateTable('batch_delivery')
@@ -253,17 +139,34 @@ export class DeliveryRepository extends DeliveryReader {
         last_error: w.lastError,
         last_message: w.lastMessage,
         holder: null,
+        due_at: w.state === 'pending' ? w.nextAttemptAt : null,
       })
       .where('job_id', '=', w.jobId)
       .where('seq', '=', w.seq)
       .where('holder', '=', w.holder)
       .executeTakeFirst();
-    return Number(r.numUpdatedRows) > 0;
+    if (Number(r.numUpdatedRows) === 0) return false;
+    if (w.state !== 'pending') await this.promoteHead(w.jobId);
+    return true;
+  }
+
+  /** The job's first pending delivery, unless an instance holds it, is due at its next attempt. */
+  private async promoteHead(jobId: string): Promise<void> {
+    await this.q
+      .updateTable('batch_delivery')
+      .set((eb) => ({ due_at: eb.ref('next_attempt_at') }))
+      .where('job_id', '=', jobId)
+      .where('seq', '=', (eb) => firstPending(eb, jobId))
+      .where('holder', 'is', null)
+      .execute();
   }
 
   /** Deliveries held by `holder` (every holder when not given) are free to be sent again. */
   async releaseDeliveries(holder?: string): Promise<number> {
-    let q = this.q.updateTable('batch_delivery').set({ holder: null });
+    // What was held is its job's first pending delivery: due again at its next attempt.
+    let q = this.q
+      .updateTable('batch_delivery')
+      .set((eb) => ({ holder: null, due_at: eb.ref('next_attempt_at') }));
     q = holder === undefined ? q.where('holder', 'is not', null) : q.where('holder', '=', holder);
     return Number((await q.executeTakeFirst()).numUpdatedRows);
   }
@@ -279,6 +182,24 @@ export class DeliveryRepository extends DeliveryReader {
       .where('job_id', '=', jobId)
       .where('holder', 'is', null);
     if (!all) q = q.where('state', '!=', 'delivered');
-    return Number((await q.executeTakeFirst()).numUpdatedRows);
+    const n = Number((await q.executeTakeFirst()).numUpdatedRows);
+    // Of those, only the first pending one is due (and none while an earlier one is being sent).
+    await this.q
+      .updateTable('batch_delivery')
+      .set({ due_at: null })
+      .where('job_id', '=', jobId)
+      .where('holder', 'is', null)
+      .execute();
+    await this.promoteHead(jobId);
+    return n;
   }
+}
+
+/** The seq of the job's first pending delivery (index batch_delivery_head). */
+function firstPending(eb: ExpressionBuilder<DB, 'batch_delivery'>, jobId: string) {
+  return eb
+    .selectFrom('batch_delivery as f')
+    .select((e) => e.fn.min('f.seq').as('seq'))
+    .where('f.job_id', '=', jobId)
+    .where('f.state', '=', 'pending');
 }

@@ -28,6 +28,8 @@ export {
 } from './rows';
 export type { TargetWrite } from './target.repository';
 export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery.repository';
+export type { DeliveryClaim } from './delivery-claim';
+export { callerKeyOf, type CallerRef } from './job.repository';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';

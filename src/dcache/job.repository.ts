@@ -1,4 +1,4 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import {
   DEFAULT_RESTART_POLICY,
   LIVE_JOB_STATUSES,
@@ -10,6 +10,26 @@ import {
 import type { Tx } from './db';
 import { toJob, type BatchJob, type BatchStoreMisses } from './rows';
 import type { DB } from './schema';
+
+/**
+ * A caller in a query: its name and class, both matched. A bare name is the seed's surface
+ * (BatchStore), which knows callers by name only.
+ */
+export type CallerRef = string | { name: string; callerClass: string };
+
+/** One key for a caller, `class:name`: the same caller in every per-caller count and bucket. */
+export function callerKeyOf(c: { name: string; callerClass: string }): string {
+  return `${c.callerClass}:${c.name}`;
+}
+
+/** The jobs of `caller` only: both name and class match (see CallerRef). */
+function ofCaller<O>(
+  q: SelectQueryBuilder<DB, 'batch_job', O>,
+  caller: CallerRef,
+): SelectQueryBuilder<DB, 'batch_job', O> {
+  if (typeof caller === 'string') return q.where('caller', '=', caller);
+  return q.where('caller', '=', caller.name).where('caller_class', '=', caller.callerClass);
+}
 
 /** Reads of the batch_job table: one row per job, its status, counts, lease and stored bytes. */
 export class JobReader {
@@ -28,15 +48,12 @@ export class JobReader {
   }
 
   async batchJobByIdem(
-    caller: string,
+    caller: CallerRef,
     idemKey: string,
     now: number,
     ttlSeconds: number,
   ): Promise<string | undefined> {
-    const row = await this.q
-      .selectFrom('batch_job')
-      .select('id')
-      .where('caller', '=', caller)
+    const row = await ofCaller(this.q.selectFrom('batch_job').select('id'), caller)
       .where('idem_key', '=', idemKey)
       .where(sql<number>`lease + ${ttlSeconds}`, '>', now)
       .where('status', 'in', REPLAYABLE_JOB_STATUSES)
@@ -51,11 +68,11 @@ export class JobReader {
     return row.id;
   }
 
-  async liveBatchJobs(caller: string): Promise<number> {
-    const row = await this.q
-      .selectFrom('batch_job')
-      .select((eb) => eb.fn.countAll<number>().as('n'))
-      .where('caller', '=', caller)
+  async liveBatchJobs(caller: CallerRef): Promise<number> {
+    const row = await ofCaller(
+      this.q.selectFrom('batch_job').select((eb) => eb.fn.countAll<number>().as('n')),
+      caller,
+    )
       .where('status', 'in', LIVE_JOB_STATUSES)
       .executeTakeFirstOrThrow();
     return Number(row.n);
@@ -72,11 +89,11 @@ export class JobReader {
 
   /** A caller's jobs, newest first, strictly older than the cursor (createdAt, id). */
   async listBatchJobs(
-    caller: string,
+    caller: CallerRef,
     before: { createdAt: number; id: string } | undefined,
     limit: number,
   ): Promise<BatchJob[]> {
-    let q = this.q.selectFrom('batch_job').selectAll().where('caller', '=', caller);
+    let q = ofCaller(this.q.selectFrom('batch_job').selectAll(), caller);
     if (before) {
       q = q.where((eb) =>
         eb.or([
@@ -129,6 +146,25 @@ export class JobReader {
     return Number(row.n);
   }
 
+  /** What the batch byte budget counts: every job's results and its other rows (row_bytes). */
+  async batchBytes(): Promise<number> {
+    const row = await this.q
+      .selectFrom('batch_job')
+      .select(sql<number>`coalesce(sum(nbytes + row_bytes), 0)`.as('n'))
+      .executeTakeFirstOrThrow();
+    return Number(row.n);
+  }
+
+  /** The bytes the budget counts per caller with stored jobs, live ones included. */
+  async bytesByCaller(): Promise<{ caller: string; callerClass: string; bytes: number }[]> {
+    const rows = await this.q
+      .selectFrom('batch_job')
+      .select(['caller', 'caller_class', sql<number>`sum(nbytes + row_bytes)`.as('bytes')])
+      .groupBy(['caller', 'caller_class'])
+      .execute();
+    return rows.map((r) => ({ caller: r.caller, callerClass: r.caller_class, bytes: Number(r.bytes) }));
+  }
+
   async batchJobCount(): Promise<number> {
     const row = await this.q
       .selectFrom('batch_job')
@@ -158,7 +194,8 @@ export class JobRepository extends JobReader {
     return row && toJob(row);
   }
 
-  async createBatchJob(j: BatchJob): Promise<void> {
+  /** `rowBytes`: what the job's rows beside its results hold, counted by the byte budget. */
+  async createBatchJob(j: BatchJob, rowBytes = 0): Promise<void> {
     await this.q
       .insertInto('batch_job')
       .values({
@@ -178,6 +215,7 @@ export class JobRepository extends JobReader {
         targets_failed: j.targetsFailed ?? 0,
         ttl_s: j.ttlS ?? null,
         parent_id: j.parentId ?? null,
+        row_bytes: rowBytes,
       })
       .execute();
   }

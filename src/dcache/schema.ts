@@ -22,6 +22,8 @@ export interface BatchJobTable {
   parent_id: Generated<string | null>;
   /** Done targets whose verdict is not ok. Maintained by the schema's triggers. */
   targets_flagged: Generated<number>;
+  /** Bytes of the job's rows beside its results (targets, events, deliveries): see whole-jobs.ts. */
+  row_bytes: Generated<number>;
 }
 
 export interface BatchTargetTable {
@@ -89,6 +91,10 @@ export interface BatchDeliveryTable {
   last_message: string | null;
   /** The instance sending it now. */
   holder: string | null;
+  /** The job's caller, `class:name`: whose share of the sender it takes. */
+  caller_key: Generated<string>;
+  /** When it may be taken: set only while it is its job's first pending delivery and not held. */
+  due_at: Generated<number | null>;
 }
 
 export interface SiftInstanceTable {

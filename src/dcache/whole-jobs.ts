@@ -18,6 +18,9 @@ const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_deliv
  */
 const DELETE_ROWS = 20_000;
 
+/** Jobs of one caller an eviction reads at once. */
+const EVICT_PAGE = 100;
+
 /** Removes jobs with every row of theirs: targets, events, webhook, deliveries. */
 export async function deleteJobs(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
@@ -71,42 +74,69 @@ export async function sweepBatch(tx: Tx, now: number, ttlSeconds: number): Promi
 }
 
 /**
- * Deletes whole finished jobs, oldest lease first, until the stored result bytes are within
- * maxBytes. Live jobs are never evicted, and jobs holding no bytes are left alone (removing them
- * frees nothing). Returns how many.
+ * Deletes whole ended jobs until the bytes the budget counts (batchBytes: every job's results and
+ * its other rows) are within maxBytes. The budget is shared: each caller (name and class) with
+ * stored jobs has an equal share of it, maxBytes / their number, and the caller furthest over its
+ * share, the one storing the most bytes, loses its oldest ended job first (oldest lease, then
+ * insertion order); the choice is made again after each job. A caller's live jobs count in its
+ * bytes but are never evicted; jobs holding no bytes are left alone (removing them frees
+ * nothing). With one caller this is the seed's oldest-lease-first. Returns how many.
  */
 export async function evictBatchOldest(tx: Tx, maxBytes: number): Promise<number> {
-  let total = await tx.jobs.batchNbytes();
+  const callers = (await tx.jobs.bytesByCaller()).map((c) => ({ ...c, next: evictable(tx, c) }));
+  let total = callers.reduce((n, c) => n + c.bytes, 0);
   const victims: string[] = [];
-  let lastLease = Number.MIN_SAFE_INTEGER;
-  let lastRowid = -1;
-  while (total > maxBytes) {
-    const page = await tx.q
-      .selectFrom('batch_job')
-      .select(['id', 'nbytes', 'lease', sql<number>`rowid`.as('rid')])
-      .where('status', 'not in', LIVE_JOB_STATUSES)
-      .where('nbytes', '>', 0)
-      .where((eb) =>
-        eb.or([
-          eb('lease', '>', lastLease),
-          eb.and([eb('lease', '=', lastLease), eb(sql`rowid`, '>', lastRowid)]),
-        ]),
-      )
-      .orderBy('lease')
-      .orderBy(sql`rowid`)
-      .limit(100)
-      .execute();
-    if (page.length === 0) break;
-    for (const j of page) {
-      if (total <= maxBytes) break;
-      victims.push(j.id);
-      total -= j.nbytes;
-      lastLease = j.lease;
-      lastRowid = j.rid;
+  while (total > maxBytes && callers.length > 0) {
+    let most = 0;
+    for (let i = 1; i < callers.length; i++) if (callers[i].bytes > callers[most].bytes) most = i;
+    const c = callers[most];
+    const job = await c.next();
+    if (!job) {
+      callers.splice(most, 1);
+      continue;
     }
+    victims.push(job.id);
+    c.bytes -= job.bytes;
+    total -= job.bytes;
   }
   await deleteJobs(tx, victims);
   return victims.length;
+}
+
+/** A caller's ended jobs that hold bytes, one at a time, oldest lease first (read a page at a time). */
+function evictable(
+  tx: Tx,
+  c: { caller: string; callerClass: string },
+): () => Promise<{ id: string; bytes: number } | undefined> {
+  let page: { id: string; bytes: number; lease: number; rid: number }[] = [];
+  let after = { lease: Number.MIN_SAFE_INTEGER, rid: -1 };
+  let done = false;
+  return async () => {
+    if (page.length === 0 && !done) {
+      page = await tx.q
+        .selectFrom('batch_job')
+        .select(['id', sql<number>`nbytes + row_bytes`.as('bytes'), 'lease', sql<number>`rowid`.as('rid')])
+        .where('caller', '=', c.caller)
+        .where('caller_class', '=', c.callerClass)
+        .where('status', 'not in', LIVE_JOB_STATUSES)
+        .where(sql<number>`nbytes + row_bytes`, '>', 0)
+        .where((eb) =>
+          eb.or([
+            eb('lease', '>', after.lease),
+            eb.and([eb('lease', '=', after.lease), eb(sql`rowid`, '>', after.rid)]),
+          ]),
+        )
+        .orderBy('lease')
+        .orderBy(sql`rowid`)
+        .limit(EVICT_PAGE)
+        .execute();
+      done = page.length < EVICT_PAGE;
+      const last = page[page.length - 1];
+      if (last) after = { lease: Number(last.lease), rid: Number(last.rid) };
+    }
+    const j = page.shift();
+    return j && { id: j.id, bytes: Number(j.bytes) };
+  };
 }
 
 /** What a job failed by sift itself (restart, lost instance) stores, job and targets. */

@@ -18,6 +18,15 @@ const POLL_MS = 1000;
 /** How long a job's sending waits for its next event before it ends (see nextQueued). */
 const LINGER_MS = 50;
 
+/**
+ * The most of `concurrency` sender slots one caller may hold: all but a quarter (at least one),
+ * kept for the other callers, so a delivery of theirs that comes due starts at once even while
+ * one caller's receiver holds every attempt to its timeout.
+ */
+export function perCallerSlots(concurrency: number): number {
+  return concurrency > 1 ? concurrency - Math.max(1, Math.floor(concurrency / 4)) : 1;
+}
+
 interface Outcome {
   state: DeliveryState;
   lastStatus: number | null;
@@ -35,8 +44,8 @@ interface Outcome {
 @Injectable()
 export class WebhookService implements BeforeApplicationShutdown {
   private readonly log = new Logger('webhook');
-  /** Jobs whose deliveries this instance is sending now. */
-  private readonly sending = new Map<string, AbortController>();
+  /** Jobs whose deliveries this instance is sending now, and whose caller (callerKey) each is. */
+  private readonly sending = new Map<string, { ac: AbortController; callerKey: string }>();
   private readonly tasks = new Set<Promise<void>>();
   /** Jobs whose sending waits a moment for their next event (see sendJob), and how to wake each. */
   private readonly waiting = new Map<string, () => void>();
@@ -86,7 +95,7 @@ export class WebhookService implements BeforeApplicationShutdown {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
-    for (const ac of this.sending.values()) ac.abort();
+    for (const { ac } of this.sending.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
     if (!this.holder) return;
     await this.db.transaction((tx) => tx.deliveries.releaseDeliveries(this.holder)).catch(() => undefined);
@@ -97,13 +106,20 @@ export class WebhookService implements BeforeApplicationShutdown {
     if (!this.stopped) this.filling.run();
   }
 
+  /**
+   * Callers take the free slots in turn (the one holding fewest first), none more than
+   * perCallerSlots: one caller's queue never holds back another's deliveries.
+   */
   private async fill(): Promise<void> {
     const free = this.config.webhookConcurrency - this.sending.size;
     if (this.stopped || free <= 0) return;
     const now = this.clock.now();
+    const held = new Map<string, number>();
+    for (const { callerKey } of this.sending.values()) held.set(callerKey, (held.get(callerKey) ?? 0) + 1);
+    const perCaller = perCallerSlots(this.config.webhookConcurrency);
     const claimed = await this.db.transaction(async (tx) => {
       await lockDeliveries(tx);
-      return tx.deliveries.claimDeliveries({ holder: this.holder, now, limit: free });
+      return tx.deliveries.claimDeliveries({ holder: this.holder, now, limit: free, held, perCaller });
     });
     for (const d of claimed) this.sendJob(d);
   }
@@ -114,7 +130,7 @@ export class WebhookService implements BeforeApplicationShutdown {
    */
   private sendJob(first: ClaimedDelivery): void {
     const ac = new AbortController();
-    this.sending.set(first.jobId, ac);
+    this.sending.set(first.jobId, { ac, callerKey: first.callerKey });
     const task = (async () => {
       const signer = signerFor(first.secret);
       let d: ClaimedDelivery | undefined = first;
@@ -189,7 +205,8 @@ export class WebhookService implements BeforeApplicationShutdown {
     try {
       const res = await this.fetcher.post(d.url, {
         callerClass: d.callerClass as CallerClass,
-        caller: d.caller,
+        // The caller's one DNS bucket, the key its fetches use (class:name).
+        caller: d.callerKey,
         timeoutMs: this.config.webhookTimeoutMs,
         signal,
         headers: {

@@ -258,6 +258,7 @@ describeEachBackend('pipelines in the store', (db) => {
             type: 'batch.done',
             payload: '{}',
             now: now(),
+            callerKey: 'fleet:alice',
           });
           throw new Error('abort');
         }),
