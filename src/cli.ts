@@ -5,6 +5,7 @@ import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { migrate, tokenCreate } from './cli/admin';
+import { loadEnvFile } from './cli/env-file';
 import { api, call, CliError, fail } from './cli/client';
 import { batchCmd, cancelCmd, deliveriesCmd, jobsCmd, purgeCmd, redeliverCmd, retryCmd } from './cli/jobs';
 
@@ -91,6 +92,7 @@ export async function run(argv: string[]): Promise<void> {
 }
 
 if (require.main === module) {
+  loadEnvFile();
   run(process.argv.slice(2)).catch((err: Error) => {
     console.error(`sift: ${err instanceof CliError ? err.message : (err.stack ?? err.message)}`);
     process.exit(err instanceof CliError ? 2 : 1);
