@@ -157,6 +157,11 @@ export class BatchController {
     description:
       'With Accept: text/event-stream, a live stream (id: seq) that ends after the terminal event.',
   })
+  @ApiResponse({
+    status: 204,
+    description:
+      'Accept: text/event-stream on an ended job with no event after Last-Event-ID (or `after`): the SSE "stop", so an EventSource does not reconnect.',
+  })
   @ApiErrors(400, 401, 404, 429)
   async getBatchEvents(
     @CurrentCaller() caller: Caller,

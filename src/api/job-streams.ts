@@ -61,9 +61,17 @@ export class JobStreams {
     res.end();
   }
 
-  /** The SSE stream: stored events after `after`, then live ones, until the terminal event. */
+  /**
+   * The SSE stream: stored events after `after`, then live ones, until the terminal event. A job
+   * that has ended with nothing after `after` is 204, which tells an EventSource to stop
+   * reconnecting (it reconnects after every stream that ends, with the last id it saw).
+   */
   async events(caller: Caller, id: string, after: number, res: Response): Promise<void> {
     const ended = await this.batch.open(caller, id);
+    if (ended && (await this.batch.eventsAfter(id, after)).length === 0) {
+      res.status(204).end();
+      return;
+    }
     res.status(200);
     res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
     res.setHeader('Cache-Control', 'no-cache');

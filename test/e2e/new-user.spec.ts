@@ -1,6 +1,8 @@
+import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
+import { EventSource } from 'eventsource';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
+import { createTestApp, FLEET_TOKEN, waitForJob, waitUntil } from '../support/app';
 import { Fixture, articleHtml, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -65,6 +67,50 @@ describe('the rough edges of the first hour', () => {
       expect(r.body.error.hint).toContain('SIFT_FLEET_ALLOW=127.0.0.1/32');
     });
   });
+
+  it('an EventSource stops after the terminal event: the stream ends with it, and asking again is 204', async () => {
+    const { app } = await createTestApp();
+    try {
+      await app.listen(0, '127.0.0.1');
+      const base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+      // A job of a loopback URL this caller may not reach: it fails at once.
+      const sub = await request(app.getHttpServer())
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url('/a') }] });
+      await waitForJob(app, sub.body.id);
+      let opens = 0;
+      const seen: string[] = [];
+      const es = new EventSource(`${base}/v1/batch/${sub.body.id}/events`, {
+        fetch: (url, init) => fetch(url, { ...init, headers: { ...init?.headers, ...fleet } }),
+      });
+      es.addEventListener('open', () => opens++);
+      for (const type of ['batch.queued', 'batch.running', 'target.failed', 'batch.failed']) {
+        es.addEventListener(type, (e) => seen.push(e.type));
+      }
+      try {
+        // It reconnects once after the stream ends (as it must), is told 204, and stops.
+        await waitUntil(
+          () => (es.readyState === EventSource.CLOSED ? true : undefined),
+          'the EventSource to stop',
+          15_000,
+        );
+      } finally {
+        es.close();
+      }
+      expect(seen.at(-1)).toBe('batch.failed');
+      expect(seen.filter((t) => t === 'batch.failed')).toHaveLength(1);
+      expect(opens).toBe(1);
+      const again = await request(app.getHttpServer())
+        .get(`/v1/batch/${sub.body.id}/events`)
+        .set(fleet)
+        .set('Accept', 'text/event-stream')
+        .set('Last-Event-ID', '1000');
+      expect(again.status).toBe(204);
+    } finally {
+      await app.close();
+    }
+  }, 30_000);
 
   it('SIFT_FLEET_ALLOW takes a bare address, as that one address', async () => {
     const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
