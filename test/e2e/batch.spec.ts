@@ -276,15 +276,15 @@ describe('batch jobs over HTTP', () => {
     const ids2 = [...resumed.text.matchAll(/^id: (\d+)$/gm)].map((m) => Number(m[1]));
     expect(ids2[0]).toBe(3);
     expect(ids2[ids2.length - 1]).toBe(ids[ids.length - 1]);
-    // A client that reconnects after the terminal event gets an empty stream that ends, not a
-    // line kept open on a job that will never have another event.
+    // A client that reconnects after the terminal event is told to stop (204), not given a line
+    // kept open on a job that will never have another event.
     const past = await http()
       .get(`/v1/batch/${sub.body.id}/events`)
       .set(fleet)
       .set('Accept', 'text/event-stream')
       .set('Last-Event-ID', String(ids[ids.length - 1]))
       .timeout(5000);
-    expect(past.status).toBe(200);
+    expect(past.status).toBe(204);
     expect(past.text).toBe('');
   });
 
