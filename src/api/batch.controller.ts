@@ -67,7 +67,8 @@ export class BatchController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: 'Replays within the idempotency TTL return the same job.',
+    description:
+      "The same key with the same body within SIFT_IDEM_TTL_S of the job's last activity returns that job (200, Idempotent-Replayed: true) while it is queued, running, done or partial; once it has failed or been cancelled, the same key submits anew (a new job, 202). The same key with another body is 409 idempotency_conflict. Submit and retry follow this one rule.",
   })
   @ApiResponse({ status: 202, type: JobView, description: 'Stored; Location: /v1/batch/{id}.' })
   @ApiResponse({
@@ -214,7 +215,8 @@ export class BatchController {
   @ApiHeader({
     name: 'Idempotency-Key',
     required: false,
-    description: 'Replays within the idempotency TTL return the same retry job.',
+    description:
+      "The same key with the same body within SIFT_IDEM_TTL_S of the job's last activity returns that job (200, Idempotent-Replayed: true) while it is queued, running, done or partial; once it has failed or been cancelled, the same key submits anew (a new job, 202). The same key with another body is 409 idempotency_conflict. Submit and retry follow this one rule.",
   })
   @ApiResponse({ status: 202, type: JobView, description: 'Stored; Location: /v1/batch/{new id}.' })
   @ApiResponse({ status: 200, type: JobView, description: 'Idempotent replay (Idempotent-Replayed: true).' })

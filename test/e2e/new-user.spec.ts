@@ -112,6 +112,62 @@ describe('the rough edges of the first hour', () => {
     }
   }, 30_000);
 
+  it('one Idempotency-Key rule for submit and retry: replayed while the job stands, submitted anew once it failed', async () => {
+    let flaky = 0;
+    const site = await new Fixture({
+      // Drops the first three connections (a target fails after its two retries), then serves.
+      '/flaky': (req, res) =>
+        flaky++ < 3 ? req.socket.destroy() : send(200, 'text/html', articleHtml('Flaky', 6))(req, res),
+      '/*': send(200, 'text/html', articleHtml('A page', 6)),
+    }).start();
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
+    const http = () => request(app.getHttpServer());
+    const submit = (key: string, urls: string[]) =>
+      http()
+        .post('/v1/batch')
+        .set(fleet)
+        .set('Idempotency-Key', key)
+        .send({ targets: urls.map((url) => ({ url })) });
+    const retry = (id: string, key: string) =>
+      http().post(`/v1/batch/${id}/retry`).set(fleet).set('Idempotency-Key', key);
+    // Only 127.0.0.1 is allowed: a target on 127.0.0.2 fails at once.
+    const blocked = site.url('/x').replace('127.0.0.1', '127.0.0.2');
+    try {
+      // Submit: a job that stands (partial) is replayed; a failed one is submitted anew.
+      const a = await submit('s1', [site.url('/ok'), blocked]);
+      expect((await waitForJob(app, a.body.id)).status).toBe('partial');
+      const again = await submit('s1', [site.url('/ok'), blocked]);
+      expect([again.status, again.body.id, again.headers['idempotent-replayed']]).toEqual([
+        200,
+        a.body.id,
+        'true',
+      ]);
+      const f = await submit('s2', [blocked]);
+      expect((await waitForJob(app, f.body.id)).status).toBe('failed');
+      const anew = await submit('s2', [blocked]);
+      expect(anew.status).toBe(202);
+      expect(anew.body.id).not.toBe(f.body.id);
+      expect((await submit('s1', [site.url('/other')])).status).toBe(409);
+
+      // Retry, the same rule: a child that stands is replayed, a failed child is made anew.
+      const p = await submit('s3', [site.url('/flaky'), site.url('/ok2')]);
+      expect((await waitForJob(app, p.body.id)).status).toBe('partial');
+      const child = await retry(p.body.id, 'r1');
+      expect(child.status).toBe(202);
+      expect((await waitForJob(app, child.body.id)).status).toBe('done');
+      const replayed = await retry(p.body.id, 'r1');
+      expect([replayed.status, replayed.body.id]).toEqual([200, child.body.id]);
+      const failedChild = await retry(a.body.id, 'r2');
+      expect((await waitForJob(app, failedChild.body.id)).status).toBe('failed');
+      const newChild = await retry(a.body.id, 'r2');
+      expect(newChild.status).toBe(202);
+      expect(newChild.body.id).not.toBe(failedChild.body.id);
+    } finally {
+      await app.close();
+      await site.stop();
+    }
+  }, 60_000);
+
   it('SIFT_FLEET_ALLOW takes a bare address, as that one address', async () => {
     const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
     try {
