@@ -1,5 +1,6 @@
 import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter } from '@nestjs/common';
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
+import { routeMethods } from '../tuning/express-routes';
 import type { ErrorCode } from '../common/error-codes';
 import {
   SiftError,
@@ -36,8 +37,8 @@ export class ErrorFilter implements ExceptionFilter {
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
-    const requestId = host.switchToHttp().getRequest<{ id?: string }>().id;
-    const env = this.envelope(exception, requestId);
+    const req = host.switchToHttp().getRequest<Request & { id?: string }>();
+    const env = wrongMethod(exception, req) ?? this.envelope(exception, req.id);
     if (res.headersSent) {
       res.end();
       return;
@@ -77,4 +78,19 @@ export class ErrorFilter implements ExceptionFilter {
       hint: `try again; if it persists, report it with the request id${requestId ? ` ${requestId}` : ''}`,
     };
   }
+}
+
+/** A path that exists under other methods is 405 with Allow, not 404 "no such route". */
+function wrongMethod(err: unknown, req: Request): Envelope | undefined {
+  if (!(err instanceof HttpException) || err.getStatus() !== 404 || err instanceof SiftError)
+    return undefined;
+  const allow = routeMethods(req.app, req.path);
+  if (allow.length === 0 || allow.includes(req.method)) return undefined;
+  return {
+    status: 405,
+    code: 'method_not_allowed',
+    message: `${req.method} is not a method of ${req.path.slice(0, 200)}`,
+    hint: `use ${allow.filter((m) => m !== 'HEAD').join(' or ')} (see /docs)`,
+    headers: { Allow: allow.join(', ') },
+  };
 }

@@ -45,6 +45,20 @@ describe('the rough edges of the first hour', () => {
       }
     });
 
+    it('GET on a POST route is 405 with Allow; an unknown path is still 404', async () => {
+      const get = await request(app.getHttpServer()).get('/v1/fetch').set(fleet);
+      expect([get.status, get.body.error.code, get.headers.allow]).toEqual([
+        405,
+        'method_not_allowed',
+        'POST',
+      ]);
+      expect(get.body.error.hint).toContain('POST');
+      const put = await request(app.getHttpServer()).put('/v1/batch/abc').set(fleet);
+      expect([put.status, put.headers.allow]).toEqual([405, 'DELETE, GET, HEAD']);
+      const none = await request(app.getHttpServer()).get('/v1/nothing-here').set(fleet);
+      expect([none.status, none.body.error.code]).toEqual([404, 'not_found']);
+    });
+
     it('purge=1 is purge=true, purge=0 is a cancel', async () => {
       const http = () => request(app.getHttpServer());
       // A job of a loopback URL this caller may not reach ends at once, failed.
