@@ -59,6 +59,16 @@ describe('the rough edges of the first hour', () => {
       expect([none.status, none.body.error.code]).toEqual([404, 'not_found']);
     });
 
+    it('a webhook without its secret is told so once, with how to make one', async () => {
+      const r = await request(app.getHttpServer())
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: [{ url: fx.url('/a') }], webhook: { url: 'https://hooks.example.net/x' } });
+      expect([r.status, r.body.error.code]).toEqual([400, 'invalid_request']);
+      expect(r.body.error.message.match(/webhook\.secret/g)).toHaveLength(1);
+      expect(r.body.error.message).toContain('whsec_');
+    });
+
     it('purge=1 is purge=true, purge=0 is a cancel', async () => {
       const http = () => request(app.getHttpServer());
       // A job of a loopback URL this caller may not reach ends at once, failed.

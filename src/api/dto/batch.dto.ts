@@ -45,7 +45,6 @@ export class WebhookDto {
   url: string;
 
   /** `whsec_` + base64 of 24 to 64 random bytes; deliveries are signed with it (Standard Webhooks). */
-  @IsString()
   @IsWebhookSecret()
   secret: string;
 

@@ -27,7 +27,11 @@ export function IsWebhookSecret(options?: ValidationOptions): PropertyDecorator 
       target: target.constructor,
       propertyName: propertyName as string,
       // Never the value: a secret is not echoed, not even a wrong one.
-      options: { message: '$property must be "whsec_" and the base64 of 24 to 64 bytes', ...options },
+      options: {
+        message:
+          '$property must be "whsec_" and the base64 of 24 to 64 bytes (`npx sift webhook-secret` makes one)',
+        ...options,
+      },
       validator: {
         validate(value: unknown) {
           if (typeof value !== 'string') return false;
