@@ -30,7 +30,9 @@ export function withoutUserinfo(raw: string): string {
  * (punycode) already; a fully qualified name's trailing dot goes, so `news.test.` is `news.test`.
  */
 export function normalHostname(hostname: string): string {
-  return hostname.endsWith('.') ? hostname.replace(/\.+$/, '') : hostname;
+  let end = hostname.length;
+  while (end > 0 && hostname.charCodeAt(end - 1) === 0x2e) end--;
+  return end === hostname.length ? hostname : hostname.slice(0, end);
 }
 
 /** `host:port` of an absolute URL under its normal host name ('' when it is not one). */

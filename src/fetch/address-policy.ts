@@ -101,5 +101,17 @@ export class AddressPolicy {
  * What a restricted caller is told of a name it may not reach and of one that does not resolve
  * alike: telling them apart would let an outsider list the internal names.
  */
-export const notReachable = (host: string) =>
-  new FetchError('blocked_address', `${host} is not reachable for this caller`);
+export const notReachable = (host: string, unresolved = false) =>
+  Object.assign(new FetchError('blocked_address', `${host} is not reachable for this caller`), {
+    /** The name did not resolve (now): sift's own retries may try again; the caller is not told. */
+    unresolved,
+  });
+
+/** A blocked_address that is really a name that did not resolve (see notReachable). */
+export const isUnresolved = (err: unknown): boolean =>
+  (err as { unresolved?: boolean } | undefined)?.unresolved === true;
+
+/** A restricted caller is told of a name that does not resolve what it is told of a private one. */
+export function forCaller(err: SiftError, url: URL, callerClass: CallerClass): SiftError {
+  return callerClass === 'restricted' && err.code === 'dns_error' ? notReachable(url.hostname, true) : err;
+}

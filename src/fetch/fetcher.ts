@@ -1,8 +1,8 @@
 import * as dns from 'node:dns';
 import type { LookupAddress } from 'node:dns';
 import type { CallerClass } from '../config/app-config';
-import { FetchError, type SiftError } from '../common/errors';
-import { AddressPolicy, notReachable, parseIp } from './address-policy';
+import { FetchError } from '../common/errors';
+import { AddressPolicy, forCaller, parseIp } from './address-policy';
 import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
@@ -134,7 +134,10 @@ export class Fetcher {
         // for: a redirect to another origin gets none of them.
         if (current.origin !== origin) headers = {};
         await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
+        // beforeHop may wait (robots.txt, a host slot, a Crawl-delay turn) past the answer's reuse:
+        // then the connection's lookup is made again in the caller's bucket, and checked.
         if (o.beforeHop) await o.beforeHop(current, hop, signal);
+        if (o.beforeHop) await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
         const res = await request(current, {
           method: 'GET',
           dispatcher: this.agents[o.callerClass],
@@ -246,11 +249,6 @@ export class Fetcher {
     const addrs = await abortable(this.dns.resolve(u.hostname, caller), signal);
     checkAnswer(this.opts.policy, u.hostname, addrs, callerClass);
   }
-}
-
-/** A restricted caller is told of a name that does not resolve what it is told of a private one. */
-function forCaller(err: SiftError, url: URL, callerClass: CallerClass): SiftError {
-  return callerClass === 'restricted' && err.code === 'dns_error' ? notReachable(url.hostname) : err;
 }
 
 function checkAnswer(

@@ -8,8 +8,13 @@
  * over the path however many `*`s it has. Longest rule wins; Allow wins a tie.
  */
 
-/** Rules kept per group; later ones are ignored, as the part of a file past its size cap is. */
-export const MAX_RULES = 10_000;
+/**
+ * Rules whose `*`s leave a piece to search for past the first (`/a*b`, not `/a*`) cost a pass over
+ * the path each; a group keeps this many. Past them a Disallow is cut at its first `*` (it then
+ * disallows more, never less) and an Allow is ignored: a check costs at most this many passes over
+ * the path, plus a prefix comparison per other rule (the file's 500 KiB bound their count).
+ */
+export const MAX_SEARCHED_RULES = 1000;
 /**
  * The longest rule value read (Google's parser cuts its lines there). Longer, a Disallow is cut
  * (it then disallows more) and an Allow is ignored (cut, it would allow more than it says).
@@ -43,14 +48,15 @@ export interface AgentRules {
 interface Group {
   seen: boolean;
   rules: Rule[];
+  searched: number;
   crawlDelayS?: number;
 }
 
 /** The rules of `agent`'s group (several groups naming it are one), else of `*`, else none. */
 export function parseRobots(body: string, agent: string): AgentRules {
   const me = productToken(agent);
-  const mine: Group = { seen: false, rules: [] };
-  const star: Group = { seen: false, rules: [] };
+  const mine: Group = { seen: false, rules: [], searched: 0 };
+  const star: Group = { seen: false, rules: [], searched: 0 };
   let groups: Group[] = [];
   let inAgents = false;
   const lines = body.split(/\r\n|\r|\n/);
@@ -74,9 +80,16 @@ export function parseRobots(body: string, agent: string): AgentRules {
     if (field === 'allow' || field === 'disallow') {
       for (const g of groups) {
         g.seen = true;
-        if (!value || g.rules.length >= MAX_RULES) continue;
-        if (field === 'allow' && value.length > MAX_RULE_CHARS) continue;
-        g.rules.push(compile(field === 'allow', value, i + 1, key));
+        if (!value) continue;
+        const allow = field === 'allow';
+        if (allow && value.length > MAX_RULE_CHARS) continue;
+        const rule = compile(allow, value, i + 1, key);
+        if (searches(rule) && ++g.searched > MAX_SEARCHED_RULES) {
+          if (allow) continue;
+          rule.pieces = [rule.pieces[0]];
+          rule.anchored = false;
+        }
+        g.rules.push(rule);
       }
     } else if (field === 'crawl-delay') {
       const delay = Number(value);
@@ -86,7 +99,7 @@ export function parseRobots(body: string, agent: string): AgentRules {
       }
     }
   }
-  const g = mine.seen ? mine : star.seen ? star : { seen: false, rules: [] };
+  const g = mine.seen ? mine : star.seen ? star : { rules: [], crawlDelayS: undefined };
   const bytes = g.rules.reduce((n, r) => n + 2 * (r.text.length + r.length) + 96, 64);
   return { rules: g.rules, crawlDelayS: g.crawlDelayS, bytes };
 }
@@ -100,6 +113,12 @@ export function decidingRule(rules: AgentRules, url: URL): Rule | undefined {
     if (matches(r, path)) best = r;
   }
   return best;
+}
+
+/** The rule needs a search of the path (an anchored last piece is compared, not searched). */
+function searches(r: Rule): boolean {
+  const last = r.pieces.length - 1;
+  return r.pieces.some((p, i) => i > 0 && p !== '' && (i < last || !r.anchored));
 }
 
 function matches(r: Rule, path: string): boolean {

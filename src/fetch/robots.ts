@@ -17,8 +17,6 @@ export const MAX_CRAWL_DELAY_S = 60;
 export const UNREACHABLE_TTL_S = 60;
 /** Parsed rules kept in memory, over every origin; the least recently used go first. */
 export const ROBOTS_MEMORY_BYTES = 32 * 1024 * 1024;
-/** The DNS bucket robots.txt fetches run in: sift's own, never the caller's who asked first. */
-export const ROBOTS_DNS_BUCKET = 'sift:robots';
 const ROBOTS_TIMEOUT_MS = 10_000;
 
 interface Rules {
@@ -41,7 +39,8 @@ export const robotsDenied = (message: string) =>
  * or unreachable disallows everything. Up to 5 redirects and 500 KiB. Kept in the database for
  * every instance (24 h; 10 min for a failure), and parsed once per process into a cache bounded
  * in bytes. It is asked only for a URL whose address the caller may reach (Upstream sees to it),
- * and fetched in sift's own DNS bucket; a DNS failure is the asking caller's, never stored.
+ * and fetched in a DNS bucket of the asking caller's own; a DNS failure is that caller's, never
+ * stored.
  */
 export class Robots {
   /** By origin, least recently used first (a Map keeps insertion order). */
@@ -61,8 +60,8 @@ export class Robots {
    * Throws robots_denied (quoting the rule) unless the agent may fetch `url`; otherwise the
    * Crawl-delay of its group in ms (0 when none).
    */
-  async check(url: URL, callerClass: CallerClass): Promise<number> {
-    const { row, rules } = await this.rules(url.origin, callerClass);
+  async check(url: URL, callerClass: CallerClass, who: string): Promise<number> {
+    const { row, rules } = await this.rules(url.origin, callerClass, who);
     if (row.kind === 'allow') return 0;
     if (row.kind === 'disallow' && row.status === 0) {
       // The site could not be reached for its robots.txt: nothing of it is fetched, and the caller
@@ -90,35 +89,41 @@ export class Robots {
     return { origins: this.parsed.size, bytes: this.parsedBytes };
   }
 
-  private async rules(origin: string, callerClass: CallerClass): Promise<Rules> {
+  /**
+   * The rules of an origin as the caller's class sees it: kept per (class, origin), so what a
+   * fleet fetch of the file met (a redirect into the internal network) is never quoted to a
+   * restricted caller, nor a restricted caller's refusal handed to a fleet one.
+   */
+  private async rules(origin: string, callerClass: CallerClass, who: string): Promise<Rules> {
+    const key = `${callerClass} ${origin}`;
     const now = this.clock.now();
-    const known = this.parsed.get(origin);
+    const known = this.parsed.get(key);
     if (known && known.row.expires_at > now) {
-      this.parsed.delete(origin);
-      this.parsed.set(origin, known);
+      this.parsed.delete(key);
+      this.parsed.set(key, known);
       return known;
     }
-    let flight = this.flights.get(origin);
+    let flight = this.flights.get(key);
     if (!flight) {
-      flight = this.load(origin, callerClass).finally(() => this.flights.delete(origin));
-      this.flights.set(origin, flight);
+      flight = this.load(key, origin, callerClass, who).finally(() => this.flights.delete(key));
+      this.flights.set(key, flight);
     }
     return flight;
   }
 
   /** From the database when another instance (or an earlier run) has it fresh, else fetched. */
-  private async load(origin: string, callerClass: CallerClass): Promise<Rules> {
+  private async load(key: string, origin: string, callerClass: CallerClass, who: string): Promise<Rules> {
     const now = this.clock.now();
-    let row = await this.hosts.robots(origin);
+    let row = await this.hosts.robots(key);
     if (!row || row.expires_at <= now) {
-      row = await this.fetchRobots(origin, callerClass, now);
+      row = { ...(await this.fetchRobots(origin, callerClass, who, now)), origin: key };
       await this.hosts.putRobots(row);
     }
     const rules = row.kind === 'rules' ? parseRobots(row.body, this.agent) : undefined;
     // Only the parsed group is kept; the body is the database's.
     const kept: Rules = { row: { ...row, body: row.kind === 'rules' ? '' : row.body }, rules, bytes: 0 };
-    kept.bytes = (rules?.bytes ?? 0) + 2 * (origin.length + kept.row.body.length) + 128;
-    this.remember(origin, kept);
+    kept.bytes = (rules?.bytes ?? 0) + 2 * (key.length + kept.row.body.length) + 128;
+    this.remember(key, kept);
     return kept;
   }
 
@@ -137,7 +142,12 @@ export class Robots {
     }
   }
 
-  private async fetchRobots(origin: string, callerClass: CallerClass, now: number): Promise<RobotsRow> {
+  private async fetchRobots(
+    origin: string,
+    callerClass: CallerClass,
+    who: string,
+    now: number,
+  ): Promise<RobotsRow> {
     const row = (kind: RobotsRow['kind'], status: number, body = '', ttl = ROBOTS_TTL_S): RobotsRow => ({
       origin,
       kind,
@@ -149,7 +159,8 @@ export class Robots {
     try {
       const raw = await this.fetcher.fetch(`${origin}/robots.txt`, {
         callerClass,
-        caller: ROBOTS_DNS_BUCKET,
+        // Lookups of the caller's own, beside those of its pages: a caller cannot hold another's.
+        caller: `robots:${who}`,
         timeoutMs: ROBOTS_TIMEOUT_MS,
         truncateAt: ROBOTS_MAX_BYTES,
       });

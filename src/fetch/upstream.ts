@@ -63,7 +63,7 @@ export class Upstream {
         headers: req.headers,
         signal,
         beforeHop: async (u, hop, fetchSignal) => {
-          const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass) : 0;
+          const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass, who) : 0;
           await this.checkPause(u.host);
           if (hop > 0) return;
           release = await this.slots.acquire(u.host, fetchSignal);

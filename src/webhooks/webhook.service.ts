@@ -8,8 +8,9 @@ import { SiftError } from '../common/errors';
 import { Metrics } from '../common/metrics';
 import { JobSignals } from '../batch/job-signals';
 import type { DeliveryState } from '../common/job-status';
-import { Db, lockDeliveries, type ClaimedDelivery } from '../dcache';
+import { Db, lockDeliveries, lockJob, type ClaimedDelivery } from '../dcache';
 import { Fetcher } from '../fetch/fetcher';
+import { isUnresolved } from '../fetch/address-policy';
 
 /** Bytes of a receiver's answer read, at most. */
 const MAX_ANSWER = 4096;
@@ -19,12 +20,13 @@ const POLL_MS = 1000;
 const LINGER_MS = 50;
 
 /**
- * The most of `concurrency` sender slots one caller may hold: all but a quarter (at least one),
- * kept for the other callers, so a delivery of theirs that comes due starts at once even while
- * one caller's receiver holds every attempt to its timeout.
+ * The most of `concurrency` sender slots one caller may hold: all but a quarter, kept for the
+ * other callers, so a delivery of theirs that comes due starts at once even while one caller's
+ * receiver holds every attempt to its timeout. Under 4 slots there is no quarter to keep: a caller
+ * may use them all (SIFT_WEBHOOK_CONCURRENCY=2 sends two at once).
  */
 export function perCallerSlots(concurrency: number): number {
-  return concurrency > 1 ? concurrency - Math.max(1, Math.floor(concurrency / 4)) : 1;
+  return concurrency >= 4 ? concurrency - Math.floor(concurrency / 4) : concurrency;
 }
 
 interface Outcome {
@@ -141,7 +143,13 @@ export class WebhookService implements BeforeApplicationShutdown {
         // wait for this instance to stop.
         const write = { jobId: d.jobId, seq: d.seq, holder: this.holder, ...outcome };
         const next = await untilStored(
-          () => this.db.transaction((tx) => tx.deliveries.finishAndTakeNext(write, this.clock.now())),
+          // Under the job's row, as every event writer is: an event queued meanwhile is either
+          // seen here (and made due) or sees this delivery finished (and is due at once).
+          () =>
+            this.db.transaction(async (tx) => {
+              await lockJob(tx, write.jobId);
+              return tx.deliveries.finishAndTakeNext(write, this.clock.now());
+            }),
           { gaveUp: () => this.stopped },
         );
         if (next !== false) {
@@ -236,9 +244,12 @@ export class WebhookService implements BeforeApplicationShutdown {
         lastError: e?.code ?? 'internal',
         lastMessage: e?.message ?? 'the delivery failed inside sift; the details are in its log',
       };
-      // The address policy will say the same at every attempt: given up at once.
+      // The address policy will say the same at every attempt: given up at once. A name that did
+      // not resolve (told to a restricted caller in the same words) is tried again.
       outcome =
-        e?.code === 'blocked_address' ? { state: 'failed', ...failure } : this.retryOrGiveUp(d, failure);
+        e?.code === 'blocked_address' && !isUnresolved(e)
+          ? { state: 'failed', ...failure }
+          : this.retryOrGiveUp(d, failure);
     }
     this.metrics.webhookSeconds.observe((performance.now() - started) / 1000);
     return {

@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { Resolver } from '../../src/fetch/fetcher';
 import { Robots, ROBOTS_MEMORY_BYTES } from '../../src/fetch/robots';
-import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, tableResolver } from '../support/app';
+import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, tableResolver, waitUntil } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -58,6 +58,12 @@ describe('per-site state under a hostile caller', () => {
   const url = (host: string, path: string) => `http://${host}:${fx.port}${path}`;
   const http = () => request(app.getHttpServer());
   // Sent at once (a supertest request leaves only when awaited).
+  const fetchAs2 = (who: Record<string, string>, path: string, body: object) =>
+    http()
+      .post(path)
+      .set(who)
+      .send(body)
+      .then((r) => r);
   const fetchAs = (who: Record<string, string>, body: object) =>
     http()
       .post('/v1/fetch')
@@ -192,6 +198,38 @@ describe('per-site state under a hostile caller', () => {
     expect(Date.now() - t).toBeLessThan(3000);
     expect(fx.hitCount('/q0') + fx.hitCount('/r0')).toBe(0);
   }, 30_000);
+
+  it('a batch of host names ending in thousands of dots stalls nothing (the trailing dots go in one pass)', async () => {
+    const host = `a${'.'.repeat(8000)}b.`;
+    const targets = Array.from({ length: 150 }, (_, i) => ({ url: `http://${host}/${i}` }));
+    const submitting = fetchAs2(restricted, '/v1/batch', { targets });
+    const worst = await worstHealthzWhile(app, submitting);
+    expect((await submitting).status).toBe(202);
+    expect(worst).toBeLessThan(1000);
+  }, 60_000);
+
+  it("a restricted caller's webhook to a name that does not resolve is tried again; to a private one, given up", async () => {
+    const secret = `whsec_${Buffer.alloc(24, 7).toString('base64')}`;
+    const jobWithHook = async (hook: string) => {
+      const sub = await fetchAs2(restricted, '/v1/batch', {
+        targets: [{ url: 'http://nowhere-at-all.test/' }],
+        webhook: { url: hook, secret, events: ['batch.failed'] },
+      });
+      expect(sub.status).toBe(202);
+      return sub.body.id as string;
+    };
+    const unresolved = await jobWithHook('http://no-such-hook.test/h');
+    const internal = await jobWithHook(url('intranet.test', '/h'));
+    const deliveryOf = (id: string) =>
+      waitUntil(async () => {
+        const d = (await http().get(`/v1/batch/${id}/deliveries`).set(restricted)).body.deliveries?.[0];
+        return d?.attempts >= 1 && d.last_error ? d : undefined;
+      }, `a delivery attempt of ${id}`);
+    const [a, b] = [await deliveryOf(unresolved), await deliveryOf(internal)];
+    // Both are told the same words; only the one that may resolve later is tried again.
+    expect([a.last_error.code, b.last_error.code]).toEqual(['blocked_address', 'blocked_address']);
+    expect([a.state, b.state]).toEqual(['pending', 'failed']);
+  });
 
   it("finding 9: a caller whose DNS slots are held fails alone; its failure is not kept for the site's other callers", async () => {
     // The first fleet caller holds both of its lookups with names that never answer.

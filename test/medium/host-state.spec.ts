@@ -69,14 +69,17 @@ describeEachBackend('per-site state', (testDb) => {
     });
     const robots = new Robots(fetcher, d.hosts, new Clock(), 'sift');
     try {
-      await expect(robots.check(new URL('http://gone.test/page'), 'fleet')).rejects.toMatchObject({
+      await expect(robots.check(new URL('http://gone.test/page'), 'fleet', 'fleet:a')).rejects.toMatchObject({
         code: 'dns_error',
       });
-      expect(await d.hosts.robots('http://gone.test')).toBeUndefined();
+      expect(await d.hosts.robots('fleet http://gone.test')).toBeUndefined();
+      expect(await d.db.selectFrom('robots_txt').selectAll().execute()).toEqual([]);
       // The next caller asks again rather than being told the first one's failure.
-      await expect(robots.check(new URL('http://gone.test/other'), 'fleet')).rejects.toMatchObject({
-        code: 'dns_error',
-      });
+      await expect(robots.check(new URL('http://gone.test/other'), 'fleet', 'fleet:b')).rejects.toMatchObject(
+        {
+          code: 'dns_error',
+        },
+      );
       expect(lookups).toBe(2);
     } finally {
       await fetcher.close();
