@@ -3,6 +3,9 @@ import type { DB, RobotsTxtTable } from './schema';
 
 export type RobotsRow = RobotsTxtTable;
 
+/** The bytes of robots.txt bodies kept in the database, over every origin. */
+export const ROBOTS_MAX_STORED = 64 * 1024 * 1024;
+
 /**
  * What sift knows of each site, shared by every instance: its robots.txt (per origin) and its
  * host's state (a backoff pause asked for by a 429/503, and the next slot a Crawl-delay allows).
@@ -81,16 +84,36 @@ export class HostStore {
 
   /**
    * Forgets what is no longer in force: robots.txt rows expired before `nowS` (a later request
-   * fetches the file again), and hosts neither paused nor waiting out a Crawl-delay at `nowMs`.
+   * fetches the file again) or, past `robotsMaxBytes` of bodies, fetched longest ago; and hosts
+   * neither paused nor waiting out a Crawl-delay at `nowMs`.
    * Returns the rows deleted.
    */
-  async sweep(nowS: number, nowMs: number): Promise<{ robots: number; hosts: number }> {
-    const robots = await this.db.deleteFrom('robots_txt').where('expires_at', '<', nowS).executeTakeFirst();
+  async sweep(
+    nowS: number,
+    nowMs: number,
+    robotsMaxBytes = ROBOTS_MAX_STORED,
+  ): Promise<{ robots: number; hosts: number }> {
+    const expired = await this.db.deleteFrom('robots_txt').where('expires_at', '<', nowS).executeTakeFirst();
+    // Over the bound, the files fetched longest ago go first (a later request fetches one again).
+    const sizes = await this.db
+      .selectFrom('robots_txt')
+      .select(['origin', sql<number>`octet_length(body)`.as('n')])
+      .orderBy('fetched_at', 'desc')
+      .orderBy('origin')
+      .execute();
+    let total = 0;
+    const over = sizes.filter((r) => (total += Number(r.n)) > robotsMaxBytes).map((r) => r.origin);
+    for (let i = 0; i < over.length; i += 500) {
+      await this.db
+        .deleteFrom('robots_txt')
+        .where('origin', 'in', over.slice(i, i + 500))
+        .execute();
+    }
     const hosts = await this.db
       .deleteFrom('host_state')
       .where('paused_until', '<', nowMs)
       .where('next_at', '<', nowMs)
       .executeTakeFirst();
-    return { robots: Number(robots.numDeletedRows), hosts: Number(hosts.numDeletedRows) };
+    return { robots: Number(expired.numDeletedRows) + over.length, hosts: Number(hosts.numDeletedRows) };
   }
 }

@@ -45,6 +45,25 @@ describeEachBackend('per-site state', (testDb) => {
     expect(await d.hosts.sweep(nowS + 61, nowMs + 61_000)).toEqual({ robots: 1, hosts: 2 });
   });
 
+  it('sweep: past the byte bound, the robots.txt fetched longest ago go first', async () => {
+    const nowS = 1_700_000_000;
+    for (let i = 0; i < 10; i++) {
+      await d.hosts.putRobots({
+        ...robotsRow(`http://o${i}.test`, nowS + 3600),
+        body: 'x'.repeat(1000),
+        fetched_at: nowS - 100 + i,
+      });
+    }
+    expect(await d.hosts.sweep(nowS, nowS * 1000, 4500)).toEqual({ robots: 6, hosts: 0 });
+    const left = await d.db.selectFrom('robots_txt').select('origin').orderBy('origin').execute();
+    expect(left.map((r) => r.origin)).toEqual([
+      'http://o6.test',
+      'http://o7.test',
+      'http://o8.test',
+      'http://o9.test',
+    ]);
+  });
+
   it('takeTurn: of requests asking at once, one takes the turn; the others learn when the next is due', async () => {
     const nowMs = 1_700_000_000_000;
     const answers = await Promise.all(
