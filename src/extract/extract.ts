@@ -10,7 +10,7 @@ import { cleanArticle } from './clean-article';
 import type { CleanRules } from './clean';
 import { elementsWithTags, type ElementTree, treeDepth } from './element-tree';
 import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
-import { tidy } from './html-text';
+import { htmlText, tidy } from './html-text';
 import { type Link, linksOf } from './links';
 import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata } from './metadata';
 import { readHead } from './page-head';
@@ -18,6 +18,7 @@ import { precleanSource } from './preclean';
 import { render, type Format } from './render';
 import { SelectorRun } from './selector-run';
 import { tuneReadability } from '../tuning/readability';
+import { VERDICT_READ_CHARS } from './verdict';
 
 export type { Format };
 
@@ -29,6 +30,11 @@ export interface Extraction {
   links?: Link[];
   /** Some of the links were left out or cut at their bounds. */
   linksTruncated?: boolean;
+  /**
+   * With `include` selectors: the page's own text (its first VERDICT_READ_CHARS), which the
+   * verdict judges: a short selection of a full page is not an empty page.
+   */
+  pageText?: string;
 }
 
 export interface ExtractOptions {
@@ -114,9 +120,12 @@ export function extractHtml(
       if (!body || !(el === body || body.contains(el))) continue;
       if (picked.length === 0 || !picked[picked.length - 1].contains(el)) picked.push(el);
     }
+    const pageText = body
+      ? htmlText(body as unknown as Parameters<typeof htmlText>[0]).slice(0, VERDICT_READ_CHARS)
+      : '';
     const root = source.createElement('div');
     for (const el of picked) root.appendChild(el);
-    return done(title, root as unknown as HTMLElement);
+    return { ...done(title, root as unknown as HTMLElement), pageText };
   }
   const docTitle = (source.title ?? '').trim();
   // A document title with a dash that no metadata repeats may end in the site's name.

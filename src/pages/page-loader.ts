@@ -122,6 +122,7 @@ export class PageLoader {
     let metadata: Metadata | undefined;
     let links: Link[] | undefined;
     let linksCut = false;
+    let pageText: string | undefined;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
       const x = await this.extractor.extract(html, raw.finalUrl, format, {
@@ -129,7 +130,7 @@ export class PageLoader {
         extract: req.extract,
         caller: `${caller.callerClass}:${caller.name}`,
       });
-      ({ title, content, metadata, links } = x);
+      ({ title, content, metadata, links, pageText } = x);
       linksCut = x.linksTruncated === true;
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
@@ -145,7 +146,14 @@ export class PageLoader {
       title,
       format,
       truncated: stored.truncated || linksCut || (kept?.cut ?? false),
-      verdict: verdictOf({ status: raw.status, html, title, content, isHtml: kind === 'html' }),
+      // The page is judged, not the caller's selection of it.
+      verdict: verdictOf({
+        status: raw.status,
+        html,
+        title,
+        content: pageText ?? content,
+        isHtml: kind === 'html',
+      }),
       ...(raw.etag ? { etag: raw.etag } : {}),
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),

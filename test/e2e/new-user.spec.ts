@@ -192,6 +192,32 @@ describe('the rough edges of the first hour', () => {
     }
   }, 60_000);
 
+  it('the verdict judges the page, not the selection: a short part of a full page is ok, an empty page empty', async () => {
+    const site = await new Fixture({
+      '/full': send(
+        200,
+        'text/html',
+        articleHtml('A full page', 8).replace('<article>', '<article><p class="byline">By A. Writer</p>'),
+      ),
+      '/bare': send(200, 'text/html', '<html><body><p class="byline">By A. Writer</p></body></html>'),
+    }).start();
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
+    try {
+      const pick = (path: string) =>
+        request(app.getHttpServer())
+          .post('/v1/fetch')
+          .set(fleet)
+          .send({ url: site.url(path), include_selectors: ['.byline'], format: 'text' });
+      const full = await pick('/full');
+      expect([full.status, full.body.content, full.body.verdict]).toEqual([200, 'By A. Writer', 'ok']);
+      const bare = await pick('/bare');
+      expect([bare.body.content, bare.body.verdict]).toEqual(['By A. Writer', 'empty']);
+    } finally {
+      await app.close();
+      await site.stop();
+    }
+  });
+
   it('SIFT_FLEET_ALLOW takes a bare address, as that one address', async () => {
     const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1' });
     try {
