@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { SiftError } from '../common/errors';
 import type { Caller } from '../pages/caller-policy';
+import { callerKeyOf } from '../dcache';
 
 export type Admitted = 'fetch' | 'stream';
 
@@ -25,7 +26,7 @@ export class Admission {
   enter(kind: Admitted, caller: Caller): () => void {
     const limits = this.config.limits[caller.callerClass];
     const cap = kind === 'fetch' ? limits.fetchConcurrency : limits.maxStreams;
-    const key = `${caller.callerClass}:${caller.name}`;
+    const key = callerKeyOf(caller);
     const counts = this.held[kind];
     const n = counts.get(key) ?? 0;
     if (n >= cap) {

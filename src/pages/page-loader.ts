@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { FetchError } from '../common/errors';
 import { truncateUtf8 } from '../common/truncate';
-import { ContentCache, sha256Hex, type CachedPage } from '../dcache';
+import { callerKeyOf, ContentCache, sha256Hex, type CachedPage } from '../dcache';
 import { decodeBody, mediaType, pageKind } from '../fetch/decode';
 import type { RawPage } from '../fetch/fetcher';
 import type { Upstream } from '../fetch/upstream';
@@ -102,7 +102,7 @@ export class PageLoader {
     const raw = await this.upstream.get({
       url: req.url,
       callerClass: caller.callerClass,
-      who: `${caller.callerClass}:${caller.name}`,
+      who: callerKeyOf(caller),
       headers,
       robots: req.robots,
       signal: req.signal,
@@ -128,7 +128,7 @@ export class PageLoader {
       const x = await this.extractor.extract(html, raw.finalUrl, format, {
         wait: req.waitForExtraction,
         extract: req.extract,
-        caller: `${caller.callerClass}:${caller.name}`,
+        caller: callerKeyOf(caller),
       });
       ({ title, content, metadata, links, pageText } = x);
       linksCut = x.linksTruncated === true;
