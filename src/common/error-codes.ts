@@ -47,6 +47,25 @@ export type ErrorCode = keyof typeof ERROR_CODES;
 
 export const ERROR_CODE_LIST = Object.keys(ERROR_CODES) as ErrorCode[];
 
+/**
+ * The codes that only the job machinery writes: a failed target's `error.code` (beside any code of
+ * the list above that its fetch failed with) and an ended job's `error`. No HTTP answer carries them.
+ */
+export const RESULT_CODES = {
+  invalid_url:
+    'the target URL is not an absolute http(s) URL, kept as a failed target under ignore_invalid_urls',
+  server_restarted: "sift restarted while the target or job was live, and the job's on_restart is fail",
+  instance_lost: "the instance running the job stopped renewing its lease, and the job's on_restart is fail",
+} as const satisfies Record<string, string>;
+
+export type ResultCode = keyof typeof RESULT_CODES;
+
+/** Every code a caller can read in an error envelope or a result: the OpenAPI enum. */
+export const CALLER_CODES: readonly (ErrorCode | ResultCode)[] = [
+  ...ERROR_CODE_LIST.filter((c) => c !== 'cancelled'),
+  ...(Object.keys(RESULT_CODES) as ResultCode[]),
+];
+
 /** The codes answered with an HTTP status, for documenting a route. */
 export function codesOf(status: number): ErrorCode[] {
   return ERROR_CODE_LIST.filter((c) => ERROR_CODES[c][0] === status);
@@ -55,7 +74,16 @@ export function codesOf(status: number): ErrorCode[] {
 /** The error envelope's body: what every 4xx and 5xx carries, and what a failed target holds. */
 @ApiSchema({ name: 'ErrorBodyDto' })
 export class ErrorBody {
-  @ApiProperty({ enum: ERROR_CODE_LIST.filter((c) => c !== 'cancelled'), example: 'invalid_request' })
+  @ApiProperty({
+    enum: CALLER_CODES,
+    enumName: 'ErrorCode',
+    example: 'invalid_request',
+    description: `What went wrong, one of a fixed list. In a failed target also: ${Object.entries(
+      RESULT_CODES,
+    )
+      .map(([c, when]) => `${c}, ${when}`)
+      .join('; ')}.`,
+  })
   code: string;
 
   @ApiProperty({ example: 'url must be an absolute http or https URL' })

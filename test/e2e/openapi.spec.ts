@@ -42,7 +42,10 @@ describe('OpenAPI', () => {
     expect(Object.keys(fetchReq.properties)).toEqual(
       expect.arrayContaining(['url', 'format', 'timeout_ms', 'max_bytes', 'max_age_s', 'headers']),
     );
-    expect(doc.components.schemas.ErrorBodyDto.properties.code.enum).toContain('blocked_address');
+    expect(doc.components.schemas.ErrorBodyDto.properties.code.allOf[0].$ref).toBe(
+      '#/components/schemas/ErrorCode',
+    );
+    expect(doc.components.schemas.ErrorCode.enum).toContain('blocked_address');
     expect(doc.paths['/v1/fetch'].post.responses['502'].content['application/json'].schema.$ref).toBe(
       '#/components/schemas/ErrorResponseDto',
     );
