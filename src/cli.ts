@@ -1,100 +1,106 @@
 #!/usr/bin/env node
 import './tuning/threadpool';
-import './tuning/lazy-intl';
-import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
-import { migrate, tokenCreate } from './cli/admin';
+import { parse } from './cli/args';
+import { CliError, EXIT, usage } from './cli/client';
 import { loadEnvFile } from './cli/env-file';
-import { api, call, CliError, fail } from './cli/client';
-import { batchCmd, cancelCmd, deliveriesCmd, jobsCmd, purgeCmd, redeliverCmd, retryCmd } from './cli/jobs';
+import { FETCH_FLAGS_USAGE } from './cli/fetch-options';
+
+// The client's commands talk to sift over HTTP and load none of the server: the server's commands
+// (serve, migrate, token) import it when they run.
 
 const USAGE = `usage: sift <command>
 
-server:
-  serve                                  start sift (configuration from the environment)
+server (configuration from the environment, .env or .env.example as make run reads it):
+  serve                                  start sift
   migrate                                create or update the database (SIFT_DATABASE_URL, else SIFT_DB)
   token create CALLER --class fleet|restricted
                                          create a token; it is printed once, only its fingerprint is kept
 
 client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
-  fetch URL [--format markdown|text|html]
-  batch FILE|- [--format F] [--wait] [--out FILE] [--ttl SECONDS] [--ignore-invalid-urls]
-        [--webhook URL [--webhook-events TYPE,...]]
-                                         URLs one a line; --wait shows progress and writes NDJSON results;
+  fetch URL [fetch options] [--json]     the page's content on stdout, its title and status on stderr;
+                                         --json: the whole envelope
+  batch FILE|- [fetch options] [--wait [--out FILE]] [--ttl SECONDS] [--on-restart fail|retry|resume]
+        [--ignore-invalid-urls] [--idempotency-key KEY] [--webhook URL [--webhook-events TYPE,...]]
+                                         URLs one a line (blank and # lines skipped); --wait shows
+                                         progress, then writes the results as NDJSON (to --out or stdout);
                                          --webhook signs with SIFT_WEBHOOK_SECRET (see webhook-secret)
-  retry ID [--wait] [--out FILE]         a new job of the failed targets of job ID
-  jobs                                   your jobs, newest first
-  cancel ID
+  retry ID [--wait [--out FILE]] [--idempotency-key KEY]
+                                         a new job of the failed and cancelled targets of job ID
+  watch ID [--out FILE]                  follow a job's progress until it ends (then its results to FILE)
+  results ID [--out FILE] [--verdict V] [--status S]
+                                         the job's results as NDJSON, every page (targets without a
+                                         result yet are left out unless --status asks for them)
+  jobs [--limit N] [--status S]          your jobs, newest first (N: 1-100, default 20)
+  cancel ID                              stop a live job; its unstarted targets never run
   purge ID                               delete an ended job with its results, events and deliveries
   deliveries ID                          the job's webhook deliveries
   redeliver ID [--all]                   send the job's undelivered deliveries again (--all: every one)
   webhook-secret                         print a new webhook secret (whsec_…)
+  help                                   this text
+
+${FETCH_FLAGS_USAGE}
+exit codes:
+  0    done
+  1    error: sift answered an error or could not be reached; or fetch printed a page the site
+       answered with HTTP 400 or more, or whose verdict is not ok (the reason is on stderr)
+  2    usage: an unknown or malformed flag or argument, a missing SIFT_TOKEN, an unreadable file
+  3    partial: a job that batch --wait, retry --wait or watch followed ended partial, failed or
+       cancelled (not every target done)
+  130  interrupted (Ctrl-C): what had come is written, and stderr says how to resume or cancel
 `;
 
-async function fetchCmd(args: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args,
-    options: { format: { type: 'string' } },
-    allowPositionals: true,
-  });
-  if (!positionals[0]) fail('fetch needs a URL');
-  const a = api();
-  const res = await call(a, 'POST', '/v1/fetch', {
-    body: {
-      url: positionals[0],
-      ...(values.format ? { format: values.format } : {}),
-    },
-  });
-  const env = (await res.json()) as { content: string; title: string; status: number; truncated: boolean };
-  if (env.title) console.error(`# ${env.title} (HTTP ${env.status}${env.truncated ? ', truncated' : ''})`);
-  process.stdout.write(`${env.content}\n`);
-}
+type Command = (args: string[]) => Promise<void>;
+
+const COMMANDS: Record<string, Command> = {
+  serve: async (args) => {
+    parse('serve', args, {}, 0);
+    return (await import('./main')).serve();
+  },
+  migrate: async (args) => {
+    parse('migrate', args, {}, 0);
+    return (await import('./cli/admin')).migrate();
+  },
+  token: async ([sub, ...args]) => {
+    if (sub !== 'create') usage('usage: sift token create CALLER --class fleet|restricted');
+    return (await import('./cli/admin')).tokenCreate(args);
+  },
+  fetch: async (args) => (await import('./cli/fetch')).fetchCmd(args),
+  batch: async (args) => (await import('./cli/jobs')).batchCmd(args),
+  retry: async (args) => (await import('./cli/jobs')).retryCmd(args),
+  jobs: async (args) => (await import('./cli/jobs')).jobsCmd(args),
+  cancel: async (args) => (await import('./cli/jobs')).cancelCmd(args),
+  purge: async (args) => (await import('./cli/jobs')).purgeCmd(args),
+  deliveries: async (args) => (await import('./cli/jobs')).deliveriesCmd(args),
+  redeliver: async (args) => (await import('./cli/jobs')).redeliverCmd(args),
+  results: async (args) => (await import('./cli/results')).resultsCmd(args),
+  watch: async (args) => (await import('./cli/results')).watchCmd(args),
+  'webhook-secret': async (args) => {
+    parse('webhook-secret', args, {}, 0);
+    console.log(`whsec_${randomBytes(32).toString('base64')}`);
+  },
+};
 
 export async function run(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
-  switch (cmd) {
-    case 'serve':
-      return (await import('./main')).serve();
-    case 'migrate':
-      return migrate();
-    case 'token':
-      if (rest[0] !== 'create') fail('usage: sift token create CALLER --class fleet|restricted');
-      return tokenCreate(rest.slice(1));
-    case 'fetch':
-      return fetchCmd(rest);
-    case 'batch':
-      return batchCmd(rest);
-    case 'jobs':
-      return jobsCmd();
-    case 'cancel':
-      return cancelCmd(rest);
-    case 'retry':
-      return retryCmd(rest);
-    case 'purge':
-      return purgeCmd(rest);
-    case 'deliveries':
-      return deliveriesCmd(rest);
-    case 'redeliver':
-      return redeliverCmd(rest);
-    case 'webhook-secret':
-      console.log(`whsec_${randomBytes(32).toString('base64')}`);
-      return;
-    case undefined:
-    case 'help':
-    case '--help':
-    case '-h':
-      process.stdout.write(USAGE);
-      return;
-    default:
-      fail(`unknown command "${cmd}"\n\n${USAGE}`);
+  if (cmd === undefined || cmd === 'help' || cmd === '--help' || cmd === '-h') {
+    process.stdout.write(USAGE);
+    return;
   }
+  const command = Object.hasOwn(COMMANDS, cmd) ? COMMANDS[cmd] : undefined;
+  if (!command) usage(`unknown command "${cmd}"; see sift help`);
+  return command(rest);
 }
 
 if (require.main === module) {
+  // A reader that stops reading (sift results ID | head) ends the command, not with a trace.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(EXIT.ok);
+    throw err;
+  });
   loadEnvFile();
   run(process.argv.slice(2)).catch((err: Error) => {
     console.error(`sift: ${err instanceof CliError ? err.message : (err.stack ?? err.message)}`);
-    process.exit(err instanceof CliError ? 2 : 1);
+    process.exitCode = err instanceof CliError ? err.exitCode : EXIT.error;
   });
 }

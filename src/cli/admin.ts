@@ -1,16 +1,19 @@
-// The server's own commands: they open the database directly (no HTTP).
+// The server's own commands: they open the database directly (no HTTP). The CLI loads this file
+// only for them, so the client's commands start without the server's modules.
+import '../tuning/lazy-intl';
+import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import { callerClassClash, fingerprint } from '../api/authenticator';
 import { ConfigError, databaseName, loadConfig } from '../config/app-config';
 import { openDcacheFor } from '../dcache';
-import { fail } from './client';
+import { parse } from './args';
+import { fail, usage } from './client';
 
 function config() {
   try {
     return loadConfig(process.env);
   } catch (err) {
-    if (err instanceof ConfigError) fail(err.message);
+    if (err instanceof ConfigError) usage(err.message);
     throw err;
   }
 }
@@ -23,16 +26,13 @@ export async function migrate(): Promise<void> {
 }
 
 export async function tokenCreate(args: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args,
-    options: { class: { type: 'string' } },
-    allowPositionals: true,
-  });
+  const { positionals, values } = parse('token create', args, { class: { type: 'string' } });
   const caller = positionals[0];
   if (!caller || !/^[\w.@-]{1,64}$/.test(caller))
-    fail('token create needs a CALLER name (letters, digits, . _ @ -)');
+    usage('token create needs a CALLER name (letters, digits, . _ @ -)');
   const cls = values.class;
-  if (cls !== 'fleet' && cls !== 'restricted') fail('token create needs --class fleet or --class restricted');
+  if (cls !== 'fleet' && cls !== 'restricted')
+    usage('token create needs --class fleet or --class restricted');
   const cfg = config();
   const token = `sift_${randomBytes(24).toString('base64url')}`;
   const d = await openDcacheFor(cfg, (m) => console.error(`sift: ${m}`));

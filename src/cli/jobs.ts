@@ -1,196 +1,165 @@
-// The client's commands for batch jobs: submit, follow (progress, then results as NDJSON),
-// retry, list, cancel, purge, and webhook deliveries.
-import * as fs from 'node:fs';
-import { parseArgs } from 'node:util';
-import { api, call, fail, type Api } from './client';
+// The client's commands for batch jobs: submit, retry, list, cancel, purge, and webhook deliveries.
+// Following a job to its end is in follow.ts.
+import { int, parse } from './args';
+import { api, ApiError, call, getJson, jobPath, usage } from './client';
+import { FETCH_FLAGS, fetchOptions } from './fetch-options';
+import { followJob, ResultsOut, type JobView } from './follow';
+import { inFileTerms, readUrlFile } from './url-file';
 
-function progress(done: number, total: number, failed: number): void {
-  if (!process.stderr.isTTY && done < total) return;
-  const width = 30;
-  const filled = total > 0 ? Math.round((done / total) * width) : width;
-  process.stderr.write(
-    `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total}${failed ? ` (${failed} failed)` : ''}`,
-  );
-  if (done >= total) process.stderr.write('\n');
+const WAIT_FLAGS = {
+  wait: { type: 'boolean' },
+  out: { type: 'string' },
+  'idempotency-key': { type: 'string' },
+} as const;
+
+/** Prints the new job's id; with --wait, follows it to its end and writes its results. */
+async function submitted(res: Response, values: { wait?: boolean; out?: string }): Promise<void> {
+  const job = (await res.json()) as JobView;
+  const replayed =
+    res.headers.get('idempotent-replayed') === 'true' ? ' (the job this key already made)' : '';
+  console.error(`job ${job.id}: ${job.targets_total} targets${replayed}`);
+  if (!values.wait) {
+    console.log(job.id);
+    return;
+  }
+  return followJob(job, new ResultsOut(values.out));
 }
 
-const WAIT_OPTIONS = { wait: { type: 'boolean' }, out: { type: 'string' } } as const;
+const idemHeader = (key: string | undefined): Record<string, string> =>
+  key === undefined ? {} : { 'idempotency-key': key };
 
 export async function batchCmd(args: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args,
-    options: {
-      ...WAIT_OPTIONS,
-      format: { type: 'string' },
-      ttl: { type: 'string' },
-      'ignore-invalid-urls': { type: 'boolean' },
-      webhook: { type: 'string' },
-      'webhook-events': { type: 'string' },
-    },
-    allowPositionals: true,
+  const { positionals, values } = parse('batch', args, {
+    ...WAIT_FLAGS,
+    ...FETCH_FLAGS,
+    ttl: { type: 'string' },
+    'on-restart': { type: 'string' },
+    'ignore-invalid-urls': { type: 'boolean' },
+    webhook: { type: 'string' },
+    'webhook-events': { type: 'string' },
   });
-  const file = positionals[0];
-  if (!file) fail('batch needs a FILE of URLs, one a line (or - for standard input)');
-  let text: string;
-  try {
-    text = fs.readFileSync(file === '-' ? 0 : file, 'utf8');
-  } catch (err) {
-    fail(`cannot read ${file}: ${(err as Error).message}`);
-  }
-  const urls = text
-    .split('\n')
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'));
-  if (urls.length === 0) fail(`${file} holds no URLs`);
+  if (!positionals[0]) usage('batch needs a FILE of URLs, one a line (or - for standard input)');
+  if (values.out !== undefined && !values.wait)
+    usage('--out needs --wait (or use: sift results ID --out FILE)');
+  const options = fetchOptions(values);
+  const ttl = int('ttl', values.ttl);
   let webhook: object | undefined;
   if (values.webhook) {
     // From the environment, not the command line, where every process could read it.
     const secret = process.env.SIFT_WEBHOOK_SECRET;
-    if (!secret) fail('--webhook needs SIFT_WEBHOOK_SECRET (make one with: sift webhook-secret)');
+    if (!secret) usage('--webhook needs SIFT_WEBHOOK_SECRET (make one with: sift webhook-secret)');
     webhook = {
       url: values.webhook,
       secret,
       ...(values['webhook-events'] ? { events: values['webhook-events'].split(',') } : {}),
     };
+  } else if (values['webhook-events']) usage('--webhook-events needs --webhook URL');
+  const file = readUrlFile(positionals[0]);
+  let res: Response;
+  try {
+    res = await call(api(), 'POST', '/v1/batch', {
+      headers: idemHeader(values['idempotency-key']),
+      body: {
+        targets: file.urls.map((url) => ({ url })),
+        ...(Object.keys(options).length > 0 ? { options } : {}),
+        ...(ttl !== undefined ? { ttl_s: ttl } : {}),
+        ...(values['on-restart'] ? { on_restart: values['on-restart'] } : {}),
+        ...(values['ignore-invalid-urls'] ? { ignore_invalid_urls: true } : {}),
+        ...(webhook ? { webhook } : {}),
+      },
+    });
+  } catch (err) {
+    throw err instanceof ApiError ? inFileTerms(err, file) : err;
   }
-  if (values.ttl !== undefined && !/^\d+$/.test(values.ttl)) fail('--ttl needs a number of seconds');
-  const a = api();
-  const res = await call(a, 'POST', '/v1/batch', {
-    body: {
-      targets: urls.map((url) => ({ url })),
-      ...(values.format ? { options: { format: values.format } } : {}),
-      ...(values.ttl !== undefined ? { ttl_s: Number(values.ttl) } : {}),
-      ...(values['ignore-invalid-urls'] ? { ignore_invalid_urls: true } : {}),
-      ...(webhook ? { webhook } : {}),
-    },
-  });
-  await follow(a, (await res.json()) as SubmittedJob, values);
+  await submitted(res, values);
 }
 
 export async function retryCmd(args: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({ args, options: WAIT_OPTIONS, allowPositionals: true });
-  if (!positionals[0]) fail('retry needs a job ID');
-  const a = api();
-  const res = await call(a, 'POST', `/v1/batch/${encodeURIComponent(positionals[0])}/retry`);
-  await follow(a, (await res.json()) as SubmittedJob, values);
+  const { positionals, values } = parse('retry', args, WAIT_FLAGS);
+  if (!positionals[0]) usage('retry needs a job ID');
+  if (values.out !== undefined && !values.wait)
+    usage('--out needs --wait (or use: sift results ID --out FILE)');
+  const res = await call(api(), 'POST', `${jobPath(positionals[0])}/retry`, {
+    headers: idemHeader(values['idempotency-key']),
+  });
+  await submitted(res, values);
 }
 
-interface SubmittedJob {
-  id: string;
-  targets_total: number;
-  targets_done: number;
-  targets_failed: number;
-  status: string;
-}
-
-/**
- * Prints the new job's id; with --wait, shows its progress from the live event stream (which ends
- * after the job's last event) and writes its results as NDJSON.
- */
-async function follow(a: Api, job: SubmittedJob, values: { wait?: boolean; out?: string }): Promise<void> {
-  console.error(`job ${job.id}: ${job.targets_total} targets`);
-  if (!values.wait) {
-    console.log(job.id);
-    return;
-  }
-  const stream = await call(a, 'GET', `/v1/batch/${job.id}/events`, { accept: 'text/event-stream' });
-  let done = 0;
-  let failed = 0;
-  let status = '';
-  let buf = '';
-  const decoder = new TextDecoder();
-  for await (const chunk of stream.body as unknown as AsyncIterable<Uint8Array>) {
-    buf += decoder.decode(chunk, { stream: true });
-    let i: number;
-    while ((i = buf.indexOf('\n\n')) >= 0) {
-      const block = buf.slice(0, i);
-      buf = buf.slice(i + 2);
-      const type = /^event: (.+)$/m.exec(block)?.[1];
-      if (type === 'target.done' || type === 'target.failed') {
-        done++;
-        if (type === 'target.failed') failed++;
-        progress(done, job.targets_total, failed);
-      } else if (type && /^batch\.(done|partial|failed|cancelled)$/.test(type)) {
-        status = type.slice('batch.'.length);
-      }
-    }
-  }
-  if (done < job.targets_total) progress(job.targets_total, job.targets_total, failed);
-  console.error(`job ${job.id} ${status || 'ended'}`);
-  const results = await call(a, 'GET', `/v1/batch/${job.id}/results`, { accept: 'application/x-ndjson' });
-  const out: NodeJS.WritableStream = values.out ? fs.createWriteStream(values.out) : process.stdout;
-  for await (const chunk of results.body as unknown as AsyncIterable<Uint8Array>) {
-    if (!out.write(chunk)) await new Promise<void>((r) => out.once('drain', () => r()));
-  }
-  if (values.out) await new Promise<void>((r) => out.end(() => r()));
-  if (status !== 'done') process.exitCode = 3;
-}
-
-export async function jobsCmd(): Promise<void> {
-  const a = api();
-  const { jobs } = (await (await call(a, 'GET', '/v1/batch?limit=100')).json()) as {
+export async function jobsCmd(args: string[]): Promise<void> {
+  const { values } = parse('jobs', args, { limit: { type: 'string' }, status: { type: 'string' } }, 0);
+  const limit = int('limit', values.limit, 1);
+  if (limit !== undefined && limit > 100) usage('--limit for jobs is at most 100');
+  const params = new URLSearchParams({ limit: String(limit ?? 20) });
+  if (values.status) params.set('status', values.status);
+  const { jobs, next } = await getJson<{
     jobs: { id: string; status: string; targets_done: number; targets_total: number; created_at: string }[];
-  };
+    next: unknown;
+  }>(api(), `/v1/batch?${params}`);
   for (const j of jobs)
     console.log(`${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}`);
+  if (next !== null && next !== undefined && limit !== 100)
+    console.error(`sift: more jobs than these ${jobs.length}; see more with --limit (up to 100)`);
+}
+
+/** The one positional a command of a job takes, and no flags but those given. */
+function jobId<O extends Parameters<typeof parse>[2]>(cmd: string, args: string[], options: O) {
+  const parsed = parse(cmd, args, options);
+  if (!parsed.positionals[0]) usage(`${cmd} needs a job ID`);
+  return { id: parsed.positionals[0], values: parsed.values };
 }
 
 export async function cancelCmd(args: string[]): Promise<void> {
-  if (!args[0]) fail('cancel needs a job ID');
-  const j = (await (await call(api(), 'DELETE', `/v1/batch/${encodeURIComponent(args[0])}`)).json()) as {
-    status: string;
-  };
-  console.log(`${args[0]} ${j.status}`);
+  const { id } = jobId('cancel', args, {});
+  const j = (await (await call(api(), 'DELETE', jobPath(id))).json()) as { status: string };
+  console.log(`${id} ${j.status}`);
 }
 
 export async function purgeCmd(args: string[]): Promise<void> {
-  if (!args[0]) fail('purge needs a job ID');
-  await call(api(), 'DELETE', `/v1/batch/${encodeURIComponent(args[0])}?purge=true`);
-  console.log(`${args[0]} purged`);
+  const { id } = jobId('purge', args, {});
+  await call(api(), 'DELETE', `${jobPath(id)}?purge=true`);
+  console.log(`${id} purged`);
+}
+
+interface DeliveriesPage {
+  webhook: { url: string; events: string[] } | null;
+  deliveries: {
+    seq: number;
+    type: string;
+    state: string;
+    attempts: number;
+    last_status: number | null;
+    last_error: { code: string; message: string } | null;
+    next_attempt_at: string | null;
+  }[];
+  next: number | null;
 }
 
 export async function deliveriesCmd(args: string[]): Promise<void> {
-  if (!args[0]) fail('deliveries needs a job ID');
-  const body = (await (
-    await call(api(), 'GET', `/v1/batch/${encodeURIComponent(args[0])}/deliveries`)
-  ).json()) as {
-    webhook: { url: string; events: string[] } | null;
-    deliveries: {
-      seq: number;
-      type: string;
-      state: string;
-      attempts: number;
-      last_status: number | null;
-      last_error: { code: string; message: string } | null;
-      next_attempt_at: string | null;
-    }[];
-  };
-  if (!body.webhook) {
-    console.log(`${args[0]} has no webhook`);
+  const { id } = jobId('deliveries', args, {});
+  const a = api();
+  let page = await getJson<DeliveriesPage>(a, `${jobPath(id)}/deliveries`);
+  if (!page.webhook) {
+    console.log(`${id} has no webhook`);
     return;
   }
-  console.log(`webhook ${body.webhook.url} (${body.webhook.events.join(', ')})`);
-  for (const d of body.deliveries) {
-    const last = d.last_error ? `${d.last_error.code}: ${d.last_error.message}` : (d.last_status ?? '');
-    const next = d.next_attempt_at ? `  next ${d.next_attempt_at}` : '';
-    console.log(
-      `${String(d.seq).padStart(5)}  ${d.type.padEnd(15)} ${d.state.padEnd(9)} ${d.attempts}×  ${last}${next}`,
-    );
+  console.log(`webhook ${page.webhook.url} (${page.webhook.events.join(', ')})`);
+  for (;;) {
+    for (const d of page.deliveries) {
+      const last = d.last_error ? `${d.last_error.code}: ${d.last_error.message}` : (d.last_status ?? '');
+      const next = d.next_attempt_at ? `  next ${d.next_attempt_at}` : '';
+      console.log(
+        `${String(d.seq).padStart(5)}  ${d.type.padEnd(15)} ${d.state.padEnd(9)} ${d.attempts}×  ${last}${next}`,
+      );
+    }
+    if (page.next === null || page.next === undefined) return;
+    page = await getJson<DeliveriesPage>(a, `${jobPath(id)}/deliveries?after=${page.next}`);
   }
 }
 
 export async function redeliverCmd(args: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args,
-    options: { all: { type: 'boolean' } },
-    allowPositionals: true,
+  const { id, values } = jobId('redeliver', args, { all: { type: 'boolean' } });
+  const res = await call(api(), 'POST', `${jobPath(id)}/deliveries/redeliver`, {
+    body: { all: values.all ?? false },
   });
-  if (!positionals[0]) fail('redeliver needs a job ID');
-  const res = await call(
-    api(),
-    'POST',
-    `/v1/batch/${encodeURIComponent(positionals[0])}/deliveries/redeliver`,
-    { body: { all: values.all ?? false } },
-  );
   console.log(`${((await res.json()) as { queued: number }).queued} deliveries queued`);
 }

@@ -1,0 +1,92 @@
+// The fetch options of the API (FetchOptionsDto) as flags, shared by `fetch` and `batch`: each
+// flag is its field's name with dashes, and a server error naming a field is told with the flag.
+import { headerMap, int } from './args';
+
+export const FETCH_FLAGS = {
+  format: { type: 'string' },
+  formats: { type: 'string' },
+  'timeout-ms': { type: 'string' },
+  'max-bytes': { type: 'string' },
+  'max-age-s': { type: 'string' },
+  header: { type: 'string', multiple: true },
+  links: { type: 'boolean' },
+  'include-selectors': { type: 'string', multiple: true },
+  'exclude-selectors': { type: 'string', multiple: true },
+  'no-robots': { type: 'boolean' },
+} as const;
+
+export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target of a batch):
+  --format markdown|text|html            the format of content (default markdown)
+  --formats F,F,...                      several formats of one fetch (markdown, text, html, links);
+                                         fetch prints the whole envelope as JSON then
+  --timeout-ms N                         time allowed for the fetch (1-120000)
+  --max-bytes N                          cap on the bytes of content (the class cap applies when lower)
+  --max-age-s N                          how old a cached copy may be; 0 fetches anew
+  --header 'Name: value'                 an extra request header (fleet callers; repeat for more)
+  --links                                also list the page's links
+  --include-selectors CSS                the content is what the selector matches (repeat for more)
+  --exclude-selectors CSS                remove what the selector matches first (repeat for more)
+  --no-robots                            do not ask the site's robots.txt (fleet callers)
+`;
+
+type FetchFlagValues = {
+  format?: string;
+  formats?: string;
+  'timeout-ms'?: string;
+  'max-bytes'?: string;
+  'max-age-s'?: string;
+  header?: string[];
+  links?: boolean;
+  'include-selectors'?: string[];
+  'exclude-selectors'?: string[];
+  'no-robots'?: boolean;
+};
+
+/** The API's fetch options from the flags given; only those given, so the server's defaults hold. */
+export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
+  const o: Record<string, unknown> = {
+    format: v.format,
+    formats: v.formats?.split(',').map((f) => f.trim()),
+    timeout_ms: int('timeout-ms', v['timeout-ms'], 1),
+    max_bytes: int('max-bytes', v['max-bytes'], 1),
+    max_age_s: int('max-age-s', v['max-age-s']),
+    headers: headerMap(v.header),
+    links: v.links || undefined,
+    include_selectors: v['include-selectors'],
+    exclude_selectors: v['exclude-selectors'],
+    robots: v['no-robots'] ? false : undefined,
+  };
+  for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
+  return o;
+}
+
+/** JSON fields of a fetch or batch body, and the flag that sets each. */
+const FIELD_FLAGS: Record<string, string> = {
+  format: '--format',
+  formats: '--formats',
+  timeout_ms: '--timeout-ms',
+  max_bytes: '--max-bytes',
+  max_age_s: '--max-age-s',
+  headers: '--header',
+  links: '--links',
+  include_selectors: '--include-selectors',
+  exclude_selectors: '--exclude-selectors',
+  robots: '--no-robots',
+  ttl_s: '--ttl',
+  on_restart: '--on-restart',
+  ignore_invalid_urls: '--ignore-invalid-urls',
+  idempotency_key: '--idempotency-key',
+  'webhook.url': '--webhook',
+  'webhook.events': '--webhook-events',
+};
+
+/**
+ * A server message with the body's field names told as the flags that set them. A validation
+ * message starts with the field's path, and several are joined with "; ".
+ */
+export function inFlags(message: string): string {
+  return message.replace(
+    /(^|; )(?:options\.)?([a-z_]+(?:\.[a-z_]+)?)(?= )/g,
+    (m, start: string, field: string) => (FIELD_FLAGS[field] ? `${start}${FIELD_FLAGS[field]}` : m),
+  );
+}

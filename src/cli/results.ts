@@ -1,0 +1,61 @@
+// `sift results ID` and `sift watch ID`: a job's results as NDJSON, and a live job followed to its end.
+import { parse } from './args';
+import { api, getJson, jobPath, usage } from './client';
+import {
+  ended,
+  followJob,
+  interrupted,
+  Interrupt,
+  isEnded,
+  ResultsOut,
+  writeResults,
+  type JobView,
+} from './follow';
+
+export async function resultsCmd(args: string[]): Promise<void> {
+  const { positionals, values } = parse('results', args, {
+    out: { type: 'string' },
+    verdict: { type: 'string' },
+    status: { type: 'string' },
+  });
+  const id = positionals[0];
+  if (!id) usage('results needs a job ID: sift results ID [--out FILE] [--verdict V]');
+  const a = api();
+  const job = await getJson<JobView>(a, jobPath(id));
+  const out = new ResultsOut(values.out);
+  const stop = new Interrupt();
+  let r;
+  try {
+    // Rows of targets not finished yet carry nothing; they are left out unless a status is asked for.
+    r = await writeResults(a, id, out, { ...values, finishedOnly: !values.status }, stop.signal);
+  } finally {
+    out.close();
+  }
+  if (!r.complete) return interrupted(id, out, !isEnded(job.status));
+  if (values.out) console.error(`wrote ${out.written} results of job ${id} (${job.status}) to ${values.out}`);
+  if (r.unfinished > 0)
+    console.error(
+      `sift: job ${id} is ${job.status}: ${r.unfinished} targets have no result yet; sift watch ${id}${out.flag} waits for them`,
+    );
+}
+
+export async function watchCmd(args: string[]): Promise<void> {
+  const { positionals, values } = parse('watch', args, { out: { type: 'string' } });
+  const id = positionals[0];
+  if (!id) usage('watch needs a job ID: sift watch ID [--out FILE]');
+  const a = api();
+  const job = await getJson<JobView>(a, jobPath(id));
+  const out = values.out !== undefined ? new ResultsOut(values.out) : undefined;
+  if (!isEnded(job.status)) {
+    console.error(`job ${id} ${job.status}: ${job.targets_done}/${job.targets_total} finished`);
+    return followJob(job, out, a);
+  }
+  ended(job);
+  if (!out) return;
+  const stop = new Interrupt();
+  try {
+    if (!(await writeResults(a, id, out, {}, stop.signal)).complete) interrupted(id, out, false);
+  } finally {
+    out.close();
+  }
+}
