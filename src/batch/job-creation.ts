@@ -187,10 +187,11 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
 }
 
 /**
- * The draft of a job of the parent's failed targets (same URL and options; each knows its
- * parent_idx), with the parent's restart policy, TTL and webhook; the parent is only read. 409
- * not_retryable while the parent is live or when none of its targets failed (an invalid URL does
- * not count: fetching it again cannot help). Undefined when the parent does not exist.
+ * The draft of a job of the parent's failed and cancelled targets (same URL and options; each
+ * knows its parent_idx), with the parent's restart policy, TTL and webhook; the parent is only
+ * read. 409 not_retryable while the parent is live or when none of its targets failed or was
+ * cancelled (an invalid URL does not count: fetching it again cannot help). Undefined when the
+ * parent does not exist.
  */
 export async function retryDraft(
   tx: Tx,
@@ -205,15 +206,15 @@ export async function retryDraft(
       409,
       'not_retryable',
       `the job is still ${parent.status}`,
-      'wait for it to end (or cancel it), then retry its failed targets',
+      'wait for it to end (or cancel it), then retry its failed and cancelled targets',
     );
   }
-  const failed = (await tx.targets.failedTargets(parentId)).filter((t) => t.code !== INVALID_URL);
-  if (failed.length === 0) {
+  const again = (await tx.targets.retryableTargets(parentId)).filter((t) => t.code !== INVALID_URL);
+  if (again.length === 0) {
     throw new SiftError(
       409,
       'not_retryable',
-      "none of the job's targets failed (invalid URLs are not retried)",
+      "none of the job's targets failed or was cancelled (invalid URLs are not retried)",
       'nothing to retry: read its results',
     );
   }
@@ -225,6 +226,6 @@ export async function retryDraft(
     ttlS: parent.ttlS ?? null,
     parentId,
     webhook: await tx.deliveries.webhookOf(parentId),
-    targets: markDuplicates(failed.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
+    targets: markDuplicates(again.map((t) => ({ url: t.url, options: t.options, parentIdx: t.idx }))),
   };
 }

@@ -51,7 +51,8 @@ export interface ResultRecord {
  *   claim         targets pending → running, held by an instance; queued → running  batch.running
  *   recordResult  target running → done | failed              target.done | target.failed
  *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
- *   cancel        queued | running → cancelled; running targets back to pending   batch.cancelled
+ *   cancel        queued | running → cancelled; every unfinished target (pending, or running:
+ *                 its fetch aborted, a late result discarded) → cancelled       batch.cancelled
  *   (restart, lost instances and shutdown: JobRecovery, job-recovery.ts)
  *
  * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts), but for a
@@ -82,7 +83,7 @@ export class JobLifecycle {
     limits: SubmitLimits,
   ): Promise<{ job: BatchJob; replayed: boolean }> {
     await lockSubmits(tx);
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     const earlier = await replayOf(tx, draft, limits, now);
     if (earlier) return { job: earlier, replayed: true };
     await checkCallerLimits(tx, draft, limits);
@@ -90,10 +91,10 @@ export class JobLifecycle {
   }
 
   /**
-   * A new job of the parent's failed targets (same URL and options; each knows its parent_idx),
-   * with the parent's restart policy, TTL and webhook, committed as submit commits. 409
-   * not_retryable while the parent is live or when none of its targets failed (an invalid URL
-   * does not count: fetching it again cannot help). The Idempotency-Key works as for a submit.
+   * A new job of the parent's failed and cancelled targets (same URL and options; each knows its
+   * parent_idx), with the parent's restart policy, TTL and webhook, committed as submit commits.
+   * 409 not_retryable while the parent is live or when none of its targets failed or was
+   * cancelled (an invalid URL does not count: fetching it again cannot help). The Idempotency-Key works as for a submit.
    * The parent is only read.
    */
   async retry(
@@ -105,7 +106,7 @@ export class JobLifecycle {
     const fingerprint = fingerprintOf({ retry_of: parentId });
     return this.db.transaction(async (tx) => {
       await lockSubmits(tx);
-      const earlier = await replayOf(tx, { caller, idemKey, fingerprint }, limits, this.clock.now());
+      const earlier = await replayOf(tx, { caller, idemKey, fingerprint }, limits, this.clock.preciseNow());
       if (earlier) return { job: earlier, replayed: true };
       const retried = await retryDraft(tx, parentId, { caller, idemKey, fingerprint });
       if (!retried) return undefined;
@@ -116,7 +117,7 @@ export class JobLifecycle {
   }
 
   private async create(tx: Tx, draft: JobDraft): Promise<BatchJob> {
-    const job = await createJob(tx, this.events, draft, this.clock.now());
+    const job = await createJob(tx, this.events, draft, this.clock.preciseNow());
     tx.onCommit(() => this.signals.submitted(job.id));
     return job;
   }
@@ -142,7 +143,7 @@ export class JobLifecycle {
     ask: { jobId: string; holder: string; limit: number; perHost?: number },
   ): Promise<Claim | undefined> {
     const { jobId, holder, limit, perHost = Number.MAX_SAFE_INTEGER } = ask;
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     let job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
     const targets = await claimTargets(
@@ -175,7 +176,7 @@ export class JobLifecycle {
    * a tenth of the runner's time): whether each was written.
    */
   async recordResults(results: ResultRecord[], opts: { durable?: boolean } = {}): Promise<boolean[]> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     // Written in job order, each job's row taken before its targets: two transactions taking the
     // same jobs' rows in opposite orders would deadlock (PostgreSQL).
     const order = results.map((_, i) => i).sort((a, b) => cmp(results[a].jobId, results[b].jobId) || a - b);
@@ -226,7 +227,7 @@ export class JobLifecycle {
    * it has not ended, so no event. False when `holder` no longer held it.
    */
   defer(jobId: string, idx: number, holder: string): Promise<boolean> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     return this.db.transaction(async (tx) => {
       await lockJob(tx, jobId);
       return tx.targets.deferHeldTarget({ jobId, idx, holder, now });
@@ -256,12 +257,15 @@ export class JobLifecycle {
   }
 
   /**
-   * One durable transition to cancelled, with its event; targets in flight go back to pending
-   * (their fetches are aborted and a late result is discarded). Cancelling a cancelled job changes
-   * nothing; an ended one is 409. Undefined when the job does not exist.
+   * One durable transition to cancelled, with its event: the job's unfinished targets end
+   * cancelled in the same transaction, those never started and those in flight alike (a fetch in
+   * flight is aborted, and its late result discarded: recordResult writes only a target its holder
+   * still holds running in a running job). A result committed before the cancel stands; the job
+   * row orders the two. Cancelling a cancelled job changes nothing; an ended one is 409. Undefined
+   * when the job does not exist.
    */
   async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     return this.db.transaction(async (tx) => {
       await lockJob(tx, jobId);
       const job = await tx.jobs.batchJob(jobId);
@@ -275,15 +279,16 @@ export class JobLifecycle {
           'nothing to cancel: read its results',
         );
       }
-      await tx.targets.resetTargets({ jobId, from: ['running'], now });
+      await tx.targets.cancelUnfinished({ jobId, now });
       await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
+      const ended = (await tx.jobs.batchJob(jobId))!;
       await this.events.append(
         tx,
         { jobId: jobId, type: 'batch.cancelled', at: now },
-        { targets_done: job.targetsDone },
+        { targets_done: ended.targetsDone, targets_cancelled: ended.targetsCancelled ?? 0 },
       );
       tx.onCommit(() => this.signals.cancelled(jobId));
-      return { job: (await tx.jobs.batchJob(jobId))!, changed: true };
+      return { job: ended, changed: true };
     }, DURABLE);
   }
 }

@@ -52,7 +52,7 @@ export class JobRecovery {
    * on_restart policy (see the class comment), in one transaction.
    */
   async afterRestart(): Promise<RestartReport> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     const report = await this.db.transaction(async (tx) => {
       const report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
       const live = await tx.jobs.liveJobs();
@@ -130,7 +130,7 @@ export class JobRecovery {
    * restart to take up.
    */
   returnInFlight(jobId: string, holder: string): Promise<number> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     return this.db.transaction(async (tx) => {
       await lockJob(tx, jobId);
       return tx.targets.resetTargets({ jobId, from: ['running'], now, holder });
@@ -139,7 +139,7 @@ export class JobRecovery {
 
   /** Some of the targets `holder` holds running go back to pending (no event: they have not ended). */
   returnHeld(jobId: string, holder: string, idxs: number[]): Promise<number> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     return this.db.transaction(async (tx) => {
       await lockJob(tx, jobId);
       return tx.targets.resetTargets({ jobId, from: ['running'], now, holder, idxs });
@@ -154,7 +154,7 @@ export class JobRecovery {
    *   resume: only the targets the lost instance held go back to pending       batch.requeued
    */
   async recoverLost(lost: string): Promise<RestartReport | undefined> {
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     let report: RestartReport = { failed: 0, requeued: 0, resumed: 0 };
     const done = await this.db.transaction(async (tx) => {
       report = { failed: 0, requeued: 0, resumed: 0 }; // afresh at each attempt

@@ -11,4 +11,13 @@ export class Clock {
   nowMs(): number {
     return Date.now();
   }
+
+  /**
+   * Unix seconds to the millisecond, as a fraction (1700000000.123): the time jobs, their targets,
+   * events and webhook deliveries keep, so the API shows when things happened to the millisecond.
+   * The unit is still the second, so leases and TTLs add up as with now().
+   */
+  preciseNow(): number {
+    return this.nowMs() / 1000;
+  }
 }

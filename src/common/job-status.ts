@@ -28,11 +28,29 @@ export const REPLAYABLE_JOB_STATUSES = [
   'partial',
 ] as const satisfies readonly JobStatus[];
 
-export const TARGET_STATUSES = ['pending', 'running', 'done', 'failed'] as const;
+/**
+ * pending → running → done | failed; a target its job's cancel found unfinished (never started, or
+ * in flight: its fetch is aborted and a late result discarded) ends cancelled.
+ */
+export const TARGET_STATUSES = ['pending', 'running', 'done', 'failed', 'cancelled'] as const;
 export type TargetStatus = (typeof TARGET_STATUSES)[number];
 
-/** Targets that hold a result or an error and count in targets_done. */
+/** Targets that hold a result or an error and count in targets_done (the seed's targetsDone). */
 export const FINISHED_TARGET_STATUSES = ['done', 'failed'] as const satisfies readonly TargetStatus[];
+
+/** Targets that will not change again: finished, or cancelled. */
+export const ENDED_TARGET_STATUSES = [
+  ...FINISHED_TARGET_STATUSES,
+  'cancelled',
+] as const satisfies readonly TargetStatus[];
+
+/** Targets not yet ended: what a cancel makes cancelled. */
+export const UNFINISHED_TARGET_STATUSES = ['pending', 'running'] as const satisfies readonly TargetStatus[];
+
+/** Targets a retry fetches again (an invalid URL aside). */
+export const RETRYABLE_TARGET_STATUSES = ['failed', 'cancelled'] as const satisfies readonly TargetStatus[];
+
+export const isEndedTarget = (s: string): boolean => (ENDED_TARGET_STATUSES as readonly string[]).includes(s);
 
 export const RESTART_POLICIES = ['fail', 'retry', 'resume'] as const;
 export type RestartPolicy = (typeof RESTART_POLICIES)[number];

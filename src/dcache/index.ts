@@ -27,6 +27,8 @@ export {
   type BatchTarget,
 } from './rows';
 export type { TargetWrite } from './target.repository';
+export type { TargetFilter } from './target.reader';
+export { targetFilterTakes } from './target.reader';
 export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery.repository';
 export type { DeliveryClaim } from './delivery-claim';
 export { callerKeyOf, type CallerRef } from './job.repository';

@@ -87,13 +87,19 @@ export class JobReader {
     return Number(row.n);
   }
 
-  /** A caller's jobs, newest first, strictly older than the cursor (createdAt, id). */
+  /**
+   * A caller's jobs, newest first, strictly older than the cursor (createdAt, id); only those in
+   * `statuses` when given.
+   */
   async listBatchJobs(
     caller: CallerRef,
     before: { createdAt: number; id: string } | undefined,
     limit: number,
+    statuses?: readonly JobStatus[],
   ): Promise<BatchJob[]> {
     let q = ofCaller(this.q.selectFrom('batch_job').selectAll(), caller);
+    if (statuses !== undefined)
+      q = q.where('status', 'in', statuses.length > 0 ? statuses : ['-' as JobStatus]);
     if (before) {
       q = q.where((eb) =>
         eb.or([

@@ -14,7 +14,7 @@ export interface BatchJob {
   error: string;
   targetsTotal: number;
   targetsDone: number;
-  createdAt: number; // unix seconds
+  createdAt: number; // unix seconds (sift's own writers give them to the millisecond, as a fraction)
   lease: number; // unix seconds
   nbytes: number;
   /** Restart policy. Stored as the default (fail) when not given. */
@@ -29,6 +29,8 @@ export interface BatchJob {
   parentId?: string | null;
   /** Done targets whose verdict is not ok. Maintained by the store. */
   targetsFlagged?: number;
+  /** Targets the job's cancel ended before they finished (not in targetsDone). Maintained by the store. */
+  targetsCancelled?: number;
 }
 
 export interface BatchTarget {
@@ -107,6 +109,7 @@ export function toJob(r: Selectable<BatchJobTable>): BatchJob {
     ttlS: r.ttl_s,
     parentId: r.parent_id,
     targetsFlagged: r.targets_flagged,
+    targetsCancelled: r.targets_cancelled,
   };
 }
 

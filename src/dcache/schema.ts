@@ -10,6 +10,7 @@ export interface BatchJobTable {
   error: Generated<string>;
   targets_total: number;
   targets_done: Generated<number>;
+  /** Unix seconds, to the millisecond (a fraction) since migration 0006, as lease and updated_at. */
   created_at: number;
   lease: number;
   nbytes: Generated<number>;
@@ -22,6 +23,8 @@ export interface BatchJobTable {
   parent_id: Generated<string | null>;
   /** Done targets whose verdict is not ok. Maintained by the schema's triggers. */
   targets_flagged: Generated<number>;
+  /** Targets the job's cancel ended unfinished. Maintained by the schema's triggers. */
+  targets_cancelled: Generated<number>;
   /** Bytes of the job's rows beside its results (targets, events, deliveries): see whole-jobs.ts. */
   row_bytes: Generated<number>;
 }

@@ -1,6 +1,29 @@
-import { sql, type Kysely } from 'kysely';
+import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { RETRYABLE_TARGET_STATUSES, type TargetStatus } from '../common/job-status';
 import { toTarget, type BatchStoreMisses, type BatchTarget } from './rows';
 import type { DB } from './schema';
+
+/** Which targets a page of results holds: those in `statuses`, and done ones of `verdict`. */
+export interface TargetFilter {
+  statuses?: readonly TargetStatus[];
+  verdict?: string;
+}
+
+function filtered<O>(
+  q: SelectQueryBuilder<DB, 'batch_target', O>,
+  f: TargetFilter,
+): SelectQueryBuilder<DB, 'batch_target', O> {
+  if (f.statuses !== undefined)
+    q = q.where('status', 'in', f.statuses.length > 0 ? f.statuses : ['-' as TargetStatus]);
+  if (f.verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', f.verdict);
+  return q;
+}
+
+/** Whether a target read whole is one the filter takes (as the queries filter). */
+export function targetFilterTakes(f: TargetFilter, t: BatchTarget): boolean {
+  if (f.statuses !== undefined && !f.statuses.includes(t.status)) return false;
+  return f.verdict === undefined || (t.status === 'done' && t.verdict === f.verdict);
+}
 
 /** Reads of the batch_target table: one row per URL of a job. */
 export class TargetReader {
@@ -30,20 +53,19 @@ export class TargetReader {
     return rows.map(toTarget);
   }
 
-  /** One page of targets with idx > after, in idx order (only those of `verdict` when given). */
+  /** One page of targets with idx > after, in idx order (only those the filter takes). */
   async batchTargetsPage(
     jobId: string,
     after: number,
     limit: number,
-    verdict?: string,
+    filter: TargetFilter = {},
   ): Promise<BatchTarget[]> {
-    let q = this.q
+    const q = this.q
       .selectFrom('batch_target')
       .selectAll()
       .where('job_id', '=', jobId)
       .where('idx', '>', after);
-    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
-    const rows = await q.orderBy('idx').limit(limit).execute();
+    const rows = await filtered(q, filter).orderBy('idx').limit(limit).execute();
     return rows.map(toTarget);
   }
 
@@ -55,9 +77,9 @@ export class TargetReader {
     jobId: string,
     after: number,
     limit: number,
-    verdict?: string,
+    filter: TargetFilter = {},
   ): Promise<{ idx: number; bytes: number }[]> {
-    let q = this.q
+    const q = this.q
       .selectFrom('batch_target')
       .select([
         'idx',
@@ -67,8 +89,7 @@ export class TargetReader {
       ])
       .where('job_id', '=', jobId)
       .where('idx', '>', after);
-    if (verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', verdict);
-    return q.orderBy('idx').limit(limit).execute();
+    return filtered(q, filter).orderBy('idx').limit(limit).execute();
   }
 
   /** Whether the job has a pending target left to claim (a duplicate waits for its first). */
@@ -96,15 +117,15 @@ export class TargetReader {
     return row !== undefined;
   }
 
-  /** The job's failed targets, in idx order: what a retry fetches again. */
-  async failedTargets(
+  /** The job's failed and cancelled targets, in idx order: what a retry fetches again. */
+  async retryableTargets(
     jobId: string,
   ): Promise<{ idx: number; url: string; options: string; code: string | null }[]> {
     return this.q
       .selectFrom('batch_target')
       .select(['idx', 'url', 'options', 'code'])
       .where('job_id', '=', jobId)
-      .where('status', '=', 'failed')
+      .where('status', 'in', RETRYABLE_TARGET_STATUSES)
       .orderBy('idx')
       .execute();
   }

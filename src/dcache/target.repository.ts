@@ -1,4 +1,4 @@
-import type { TargetStatus } from '../common/job-status';
+import { UNFINISHED_TARGET_STATUSES, type TargetStatus } from '../common/job-status';
 import type { Tx } from './db';
 import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';
@@ -146,6 +146,21 @@ export class TargetRepository extends TargetReader {
       .returning('idx')
       .execute();
     return rows.map((r) => r.idx).sort((a, b) => a - b);
+  }
+
+  /**
+   * The cancel of a job: every target not finished (pending, waiting for a duplicate, or running:
+   * its fetch is aborted and a late result discarded, see finishHeldTarget) ends cancelled, held by
+   * nobody. Returns how many.
+   */
+  async cancelUnfinished(w: { jobId: string; now: number }): Promise<number> {
+    const r = await this.q
+      .updateTable('batch_target')
+      .set({ status: 'cancelled', holder: null, updated_at: w.now })
+      .where('job_id', '=', w.jobId)
+      .where('status', 'in', UNFINISHED_TARGET_STATUSES)
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /**

@@ -43,7 +43,8 @@ export class SweeperService {
     if (this.running) return undefined;
     this.running = true;
     try {
-      const now = this.clock.now();
+      // Jobs keep their times to the millisecond (see Clock.preciseNow).
+      const now = this.clock.preciseNow();
       // One instance at a time sweeps and evicts (the others find the lock taken and skip a turn).
       const done = await this.db.transaction(async (tx) => {
         if (!(await tryHousekeepingLock(tx, SWEEP_LOCK))) return undefined;
@@ -56,7 +57,7 @@ export class SweeperService {
       const { touched, swept } = done;
       const evicted = done.evicted + (await this.cache.evict());
       // What sift knew of sites no longer in force: expired robots.txt, hosts with no pause or turn.
-      const forgotten = await this.hosts.sweep(now, this.clock.nowMs());
+      const forgotten = await this.hosts.sweep(this.clock.now(), this.clock.nowMs());
       if (forgotten.robots + forgotten.hosts > 0) {
         this.log.log(`forgot ${forgotten.robots} robots.txt and ${forgotten.hosts} hosts`);
       }

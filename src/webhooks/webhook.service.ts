@@ -115,7 +115,7 @@ export class WebhookService implements BeforeApplicationShutdown {
   private async fill(): Promise<void> {
     const free = this.config.webhookConcurrency - this.sending.size;
     if (this.stopped || free <= 0) return;
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     const held = new Map<string, number>();
     for (const { callerKey } of this.sending.values()) held.set(callerKey, (held.get(callerKey) ?? 0) + 1);
     const perCaller = perCallerSlots(this.config.webhookConcurrency);
@@ -148,7 +148,7 @@ export class WebhookService implements BeforeApplicationShutdown {
           () =>
             this.db.transaction(async (tx) => {
               await lockJob(tx, write.jobId);
-              return tx.deliveries.finishAndTakeNext(write, this.clock.now());
+              return tx.deliveries.finishAndTakeNext(write, this.clock.preciseNow());
             }),
           { gaveUp: () => this.stopped },
         );
@@ -160,7 +160,7 @@ export class WebhookService implements BeforeApplicationShutdown {
         if (!next && outcome.state === 'delivered' && (await this.nextQueued(d.jobId, ac.signal))) {
           // The job's next event came while this one was sent: taken without a claim.
           const jobId: string = d.jobId;
-          const now = this.clock.now();
+          const now = this.clock.preciseNow();
           const taken: Partial<ClaimedDelivery> | undefined = await this.db.transaction((tx) =>
             tx.deliveries.takeNextDelivery(jobId, this.holder, now),
           );
@@ -254,14 +254,14 @@ export class WebhookService implements BeforeApplicationShutdown {
     this.metrics.webhookSeconds.observe((performance.now() - started) / 1000);
     return {
       ...outcome,
-      nextAttemptAt: outcome.state === 'pending' ? this.nextAttemptAt(d) : this.clock.now(),
+      nextAttemptAt: outcome.state === 'pending' ? this.nextAttemptAt(d) : this.clock.preciseNow(),
     };
   }
 
   /** When the attempt after `d.attempts` is due: the schedule's delay, the last one repeating. */
   private nextAttemptAt(d: ClaimedDelivery): number {
     const delays = this.config.webhookRetryS;
-    return this.clock.now() + delays[Math.min(d.attempts, delays.length) - 1];
+    return this.clock.preciseNow() + delays[Math.min(d.attempts, delays.length) - 1];
   }
 
   /** Retried while the next attempt falls within SIFT_WEBHOOK_GIVE_UP_S of the event; else failed. */

@@ -158,7 +158,7 @@ describeEachBackend('JobLifecycle', (db) => {
       await life.cancel(job.id);
       expect(await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() })).toBe(false);
       expect(await start(job.id)).toBeUndefined();
-      expect(await statuses(job.id)).toEqual(['pending', 'pending']);
+      expect(await statuses(job.id)).toEqual(['cancelled', 'cancelled']);
       expect(await types(job.id)).toEqual(['batch.queued', 'batch.running', 'batch.cancelled']);
       expect(await life.recordResult({ jobId: 'no-such-job', idx: 0, holder: ME, outcome: done() })).toBe(
         false,
@@ -177,18 +177,21 @@ describeEachBackend('JobLifecycle', (db) => {
   });
 
   describe('cancel', () => {
-    it('running targets go back to pending, finished ones are kept; batch.cancelled; signals after commit', async () => {
+    it('running and pending targets end cancelled, finished ones are kept; batch.cancelled; signals after commit', async () => {
       const { job } = await life.submit(draft(3), limits);
       await start(job.id);
       await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
       await start(job.id);
       heard.length = 0;
       const out = await life.cancel(job.id);
-      expect(out).toMatchObject({ changed: true, job: { status: 'cancelled', targetsDone: 1 } });
-      expect(await statuses(job.id)).toEqual(['done', 'pending', 'pending']);
+      expect(out).toMatchObject({
+        changed: true,
+        job: { status: 'cancelled', targetsDone: 1, targetsCancelled: 2 },
+      });
+      expect(await statuses(job.id)).toEqual(['done', 'cancelled', 'cancelled']);
       expect((await d.reader.events.batchEvents(job.id, 0, 100)).pop()).toMatchObject({
         type: 'batch.cancelled',
-        data: '{"targets_done":1}',
+        data: '{"targets_done":1,"targets_cancelled":2}',
       });
       expect(heard).toEqual([`cancelled:${job.id}`]);
     });
