@@ -93,7 +93,7 @@ export class BatchController {
     return job;
   }
 
-  /** The caller's jobs, newest first. */
+  /** The caller's jobs, newest first, a page at a time (`after` the last page's `next`). */
   @Get()
   @ApiOkResponse({ type: JobListResponseDto })
   @ApiErrors(400, 401)
@@ -101,7 +101,13 @@ export class BatchController {
     @CurrentCaller() caller: Caller,
     @Query() q: JobListQueryDto,
   ): Promise<{ jobs: JobView[]; next: string | null }> {
-    return this.batch.list(caller, q.cursor, q.limit ?? 20);
+    if (q.after !== undefined && q.cursor !== undefined && q.after !== q.cursor) {
+      throw invalidRequest(
+        'after and cursor differ (cursor is the old name of after)',
+        'send the next value of the previous page as after only',
+      );
+    }
+    return this.batch.list(caller, { after: q.after ?? q.cursor, limit: q.limit ?? 20, statuses: q.status });
   }
 
   /** One job's state; reading it keeps the job alive. */
@@ -114,14 +120,14 @@ export class BatchController {
 
   /**
    * Results in idx order, a page at a time (at most `limit` targets and about 8 MiB of JSON); with
-   * Accept: application/x-ndjson, all of them streamed.
+   * Accept: application/x-ndjson, all of them streamed (with follow=true, each as it ends).
    */
   @Get(':id/results')
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({
     type: ResultsPageDto,
     description:
-      'A page stops at `limit` targets or about 8 MiB of JSON; `next` continues. With Accept: application/x-ndjson, one TargetResult per line.',
+      "A page stops at `limit` targets or about 8 MiB of JSON; `next` continues. With Accept: application/x-ndjson, one TargetResult per line: a live job's pending and running targets as they stand (status pending or running, result null), unless follow=true, which writes each target once it has ended, in idx order, and ends the stream when the job has ended.",
   })
   @ApiErrors(400, 401, 404, 429)
   async getBatchResults(
@@ -136,13 +142,20 @@ export class BatchController {
         after: q.after ?? -1,
         limit: q.limit ?? 100,
         verdict: q.verdict,
+        statuses: q.status,
       });
       res.setHeader('Content-Type', 'application/json; charset=utf-8');
       return page;
     }
     const leave = this.admission.enter('stream', caller);
     try {
-      await this.streams.results(caller, id, q.verdict, res);
+      await this.streams.results(
+        caller,
+        id,
+        { verdict: q.verdict, statuses: q.status },
+        q.follow ?? false,
+        res,
+      );
     } finally {
       leave();
     }
@@ -209,7 +222,10 @@ export class BatchController {
     return undefined;
   }
 
-  /** A new job of the ended job's failed targets; each result names its parent_idx. */
+  /**
+   * A new job of the ended job's failed and cancelled targets (a cancelled job can be retried);
+   * each result names its parent_idx.
+   */
   @Post(':id/retry')
   @HttpCode(202)
   @ApiHeader({

@@ -5,6 +5,7 @@ import { BatchService } from '../batch/batch.service';
 import { JobSignals } from '../batch/job-signals';
 import { eventView } from '../batch/views';
 import type { Caller } from '../pages/caller-policy';
+import type { TargetFilter } from '../dcache';
 
 /** An event stream looks for new events at least this often, whatever it was told. */
 const STREAM_POLL_MS = 2000;
@@ -49,12 +50,23 @@ export class JobStreams {
     private readonly signals: JobSignals,
   ) {}
 
-  /** Every result of the job, one JSON line each, in target order. */
-  async results(caller: Caller, id: string, verdict: string | undefined, res: Response): Promise<void> {
+  /**
+   * Every result of the job the filter takes, one JSON line each, in target order; with `follow`,
+   * each once it has ended, until the job has ended (see resultLines).
+   */
+  async results(
+    caller: Caller,
+    id: string,
+    filter: TargetFilter,
+    follow: boolean,
+    res: Response,
+  ): Promise<void> {
     await this.batch.open(caller, id);
     res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
+    if (follow) res.flushHeaders();
     const reader = new Reader(res);
-    for await (const line of this.batch.resultLines(caller, id, verdict)) {
+    const stop = reader.gone.signal;
+    for await (const line of this.batch.resultLines(caller, id, filter, { follow, stop })) {
       if (reader.gone.signal.aborted) break;
       await reader.write(line);
     }

@@ -2,13 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { notFound } from '../common/errors';
-import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob } from '../dcache';
+import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob, type TargetFilter } from '../dcache';
 import type { Caller } from '../pages/caller-policy';
 import { JobLifecycle, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
 import { draftJob, type SubmitRequest } from './submission';
 import { PENDING_DELIVERIES } from './job-creation';
-import { isTerminalJob } from '../common/job-status';
+import { isTerminalJob, type JobStatus } from '../common/job-status';
+import { resultLines } from './result-lines';
 import {
   decodeJobCursor,
   deliveryView,
@@ -119,7 +120,7 @@ export class BatchService {
   /** Sends the job's deliveries that are not delivered (every one with `all`) again, from now. */
   async redeliver(caller: Caller, id: string, all: boolean): Promise<{ queued: number }> {
     await this.own(caller, id);
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     const queued = await this.db.transaction((tx) => tx.deliveries.redeliver(id, now, all));
     if (queued > 0) this.signals.deliveryQueued(id);
     return { queued };
@@ -128,7 +129,7 @@ export class BatchService {
   /** The caller's own job (another caller's is not found), its lease touched by the read. */
   async get(caller: Caller, id: string): Promise<JobView> {
     const job = await this.own(caller, id);
-    const now = this.clock.now();
+    const now = this.clock.preciseNow();
     await this.store.touchBatchJob(id, now);
     return this.view({ ...job, lease: now });
   }
@@ -139,17 +140,18 @@ export class BatchService {
     return job;
   }
 
+  /** A page of the caller's jobs, newest first, after the `next` of the last page (`after`). */
   async list(
     caller: Caller,
-    cursor: string | undefined,
-    limit: number,
+    page: { after?: string; limit: number; statuses?: readonly JobStatus[] },
   ): Promise<{ jobs: JobView[]; next: string | null }> {
-    const before = cursor ? decodeJobCursor(cursor) : undefined;
-    const jobs = await this.reader.jobs.listBatchJobs(caller, before, limit + 1);
-    const page = jobs.slice(0, limit);
-    const last = page[page.length - 1];
+    const { after, limit, statuses } = page;
+    const before = after ? decodeJobCursor(after) : undefined;
+    const jobs = await this.reader.jobs.listBatchJobs(caller, before, limit + 1, statuses);
+    const shown = jobs.slice(0, limit);
+    const last = shown[shown.length - 1];
     return {
-      jobs: page.map((j) => this.view(j)),
+      jobs: shown.map((j) => this.view(j)),
       next: jobs.length > limit && last ? encodeJobCursor(last) : null,
     };
   }
@@ -162,38 +164,40 @@ export class BatchService {
   async resultsJson(
     caller: Caller,
     id: string,
-    range: { after: number; limit: number; verdict?: string },
+    range: { after: number; limit: number } & TargetFilter,
   ): Promise<string> {
-    const { after, limit, verdict } = range;
+    const { after, limit, ...filter } = range;
     await this.own(caller, id);
     let n = 0;
     let total = 0;
     // One more than asked: whether a next page exists is known without guessing.
-    const sizes = await this.reader.targets.batchResultSizes(id, after, limit + 1, verdict);
+    const sizes = await this.reader.targets.batchResultSizes(id, after, limit + 1, filter);
     for (const { bytes } of sizes.slice(0, limit)) {
       const cost = bytes + RESULT_OVERHEAD;
       if (n > 0 && total + cost > RESULTS_PAGE_BYTES) break;
       total += cost;
       n++;
     }
-    const page = n > 0 ? await this.reader.targets.batchTargetsPage(id, after, n, verdict) : [];
-    await this.store.touchBatchJob(id, this.clock.now());
+    const page = n > 0 ? await this.reader.targets.batchTargetsPage(id, after, n, filter) : [];
+    await this.store.touchBatchJob(id, this.clock.preciseNow());
     const last = page[page.length - 1];
     const next = last && sizes.length > n ? last.idx : null;
     return `{"results":[${page.map(resultJson).join(',')}],"next":${next}}`;
   }
 
-  /** Every result in idx order as NDJSON lines, a page at a time, for streaming in constant memory. */
-  async *resultLines(caller: Caller, id: string, verdict?: string, pageSize = 100): AsyncGenerator<string> {
+  /**
+   * Every result in idx order as NDJSON lines, read a page at a time for streaming in constant
+   * memory (see resultLines in result-lines.ts: as they stand, or with `follow` as each ends).
+   */
+  async *resultLines(
+    caller: Caller,
+    id: string,
+    filter: TargetFilter,
+    opts: { follow?: boolean; stop?: AbortSignal } = {},
+  ): AsyncGenerator<string> {
     await this.own(caller, id);
-    await this.store.touchBatchJob(id, this.clock.now());
-    let after = -1;
-    for (;;) {
-      const page = await this.reader.targets.batchTargetsPage(id, after, pageSize, verdict);
-      for (const t of page) yield `${resultJson(t)}\n`;
-      if (page.length < pageSize) return;
-      after = page[page.length - 1].idx;
-    }
+    await this.store.touchBatchJob(id, this.clock.preciseNow());
+    yield* resultLines({ reader: this.reader, signals: this.signals }, id, filter, opts);
   }
 
   /**
@@ -218,7 +222,7 @@ export class BatchService {
   /** Opens a stream of the caller's job; true when the job has already ended (no event will follow). */
   async open(caller: Caller, id: string): Promise<boolean> {
     const job = await this.own(caller, id);
-    await this.store.touchBatchJob(id, this.clock.now());
+    await this.store.touchBatchJob(id, this.clock.preciseNow());
     return isTerminalJob(job.status);
   }
 

@@ -22,21 +22,40 @@ import { withoutUserinfo } from '../common/urls';
  * built here from the stored rows.
  */
 
-export const iso = (s: number) => new Date(s * 1000).toISOString();
+/**
+ * A stored time (Unix seconds, to the millisecond as a fraction) in ISO-8601 with milliseconds.
+ * Rounded: 1700000000.123 * 1000 is 1700000000122.9998, which Date would cut to .122.
+ */
+export const iso = (s: number) => new Date(Math.round(s * 1000)).toISOString();
 
 @ApiSchema({ name: 'JobViewDto' })
 export class JobView {
   @ApiProperty({ format: 'uuid' }) id: string;
   @ApiProperty({ enum: JOB_STATUSES }) status: JobStatus;
-  @ApiProperty({ description: "The job's error, '' when none (e.g. server_restarted).", example: '' })
-  error: string;
+  @ApiProperty({
+    type: String,
+    nullable: true,
+    description: "The job's error (e.g. server_restarted, every target failed); null when none.",
+    example: null,
+  })
+  error: string | null;
   @ApiProperty() targets_total: number;
-  @ApiProperty() targets_done: number;
-  @ApiProperty() targets_failed: number;
+  @ApiProperty({
+    description:
+      "Finished targets: done or failed (the seed's targetsDone), so failures count here too; targets_failed says how many of them failed. Cancelled targets are not counted (see targets_cancelled).",
+  })
+  targets_done: number;
+  @ApiProperty({ description: 'Of targets_done, those that failed.' }) targets_failed: number;
+  @ApiProperty({
+    description:
+      "Targets the job's cancel ended before they finished (never started, or in flight: the fetch was aborted); not in targets_done.",
+  })
+  targets_cancelled: number;
   @ApiProperty({ description: "Done targets whose verdict is not ok (see the envelope's verdict)." })
   targets_flagged: number;
-  @ApiProperty({ format: 'date-time' }) created_at: string;
-  @ApiProperty({ format: 'date-time' }) lease_expires_at: string;
+  @ApiProperty({ format: 'date-time', description: 'ISO-8601, to the millisecond.' }) created_at: string;
+  @ApiProperty({ format: 'date-time', description: 'When the job is swept unless read or worked on before.' })
+  lease_expires_at: string;
   @ApiProperty({ description: 'UTF-8 bytes of stored results.' }) nbytes: number;
   @ApiProperty({ enum: RESTART_POLICIES }) on_restart: RestartPolicy;
   @ApiProperty({ description: 'Seconds the job is kept after its last activity (lease).' }) ttl_s: number;
@@ -53,7 +72,12 @@ export class JobView {
 export class TargetResult {
   @ApiProperty() idx: number;
   @ApiProperty() url: string;
-  @ApiProperty({ enum: TARGET_STATUSES }) status: TargetStatus;
+  @ApiProperty({
+    enum: TARGET_STATUSES,
+    description:
+      'pending and running: not finished yet (only a live job has them); done or failed: finished; cancelled: its job was cancelled before it finished (result and error null).',
+  })
+  status: TargetStatus;
   @ApiPropertyOptional({ type: FetchEnvelope, nullable: true }) result: FetchEnvelope | null;
   @ApiPropertyOptional({ type: ErrorBody, nullable: true }) error: ErrorBody | null;
   @ApiProperty({
@@ -68,7 +92,7 @@ export class TargetResult {
 export class EventView {
   @ApiProperty() seq: number;
   @ApiProperty({ enum: EVENT_TYPES }) type: string;
-  @ApiProperty({ format: 'date-time' }) at: string;
+  @ApiProperty({ format: 'date-time', description: 'ISO-8601, to the millisecond.' }) at: string;
   @ApiProperty({ type: 'object', additionalProperties: true }) data: unknown;
 }
 
@@ -127,10 +151,11 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
   return {
     id: j.id,
     status: j.status,
-    error: j.error,
+    error: j.error || null,
     targets_total: j.targetsTotal,
     targets_done: j.targetsDone,
     targets_failed: j.targetsFailed ?? 0,
+    targets_cancelled: j.targetsCancelled ?? 0,
     targets_flagged: j.targetsFlagged ?? 0,
     created_at: iso(j.createdAt),
     lease_expires_at: iso(j.lease + ttlS),
@@ -161,6 +186,9 @@ export function eventView(e: BatchEvent): EventView {
   return { seq: e.seq, type: e.type, at: iso(e.at), data: JSON.parse(e.data) as unknown };
 }
 
+/** The latest time a cursor may hold: Date's own limit, in seconds. */
+const MAX_CURSOR_TIME = 8.64e12;
+
 /** The jobs-list cursor: the last job's (createdAt, id), opaque to the caller. */
 export function encodeJobCursor(j: Pick<BatchJob, 'createdAt' | 'id'>): string {
   return Buffer.from(JSON.stringify([j.createdAt, j.id])).toString('base64url');
@@ -169,12 +197,16 @@ export function encodeJobCursor(j: Pick<BatchJob, 'createdAt' | 'id'>): string {
 export function decodeJobCursor(cursor: string): { createdAt: number; id: string } {
   try {
     const [createdAt, id] = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as [number, string];
-    if (!Number.isSafeInteger(createdAt) || createdAt < 0 || typeof id !== 'string') throw new Error('shape');
+    // Times are kept to the millisecond (a fraction); a cursor of an older build holds whole seconds.
+    const time = typeof createdAt === 'number' && Number.isFinite(createdAt);
+    if (!time || createdAt < 0 || createdAt > MAX_CURSOR_TIME || typeof id !== 'string') {
+      throw new Error('shape');
+    }
     return { createdAt, id };
   } catch {
     throw invalidRequest(
-      'cursor is not one sift gave out',
-      'pass the "next" value of the previous page, unchanged',
+      'after is not a value sift gave out',
+      'pass the "next" value of the previous page as after, unchanged',
     );
   }
 }

@@ -1,16 +1,66 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { VERDICTS, type Verdict } from '../../extract/verdict';
+import { JOB_STATUSES, TARGET_STATUSES, type JobStatus, type TargetStatus } from '../../common/job-status';
 
 /** A target's idx and an event's seq are 32-bit integers in the database: paging past them is 400. */
 export const MAX_INT32 = 2_147_483_647;
+
+/**
+ * `status=a,b` (or `status=a&status=b`) as a list without repeats; each value is then checked
+ * against the statuses (IsIn each), so an unknown or empty one is 400.
+ */
+const statusList = ({ value }: { value: unknown }) => {
+  if (value === undefined) return undefined;
+  const parts = [value]
+    .flat()
+    .flatMap((v) => (typeof v === 'string' ? v.split(',').map((p) => p.trim()) : [v]));
+  return [...new Set(parts)];
+};
+
+/** `true`/`1` or `false`/`0` as a query string says it; anything else stays as given and fails IsBoolean. */
+const queryBoolean = ({ value }: { value: unknown }) =>
+  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
 export class JobListQueryDto {
   /** The `next` value of the previous page. */
   @IsOptional()
   @IsString()
   @MaxLength(512)
+  after?: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    deprecated: true,
+    description:
+      'Deprecated: the old name of `after`, still accepted. Given with `after`, both must be equal.',
+  })
+  @IsOptional()
+  @IsString()
+  @MaxLength(512)
   cursor?: string;
+
+  @ApiPropertyOptional({
+    type: String,
+    description: `Only jobs in these statuses, comma-separated (${JOB_STATUSES.join(', ')}); another value is 400.`,
+    example: 'queued,running',
+  })
+  @IsOptional()
+  @Transform(statusList)
+  @ArrayMaxSize(JOB_STATUSES.length)
+  @IsIn(JOB_STATUSES, { each: true })
+  status?: JobStatus[];
 
   /** Jobs per page (1–100, default 20). */
   @IsOptional()
@@ -42,6 +92,27 @@ export class ResultsQueryDto {
   @IsOptional()
   @IsIn(VERDICTS)
   verdict?: Verdict;
+
+  @ApiPropertyOptional({
+    type: String,
+    description: `Only targets in these statuses, comma-separated (${TARGET_STATUSES.join(', ')}); another value is 400. With follow=true, a target's final status.`,
+    example: 'failed,cancelled',
+  })
+  @IsOptional()
+  @Transform(statusList)
+  @ArrayMaxSize(TARGET_STATUSES.length)
+  @IsIn(TARGET_STATUSES, { each: true })
+  status?: TargetStatus[];
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      "With Accept: application/x-ndjson: write each target once it has ended, in idx order, and end the stream when the job has ended. Without it, a live job's pending and running targets are written as they stand.",
+  })
+  @IsOptional()
+  @Transform(queryBoolean)
+  @IsBoolean()
+  follow?: boolean;
 }
 
 export class EventsQueryDto {
@@ -63,10 +134,6 @@ export class EventsQueryDto {
 }
 
 export class DeliveriesQueryDto extends EventsQueryDto {}
-
-/** `true`/`1` or `false`/`0` as a query string says it; anything else stays as given and fails IsBoolean. */
-const queryBoolean = ({ value }: { value: unknown }) =>
-  value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
 export class DeleteQueryDto {
   /** true (or 1): delete the ended job with its results, events and deliveries (204), instead of cancelling. */
