@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export SCARF_ANALYTICS := false
 ENV_FILE := $(if $(wildcard .env),.env,.env.example)
 
-.PHONY: run test gate bench build install typecheck lint format-check clean
+.PHONY: run test test-node24 gate bench build install typecheck lint format-check clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -29,6 +29,10 @@ run: build
 
 test: build
 	npx jest --ci
+
+# The suite again under Node 24 LTS (from the npm registry, kept in ~/.cache/sift); CI runs both.
+test-node24: build
+	test/support/node24.sh
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit

@@ -82,6 +82,12 @@ describe('ExtractPool', () => {
     const { stdout } = await promisify(execFile)(process.execPath, [...NODE_FLAGS, '-e', script], {
       cwd: ROOT,
     });
-    expect(JSON.parse(stdout)).toEqual({ main: 16, worker: 8 });
+    // Node 20's V8 reports the semi-spaces exactly (16 and 8); Node 24's counts a page or a few more
+    // (16.5-16.75 and 8-11 MB). A worker that took the launch flag would reach the main thread's 16.
+    const { main, worker } = JSON.parse(stdout) as { main: number; worker: number };
+    expect(main).toBeGreaterThanOrEqual(16);
+    expect(main).toBeLessThan(17);
+    expect(worker).toBeGreaterThanOrEqual(8);
+    expect(worker).toBeLessThan(12);
   });
 });
