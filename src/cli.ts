@@ -28,10 +28,10 @@ client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
   retry ID [--wait [--out FILE]] [--idempotency-key KEY]
                                          a new job of the failed and cancelled targets of job ID
   watch ID [--out FILE]                  follow a job's progress until it ends (then its results to FILE)
-  results ID [--out FILE] [--verdict V] [--status S]
+  results ID [--out FILE] [--verdict V] [--status S,...]
                                          the job's results as NDJSON, every page (targets without a
                                          result yet are left out unless --status asks for them)
-  jobs [--limit N] [--status S]          your jobs, newest first (N: 1-100, default 20)
+  jobs [--limit N] [--status S,...]      your jobs, newest first (at most N, default 20)
   cancel ID                              stop a live job; its unstarted targets never run
   purge ID                               delete an ended job with its results, events and deliveries
   deliveries ID                          the job's webhook deliveries

@@ -7,7 +7,7 @@ import { callerClassClash, fingerprint } from '../api/authenticator';
 import { ConfigError, databaseName, loadConfig } from '../config/app-config';
 import { openDcacheFor } from '../dcache';
 import { parse } from './args';
-import { fail, usage } from './client';
+import { usage } from './client';
 
 function config() {
   try {
@@ -41,7 +41,7 @@ export async function tokenCreate(args: string[]): Promise<void> {
       ...(await d.clients.clients()),
       { caller, callerClass: cls },
     ]);
-    if (clash) fail(`token create refused: ${clash}; pick another CALLER name`);
+    if (clash) usage(`token create refused: ${clash}; pick another CALLER name`);
     await d.clients.addClient({
       fingerprint: fingerprint(token),
       caller,

@@ -85,20 +85,33 @@ export async function retryCmd(args: string[]): Promise<void> {
   await submitted(res, values);
 }
 
+interface JobLine {
+  id: string;
+  status: string;
+  targets_done: number;
+  targets_total: number;
+  created_at: string;
+}
+
 export async function jobsCmd(args: string[]): Promise<void> {
   const { values } = parse('jobs', args, { limit: { type: 'string' }, status: { type: 'string' } }, 0);
-  const limit = int('limit', values.limit, 1);
-  if (limit !== undefined && limit > 100) usage('--limit for jobs is at most 100');
-  const params = new URLSearchParams({ limit: String(limit ?? 20) });
-  if (values.status) params.set('status', values.status);
-  const { jobs, next } = await getJson<{
-    jobs: { id: string; status: string; targets_done: number; targets_total: number; created_at: string }[];
-    next: unknown;
-  }>(api(), `/v1/batch?${params}`);
-  for (const j of jobs)
-    console.log(`${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}`);
-  if (next !== null && next !== undefined && limit !== 100)
-    console.error(`sift: more jobs than these ${jobs.length}; see more with --limit (up to 100)`);
+  const limit = int('limit', values.limit, 1) ?? 20;
+  const a = api();
+  let shown = 0;
+  let next: string | null = null;
+  do {
+    // The API gives at most 100 a page. `cursor` is the name every version of the API reads
+    // (`after` is its new name, and the old one stays accepted).
+    const params = new URLSearchParams({ limit: String(Math.min(100, limit - shown)) });
+    if (values.status) params.set('status', values.status);
+    if (next !== null) params.set('cursor', next);
+    const page: { jobs: JobLine[]; next: string | null } = await getJson(a, `/v1/batch?${params}`);
+    for (const j of page.jobs)
+      console.log(`${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}`);
+    shown += page.jobs.length;
+    next = page.next ?? null;
+  } while (next !== null && shown < limit);
+  if (next !== null) console.error(`sift: ${shown} jobs shown, more with --limit`);
 }
 
 /** The one positional a command of a job takes, and no flags but those given. */

@@ -20,7 +20,11 @@ describe('sift CLI', () => {
       '/a': send(
         200,
         'text/html',
-        html('<article><p>Alpha page has words enough to be read as text.</p></article>', 'Alpha'),
+        // Enough words for the verdict ok: fetch of a page that is not ok exits 1.
+        html(
+          `<article><p>${'Alpha page has words enough to be read as text. '.repeat(6)}</p></article>`,
+          'Alpha',
+        ),
       ),
       '/b': send(200, 'text/plain', 'bravo'),
       '/flaky': (req, res) => (recovered ? send(200, 'text/plain', 'back')(req, res) : req.socket.destroy()),
@@ -124,7 +128,7 @@ describe('sift CLI', () => {
 
       expect((await sift(['purge', id], client())).out.trim()).toBe(`${id} purged`);
       const gone = await sift(['deliveries', id], client());
-      expect(gone.code).toBe(2);
+      expect(gone.code).toBe(1);
       expect(gone.err).toContain('not_found');
       const noSecret = await sift(['batch', '-', '--webhook', rx.url], client(), fx.url('/a'));
       expect(noSecret.err).toContain('SIFT_WEBHOOK_SECRET');
@@ -137,7 +141,7 @@ describe('sift CLI', () => {
     const list = await sift(['jobs'], client());
     const id = list.out.split(/\s+/)[0];
     const r = await sift(['cancel', id], client());
-    expect(r.code).toBe(2);
+    expect(r.code).toBe(1);
     expect(r.err).toContain('not_cancellable');
     expect(r.err).toContain('hint:');
   });
