@@ -4,6 +4,7 @@ import { Worker } from 'node:worker_threads';
 import { FetchError, InternalFault, SiftError } from '../common/errors';
 import type { ExtractOptions, Extraction, Format } from './extract';
 import { FairQueue } from './fair-queue';
+import { NO_METADATA } from './metadata';
 import type { SelectorTooCostly } from './selector-run';
 
 interface Job {
@@ -14,6 +15,8 @@ interface Job {
   url: string;
   format: Format;
   opts?: ExtractOptions;
+  /** Cached article html to write again in `opts.formats` (see renderArticle), not a page to extract. */
+  article?: boolean;
   resolve: (x: Extraction) => void;
   reject: (e: Error) => void;
   timer?: NodeJS.Timeout;
@@ -37,11 +40,14 @@ if (workerData.file.endsWith('.ts')) {
     compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
   }).outputText, f);
 }
-const { extractHtml } = require(workerData.file);
+const x = require(workerData.file);
 parentPort.postMessage({ ready: true });
 parentPort.on('message', (m) => {
   try {
-    parentPort.postMessage({ id: m.id, ok: extractHtml(m.html, m.url, m.format, m.opts) });
+    const ok = m.article
+      ? { title: '', content: '', contents: x.renderArticle(m.html, m.opts.formats) }
+      : x.extractHtml(m.html, m.url, m.format, m.opts);
+    parentPort.postMessage({ id: m.id, ok });
   } catch (e) {
     if (e && e.code === 'selector_too_costly') parentPort.postMessage({ id: m.id, costly: e.message });
     else parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
@@ -220,12 +226,14 @@ export class ExtractPool {
         url: job.url,
         format: job.format,
         opts: job.opts,
+        article: job.article,
       });
     }
   }
 
   /**
-   * Extracts in a worker. When the queue is full, a caller that may `wait` (the runner, whose own
+   * Extracts in a worker (or, with `article`, writes cached article html again in
+   * `extract.formats`, with the metadata left empty). When the queue is full, a caller that may `wait` (the runner, whose own
    * concurrency is bounded) waits for room; any other gets 503 server_busy at once. `caller`
    * names whose page it is (class and name), for the fair share of the workers.
    */
@@ -233,7 +241,7 @@ export class ExtractPool {
     html: string,
     url: string,
     format: Format,
-    opts: { wait?: boolean; extract?: ExtractOptions; caller?: string } = {},
+    opts: { wait?: boolean; extract?: ExtractOptions; caller?: string; article?: boolean } = {},
   ): Promise<Extraction> {
     if (this.size > 0 && !this.closed && this.queue.length >= this.maxQueue) {
       if (!opts.wait) throw serverBusy();
@@ -242,9 +250,12 @@ export class ExtractPool {
     if (this.size === 0) {
       // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
       return Promise.resolve()
-        .then(() =>
-          (require(this.module) as typeof import('./extract')).extractHtml(html, url, format, opts.extract),
-        )
+        .then(() => {
+          const x = require(this.module) as typeof import('./extract');
+          if (!opts.article) return x.extractHtml(html, url, format, opts.extract);
+          const contents = x.renderArticle(html, opts.extract?.formats ?? []);
+          return { title: '', content: '', contents, metadata: NO_METADATA };
+        })
         .catch((err: Error) => {
           if ((err as SelectorTooCostly).code === 'selector_too_costly') throw selectorTooCostly(err.message);
           throw new InternalFault(
@@ -263,6 +274,7 @@ export class ExtractPool {
         url,
         format,
         opts: opts.extract,
+        article: opts.article,
         resolve,
         reject,
       });

@@ -15,7 +15,8 @@ import { type Link, linksOf } from './links';
 import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata } from './metadata';
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
-import { render, type Format } from './render';
+import { renderEach, type Format } from './render';
+import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { SelectorRun } from './selector-run';
 import { tuneReadability } from '../tuning/readability';
 import { VERDICT_READ_CHARS } from './verdict';
@@ -24,7 +25,13 @@ export type { Format };
 
 export interface Extraction {
   title: string;
+  /** The content in the format asked for. */
   content: string;
+  /**
+   * The content in that format, in each of `formats` and in html (the article's own elements,
+   * from which every format can be written again: see renderArticle).
+   */
+  contents?: Partial<Record<Format, string>>;
   metadata: Metadata;
   /** With `links`: the links of the main content, absolute, in document order (see links.ts). */
   links?: Link[];
@@ -46,6 +53,8 @@ export interface ExtractOptions {
   exclude?: string[];
   /** Cleaning rules to run (all by default; turned off one by one only to measure them). */
   rules?: CleanRules;
+  /** More formats to write the content in, beside the one asked for. */
+  formats?: Format[];
 }
 
 readClassFromAttribute(DomElement);
@@ -103,7 +112,8 @@ export function extractHtml(
     const links = found ? { links: found.links, ...(found.truncated ? { linksTruncated: true } : {}) } : {};
     // A title is held to a metadata field's bound: a page's <title> may be megabytes.
     const bounded = boundedText(title, FIELD_BYTES) ?? '';
-    return { title: bounded, content: render(root, format), metadata: described, ...links };
+    const contents = renderEach(root, [...new Set<Format>([format, ...(opts.formats ?? []), 'html'])]);
+    return { title: bounded, content: contents[format]!, contents, metadata: described, ...links };
   };
   // The caller's selectors share one deadline on this page (selector_too_costly past it).
   const selectors = new SelectorRun();
@@ -149,6 +159,7 @@ export function extractHtml(
   if (article?.content) {
     const root = article.content as unknown as HTMLElement;
     cleanArticle(root, opts.rules, baseUrl);
+    unwrapPage(root);
     return done(title, root);
   }
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).
@@ -162,6 +173,7 @@ export function extractHtml(
   )) {
     el.remove();
   }
+  titleHeadingAsReadability(body as unknown as Element, title);
   return done(title, body as unknown as HTMLElement);
 }
 
@@ -176,4 +188,13 @@ function withoutSiteName(title: string): string {
   if (cut < 0) return title;
   const head = title.slice(0, cut).trim();
   return head.split(/\s+/).length >= 5 ? head : title;
+}
+
+/**
+ * Cached article html (an Extraction's `contents.html`) written again in other formats, as
+ * extractHtml would have written them: the page is not fetched or searched again.
+ */
+export function renderArticle(html: string, formats: Format[]): Partial<Record<Format, string>> {
+  const { document } = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`);
+  return renderEach(document.body as unknown as HTMLElement, formats);
 }

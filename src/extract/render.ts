@@ -20,6 +20,21 @@ const MARKDOWN = {
   excludeSelectors: ['script', 'style', 'noscript', 'iframe', 'form', 'button', 'template'],
 };
 
+/**
+ * The article element in each of `formats`, from the one tree. Writing formulas rewrites the tree
+ * for the format at hand, so html is written first, and markdown from a copy when text follows.
+ */
+export function renderEach(body: HTMLElement, formats: readonly Format[]): Partial<Record<Format, string>> {
+  const out: Partial<Record<Format, string>> = {};
+  if (formats.includes('html')) out.html = render(body, 'html');
+  const rest = (['markdown', 'text'] as const).filter((f) => formats.includes(f));
+  rest.forEach((f, i) => {
+    const last = i === rest.length - 1 || !body.querySelector('math');
+    out[f] = render(last ? body : (body.cloneNode(true) as HTMLElement), f);
+  });
+  return out;
+}
+
 /** The article element in `format`. */
 export function render(body: HTMLElement, format: Format): string {
   if (format === 'html') return body.innerHTML.trim();

@@ -1,0 +1,41 @@
+/**
+ * The article's outer shape, the same whichever way it was found: no wrapper of Readability's
+ * around it, and the page's title heading handled as Readability handles it.
+ */
+import { Readability } from '@mozilla/readability';
+
+/** Readability's own rules for a title heading, asked of a reader that was never run. */
+interface HeadingRules {
+  _articleTitle: string;
+  _headerDuplicatesTitle(node: Element): boolean;
+  _replaceNodeTags(nodes: Element[], tag: string): void;
+  log(...args: unknown[]): void;
+}
+
+/**
+ * Readability puts the article in `<div class="page" id="readability-page-1">`: the article is
+ * the elements inside it.
+ */
+export function unwrapPage(root: Element): void {
+  const page = root.firstElementChild;
+  if (!page || page.id !== 'readability-page-1' || root.children.length !== 1) return;
+  while (page.firstChild) root.insertBefore(page.firstChild, page);
+  page.remove();
+}
+
+/**
+ * A body taken whole (no article found) gets Readability's treatment of headings: the first h1
+ * or h2 that repeats the title goes (the envelope's `title` has it), and any other h1 becomes an
+ * h2. Readability's own rules, so both ways of finding the content agree on every page.
+ */
+export function titleHeadingAsReadability(body: Element, title: string): void {
+  const rules = Object.assign(Object.create(Readability.prototype) as HeadingRules, {
+    _articleTitle: title,
+    log: () => undefined,
+  });
+  const heading = Array.from(body.querySelectorAll<Element>('h1,h2')).find((h) =>
+    rules._headerDuplicatesTitle(h),
+  );
+  heading?.remove();
+  rules._replaceNodeTags(Array.from(body.querySelectorAll<Element>('h1')), 'h2');
+}
