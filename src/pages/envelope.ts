@@ -20,6 +20,19 @@ export class PageLink {
   @ApiProperty() text: string;
 }
 
+/** The page in each content format asked for with `formats`, from the one fetch and extraction. */
+@ApiSchema({ name: 'FormatsDto' })
+export class PageFormats {
+  @ApiPropertyOptional({ example: 'This domain is for use in examples.' }) markdown?: string;
+  @ApiPropertyOptional({ example: 'This domain is for use in examples.' }) text?: string;
+  @ApiPropertyOptional({
+    description:
+      'The article\'s own elements (no wrapper); a JSON page as `<pre><code class="language-json">`, escaped.',
+    example: '<p>This domain is for use in examples.</p>',
+  })
+  html?: string;
+}
+
 /**
  * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
  * at run time and in the OpenAPI document. Cached and fresh answers are both serialized from it.
@@ -30,11 +43,34 @@ export class FetchEnvelope {
   @ApiProperty({ example: 'https://example.com/' }) final_url: string;
   @ApiProperty({ description: 'The upstream HTTP status.', example: 200 }) status: number;
   @ApiProperty({ example: 'text/html; charset=utf-8' }) content_type: string;
-  @ApiProperty({ example: 'Example Domain' }) title: string;
-  @ApiProperty({ enum: ['markdown', 'text', 'html'] }) format: Format;
-  @ApiProperty({ example: '# Example Domain\n\nThis domain is for use in examples.' }) content: string;
-  @ApiProperty({ description: 'UTF-8 bytes of content.', example: 54 }) bytes: number;
-  @ApiProperty({ description: 'Whether content was cut at the output cap.' }) truncated: boolean;
+  @ApiProperty({
+    description:
+      "The page's title (from its metadata or `<title>`). A heading that repeats it is not in the content, in any format.",
+    example: 'Example Domain',
+  })
+  title: string;
+  @ApiPropertyOptional({
+    enum: ['markdown', 'text', 'html'],
+    description:
+      "`content`'s format: the `format` asked for, markdown when neither `format` nor `formats` is given; absent when only `formats` is.",
+  })
+  format?: Format;
+  @ApiProperty({
+    description:
+      'The main content in `format`; "" when only `formats` is given. A JSON page: a fenced json block in markdown, `<pre><code>` in html, the JSON as served in text.',
+    example: 'This domain is for use in examples.',
+  })
+  content: string;
+  @ApiProperty({
+    description: 'UTF-8 bytes of `content` and of the texts in `formats`: what the output cap counts.',
+    example: 35,
+  })
+  bytes: number;
+  @ApiProperty({
+    description:
+      'Whether content, a text of `formats` or the links were cut (the output cap is shared: each text gets an equal share, what a shorter one leaves goes to the others, the links fill the rest).',
+  })
+  truncated: boolean;
   @ApiProperty({ description: 'Whether this came from the cache.' }) cached: boolean;
   @ApiProperty({
     description:
@@ -48,12 +84,24 @@ export class FetchEnvelope {
   })
   verdict: Verdict;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
-  @ApiProperty({ example: 'sha256:0f…' }) digest: string;
+  @ApiProperty({
+    description:
+      "SHA-256 of `content` as sent; with only `formats`, of the page's extraction (the same whichever formats are asked).",
+    example: 'sha256:0f…',
+  })
+  digest: string;
   @ApiProperty({ type: PageMetadata, description: 'What the page says about itself; null where unknown.' })
   metadata: PageMetadata;
   @ApiPropertyOptional({
+    type: PageFormats,
+    description:
+      'With `formats`: the page in each content format asked for, from one fetch and one extraction (a cached page is written in a new format without being fetched again).',
+  })
+  formats?: PageFormats;
+  @ApiPropertyOptional({
     type: [PageLink],
-    description: "With the option links: true, the main content's links (absolute), each URL once.",
+    description:
+      'With the option links: true or "links" in `formats`, the main content\'s links (absolute), each URL once.',
   })
   links?: PageLink[];
 }

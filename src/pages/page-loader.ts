@@ -15,11 +15,31 @@ import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 
-/** What the cache keeps beside the content: the envelope's fields, and validators to revalidate it. */
-export type PageMeta = Pick<
-  FetchEnvelope,
-  'url' | 'final_url' | 'status' | 'content_type' | 'title' | 'format' | 'truncated'
-> & {
+const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** How a page's source is written in each format (see Page.source). */
+export type SourceKind = 'html' | 'json' | 'text';
+
+/** A format written from an html source, as the cache keeps it. */
+export interface Rendering {
+  text: string;
+  digest: string;
+  /** Cut at the cache's cap (or written from a source that was). */
+  truncated: boolean;
+}
+
+/**
+ * What the cache keeps beside the page's source: the envelope's fields, the formats written from
+ * it so far, and validators to revalidate it.
+ */
+export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'content_type' | 'title'> & {
+  kind?: SourceKind;
+  /** The source was cut at the cache's cap. */
+  truncated: boolean;
+  /** Some links were left out, at the extraction's bounds or the cache's cap. */
+  links_cut?: boolean;
+  /** An html source in markdown and text, as far as asked for yet (html is the source itself). */
+  rendered?: Partial<Record<Exclude<Format, 'html'>, Rendering>>;
   verdict?: Verdict;
   etag?: string;
   last_modified?: string;
@@ -27,10 +47,18 @@ export type PageMeta = Pick<
   links?: Link[];
 };
 
-/** A page as the cache holds it (or as it was just fetched), before the caller's cap. */
+/**
+ * A page as the cache holds it (or as it was just fetched), before the caller's cap: one fetch,
+ * one extraction, written in any format from it.
+ */
 export interface Page {
   meta: PageMeta;
-  content: string;
+  /**
+   * An html page's article as html (its html format, from which the others are written again
+   * without fetching or extracting the page), or a JSON or text page's text.
+   */
+  source: string;
+  /** Of the source. */
   digest: string;
   fetchedAt: number;
   cached: boolean;
@@ -43,7 +71,8 @@ export interface PageRequest {
   /** The cache key it is stored under. */
   key: string;
   url: URL;
-  format: Format;
+  /** The formats to write the page in now (html pages: others are written from the source later). */
+  formats: Format[];
   extract: ExtractOptions;
   caller: Caller;
   headers: Record<string, string>;
@@ -60,7 +89,8 @@ const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
 
 /**
  * A page from upstream into the cache: fetched (see Upstream), decoded, extracted in the worker
- * pool (HTML) or kept as text, cut to the largest class cap, given a verdict, and stored.
+ * pool (HTML: its article as html, and in the formats asked for) or kept as text, cut to the
+ * largest class cap, given a verdict, and stored.
  */
 export class PageLoader {
   private readonly log = new Logger('fetch');
@@ -89,7 +119,7 @@ export class PageLoader {
   }
 
   async load(req: PageRequest): Promise<Page> {
-    const { caller, stale, format } = req;
+    const { caller, stale, formats } = req;
     const staleMeta = stale?.meta as PageMeta | undefined;
     // A conditional request: a 304 confirms the copy held (the caller's own headers stand).
     const headers = staleMeta
@@ -123,29 +153,36 @@ export class PageLoader {
     let links: Link[] | undefined;
     let linksCut = false;
     let pageText: string | undefined;
+    let written: Partial<Record<Format, string>> = {};
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
-      const x = await this.extractor.extract(html, raw.finalUrl, format, {
+      const x = await this.extractor.extract(html, raw.finalUrl, formats[0] ?? 'html', {
         wait: req.waitForExtraction,
-        extract: req.extract,
+        // The links are always listed: a later call that asks for them is answered from the cache.
+        extract: { ...req.extract, links: true, formats },
         caller: callerKeyOf(caller),
       });
       ({ title, content, metadata, links, pageText } = x);
+      written = x.contents ?? { [formats[0] ?? 'html']: x.content };
       linksCut = x.linksTruncated === true;
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
     }
-    const stored = truncateUtf8(content, this.storeCap);
-    // The links are kept within what the content leaves of the largest cap, as an answer is.
-    const kept = links && linksWithin(links, this.storeCap - stored.bytes);
+    const stored = truncateUtf8(kind === 'html' ? (written.html ?? content) : content, this.storeCap);
+    const rendered = kind === 'html' ? this.renderings(written, stored.truncated) : undefined;
+    // The links are kept within what the shortest format leaves of the largest cap, as an answer is.
+    const shortest = Math.min(stored.bytes, ...Object.values(rendered ?? {}).map((r) => byteLength(r.text)));
+    const kept = links && linksWithin(links, this.storeCap - shortest);
     const meta: PageMeta = {
       url: req.url.href,
       final_url: raw.finalUrl,
       status: raw.status,
       content_type: raw.contentType,
       title,
-      format,
-      truncated: stored.truncated || linksCut || (kept?.cut ?? false),
+      kind: kind ?? 'text',
+      truncated: stored.truncated,
+      ...(linksCut || kept?.cut ? { links_cut: true } : {}),
+      ...(rendered ? { rendered } : {}),
       // The page is judged, not the caller's selection of it.
       verdict: verdictOf({
         status: raw.status,
@@ -172,12 +209,54 @@ export class PageLoader {
     }
     return {
       meta,
-      content: stored.text,
+      source: stored.text,
       digest: digest ?? sha256Hex(stored.text),
       fetchedAt,
       cached: false,
       retryAfterS: raw.retryAfterS,
     };
+  }
+
+  /**
+   * An html page in formats its cached copy was not written in yet, written from its source in
+   * the worker pool (the page is neither fetched nor extracted again) and kept with it.
+   */
+  async render(
+    key: string,
+    page: Page,
+    formats: Exclude<Format, 'html'>[],
+    opts: { caller: Caller; wait?: boolean },
+  ): Promise<Page> {
+    const x = await this.extractor.extract(page.source, page.meta.final_url, formats[0], {
+      wait: opts.wait,
+      extract: { formats },
+      caller: callerKeyOf(opts.caller),
+      article: true,
+    });
+    const rendered = { ...page.meta.rendered, ...this.renderings(x.contents ?? {}, page.meta.truncated) };
+    const meta: PageMeta = { ...page.meta, rendered };
+    if (!TRANSIENT_STATUS.has(meta.status)) {
+      // Kept with the fetch time it had: writing a format does not make the page fresher.
+      await this.cache
+        .put(key, page.source, meta as unknown as Record<string, unknown>, page.fetchedAt)
+        .catch((err: Error) => this.log.warn(`page formats not cached: ${err.message}`));
+    }
+    return { ...page, meta };
+  }
+
+  /** Markdown and text of an html page as the cache keeps them: each cut to the largest cap. */
+  private renderings(
+    written: Partial<Record<Format, string>>,
+    sourceCut: boolean,
+  ): NonNullable<PageMeta['rendered']> {
+    const out: NonNullable<PageMeta['rendered']> = {};
+    for (const f of ['markdown', 'text'] as const) {
+      const text = written[f];
+      if (text === undefined) continue;
+      const cut = truncateUtf8(text, this.storeCap);
+      out[f] = { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
+    }
+    return out;
   }
 
   /** The site answered 304 to a conditional request: the copy held is current again. */
@@ -193,6 +272,6 @@ export class PageLoader {
       (d) => (digest = d),
       (err: Error) => this.log.warn(`revalidated page not cached: ${err.message}`),
     );
-    return { meta: fresh, content: stale.body, digest, fetchedAt, cached: true, revalidated: true };
+    return { meta: fresh, source: stale.body, digest, fetchedAt, cached: true, revalidated: true };
   }
 }

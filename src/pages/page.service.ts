@@ -3,17 +3,15 @@ import { AppConfig } from '../config/app-config';
 import { Metrics } from '../common/metrics';
 import { InternalFault, SiftError } from '../common/errors';
 import { SizedLru } from '../common/sized-lru';
-import { truncateUtf8 } from '../common/truncate';
 import { Clock } from '../common/clock';
 import { ContentCache, sha256Hex, type CachedPage } from '../dcache';
 import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
-import { NO_METADATA } from '../extract/metadata';
-import { withoutUserinfo } from '../common/urls';
+import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
 import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
-import { linkBytes, linksWithin } from './links-budget';
+import { linkBytes } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
@@ -21,7 +19,10 @@ export const DEFAULT_MAX_AGE_S = 3600;
 
 export interface FetchParams {
   url: string;
+  /** `content`'s format. */
   format?: Format;
+  /** Formats for `formats` (and "links"), from the same fetch and extraction. */
+  formats?: AskedFormat[];
   timeout_ms?: number;
   max_bytes?: number;
   max_age_s?: number;
@@ -43,8 +44,8 @@ export interface FetchOutcome {
 
 /**
  * A cache hit's answer: everything in it follows from the cached page (named by its digest, its
- * fetch time and its stored fields), the URL as the caller wrote it and the output cap; the cache
- * key holds the rest (caller class, format, headers, robots, extraction options).
+ * fetch time and its stored fields), the formats asked, the URL as the caller wrote it and the
+ * output cap; the cache key holds the rest (caller class, headers, robots, extraction options).
  */
 interface Answer {
   /** Its place in PageService.answers. */
@@ -70,8 +71,8 @@ export interface FetchCallOptions {
 
 /**
  * One URL to one envelope: the content cache in front (keyed by caller class, normalised URL and
- * the options that change the output), one upstream fetch per key at a time, extraction, and the
- * output cap.
+ * the options that change the extraction), one upstream fetch per key at a time, extraction, the
+ * formats asked for (each written from the one extraction, cached or not), and the output cap.
  */
 @Injectable()
 export class PageService {
@@ -86,6 +87,7 @@ export class PageService {
     (a) =>
       (a.json?.length ?? 0) +
       a.envelope.content.length * 2 +
+      Object.values(a.envelope.formats ?? {}).reduce((n, t) => n + t.length * 2, 0) +
       (a.envelope.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0),
   );
   constructor(
@@ -138,13 +140,14 @@ export class PageService {
     signal: CallerSignal | undefined,
     opts: FetchCallOptions,
   ): Promise<FetchOutcome> {
-    const format: Format = p.format ?? 'markdown';
+    const asked = askedOf(p);
+    const formats = neededFormats(asked);
     const headers = checkHeaders(caller, p.headers);
     const robots = checkRobotsOption(caller, p.robots);
     const url = parseHttpUrl(p.url);
-    // A page fetched without asking robots.txt is kept apart from those fetched asking it.
+    // A page fetched without asking robots.txt is kept apart from those fetched asking it. The
+    // formats and links are not in the key: each is written from the one extraction kept.
     const extract: ExtractOptions = {
-      ...(p.links ? { links: true } : {}),
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
     };
@@ -152,7 +155,6 @@ export class PageService {
       JSON.stringify([
         caller.callerClass,
         url.href,
-        format,
         headers,
         ...(robots ? [] : ['robots:false']),
         ...(Object.keys(extract).length > 0 ? [extract] : []),
@@ -166,11 +168,11 @@ export class PageService {
         return typeof signal === 'function' ? signal() : signal;
       },
     };
-    const page = await this.page(key, maxAge, waiter, (shared, stale) =>
+    let page = await this.page(key, maxAge, waiter, (shared, stale) =>
       this.loader.load({
         key,
         url,
-        format,
+        formats,
         extract,
         caller,
         headers,
@@ -180,9 +182,17 @@ export class PageService {
         stale,
       }),
     );
+    // An html page cached (or fetched by another caller) in other formats: written in these from
+    // its cached article, without fetching it again.
+    const missing =
+      page.meta.kind === 'html'
+        ? formats.filter((f): f is Exclude<Format, 'html'> => f !== 'html' && !page.meta.rendered?.[f])
+        : [];
+    if (missing.length > 0)
+      page = await this.loader.render(key, page, missing, { caller, wait: opts.waitForExtraction });
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
-    const hit = page.cached && !page.revalidated;
-    const answerKey = hit ? `${key} ${cap} ${p.url}` : '';
+    const hit = page.cached && !page.revalidated && missing.length === 0;
+    const answerKey = hit ? `${key} ${JSON.stringify(asked)} ${cap} ${p.url}` : '';
     if (hit) {
       const answer = this.answers.get(answerKey);
       if (
@@ -193,27 +203,7 @@ export class PageService {
         return { envelope: answer.envelope, answer };
       }
     }
-    const cut = truncateUtf8(page.content, cap);
-    // The links share the cap with the content: they fill what it leaves.
-    const links = p.links ? linksWithin(page.meta.links ?? [], cap - cut.bytes) : undefined;
-    const envelope: FetchEnvelope = {
-      url: withoutUserinfo(p.url),
-      final_url: page.meta.final_url,
-      status: page.meta.status,
-      content_type: page.meta.content_type,
-      title: page.meta.title,
-      format,
-      content: cut.text,
-      bytes: cut.bytes,
-      truncated: cut.truncated || page.meta.truncated || (links?.cut ?? false),
-      cached: page.cached,
-      revalidated: page.revalidated ?? false,
-      verdict: page.meta.verdict ?? 'ok',
-      metadata: page.meta.metadata ?? NO_METADATA,
-      ...(links ? { links: links.links } : {}),
-      fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
-      digest: `sha256:${cut.truncated ? sha256Hex(cut.text) : page.digest}`,
-    };
+    const envelope = envelopeOf(p.url, asked, page, cap);
     if (!hit) return { envelope, retryAfterS: page.retryAfterS };
     return {
       envelope,
@@ -234,7 +224,7 @@ export class PageService {
     if (hit?.fresh) {
       return {
         meta: hit.page.meta as unknown as PageMeta,
-        content: hit.page.body,
+        source: hit.page.body,
         digest: hit.page.digest,
         fetchedAt: hit.page.fetchedAt,
         cached: true,

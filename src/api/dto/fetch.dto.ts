@@ -1,7 +1,22 @@
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import {
+  ArrayMaxSize,
+  ArrayMinSize,
+  ArrayUnique,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsOptional,
+  IsString,
+  Max,
+  MaxLength,
+  Min,
+} from 'class-validator';
 import { IsHeaderMap, IsHttpUrl, IsSelectorList } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
+/** What `formats` may name: the content formats, and the links list. */
+export const FETCH_FORMATS = [...FORMATS, 'links'] as const;
 
 /** The options of one fetch: the body of POST /v1/fetch, and of each batch target. */
 export class FetchOptionsDto {
@@ -9,6 +24,19 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsIn(FORMATS)
   format?: 'markdown' | 'text' | 'html';
+
+  /**
+   * Several formats from one fetch and one extraction: the envelope's `formats` has each content
+   * format asked (`{markdown, text, html}`), "links" gives `links`. `content` is "" unless `format`
+   * is given too. Each name at most once.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(FETCH_FORMATS.length)
+  @ArrayUnique()
+  @IsIn(FETCH_FORMATS, { each: true, message: `$property must name formats: ${FETCH_FORMATS.join(', ')}` })
+  formats?: ('markdown' | 'text' | 'html' | 'links')[];
 
   /** Total time allowed for the fetch, in milliseconds. */
   @IsOptional()

@@ -1,0 +1,117 @@
+/**
+ * One page's envelope for one call: the formats the caller asked for, each written from the one
+ * extraction, within the caller's output cap.
+ */
+import { truncateUtf8 } from '../common/truncate';
+import { withoutUserinfo } from '../common/urls';
+import { sha256Hex } from '../dcache';
+import { jsonFormats } from '../extract/json-page';
+import { NO_METADATA } from '../extract/metadata';
+import type { Format } from '../extract/render';
+import type { FetchEnvelope } from './envelope';
+import { linksWithin } from './links-budget';
+import type { Page } from './page-loader';
+
+/** What `formats` may ask for: the content formats, and the links list. */
+export type AskedFormat = Format | 'links';
+
+/** What one call asks of a page. */
+export interface Asked {
+  /** `content`'s format: the caller's `format`, or markdown when it sends neither `format` nor `formats`. */
+  content?: Format;
+  /** The content formats of `formats`, in the caller's order; undefined when it sent no `formats`. */
+  formats?: Format[];
+  /** The links list (the option `links`, or "links" in `formats`). */
+  links: boolean;
+}
+
+export function askedOf(p: { format?: Format; formats?: AskedFormat[]; links?: boolean }): Asked {
+  const formats = p.formats?.filter((f): f is Format => f !== 'links');
+  return {
+    ...(p.format || !p.formats ? { content: p.format ?? 'markdown' } : {}),
+    ...(formats ? { formats } : {}),
+    links: p.links === true || (p.formats?.includes('links') ?? false),
+  };
+}
+
+/** Every format the page is written in for this call, each once. */
+export function neededFormats(a: Asked): Format[] {
+  return [...new Set([...(a.content ? [a.content] : []), ...(a.formats ?? [])])];
+}
+
+interface Written {
+  text: string;
+  digest: () => string;
+  /** Cut before this call's cap (at the cache's cap, or written from a source that was). */
+  truncated: boolean;
+}
+
+/** The page in one format, if it has been written in it (an html page's markdown and text may not). */
+export function writtenIn(page: Page, f: Format): Written | undefined {
+  const m = page.meta;
+  const source = { text: page.source, digest: () => page.digest, truncated: m.truncated };
+  if (m.kind === 'html') {
+    if (f === 'html') return source;
+    const r = m.rendered?.[f];
+    return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
+  }
+  if (m.kind !== 'json' || f === 'text') return source;
+  const text = jsonFormats(page.source, [f])[f]!;
+  return { text, digest: () => sha256Hex(text), truncated: m.truncated };
+}
+
+/**
+ * Byte budgets for texts that share a cap, max-min fair: each gets an equal share, and what a
+ * shorter one leaves over goes to the others.
+ */
+export function shares(sizes: number[], cap: number): number[] {
+  const order = sizes.map((_, i) => i).sort((a, b) => sizes[a] - sizes[b]);
+  const out = sizes.map(() => 0);
+  let left = cap;
+  order.forEach((i, k) => {
+    out[i] = Math.min(sizes[i], Math.floor(left / (order.length - k)));
+    left -= out[i];
+  });
+  return out;
+}
+
+/**
+ * The envelope: `content` (with `format`) and each text of `formats` share the cap, fairly (see
+ * shares); the links fill what they leave, in document order.
+ */
+export function envelopeOf(url: string, asked: Asked, page: Page, cap: number): FetchEnvelope {
+  const formats = asked.formats ?? [];
+  const parts = [...(asked.content ? [asked.content] : []), ...formats].map((f) => writtenIn(page, f)!);
+  const budgets = shares(
+    parts.map((w) => Buffer.byteLength(w.text, 'utf8')),
+    cap,
+  );
+  const cuts = parts.map((w, i) => truncateUtf8(w.text, budgets[i]));
+  const bytes = cuts.reduce((n, c) => n + c.bytes, 0);
+  const links = asked.links ? linksWithin(page.meta.links ?? [], cap - bytes) : undefined;
+  const cut = cuts.some((c, i) => c.truncated || parts[i].truncated);
+  const first = asked.content ? cuts[0] : undefined;
+  const offset = asked.content ? 1 : 0;
+  return {
+    url: withoutUserinfo(url),
+    final_url: page.meta.final_url,
+    status: page.meta.status,
+    content_type: page.meta.content_type,
+    title: page.meta.title,
+    ...(asked.content ? { format: asked.content } : {}),
+    content: first?.text ?? '',
+    bytes,
+    truncated: cut || (links !== undefined && (page.meta.links_cut === true || links.cut)),
+    cached: page.cached,
+    revalidated: page.revalidated ?? false,
+    verdict: page.meta.verdict ?? 'ok',
+    metadata: page.meta.metadata ?? NO_METADATA,
+    ...(asked.formats
+      ? { formats: Object.fromEntries(formats.map((f, i) => [f, cuts[offset + i].text])) }
+      : {}),
+    ...(links ? { links: links.links } : {}),
+    fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
+    // `content`'s digest; with `formats` alone, the page's (its source's, whatever was asked).
+    digest: `sha256:${!first ? page.digest : first.truncated ? sha256Hex(first.text) : parts[0].digest()}`,
+  };
+}
