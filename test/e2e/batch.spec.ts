@@ -55,7 +55,7 @@ describe('batch jobs over HTTP', () => {
       .send({ targets, options: { format: 'text' } });
     expect(sub.status).toBe(202);
     expect(sub.headers.location).toBe(`/v1/batch/${sub.body.id}`);
-    expect(sub.body).toMatchObject({ status: 'queued', targets_total: 200, on_restart: 'fail', error: '' });
+    expect(sub.body).toMatchObject({ status: 'queued', targets_total: 200, on_restart: 'fail', error: null });
     const job = await waitFor(sub.body.id);
     expect(job).toMatchObject({ status: 'done', targets_done: 200, targets_failed: 0 });
 

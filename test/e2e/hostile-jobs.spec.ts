@@ -106,7 +106,11 @@ async function claimPlans(at: { path: string } | { url: string }): Promise<strin
           )
         ).rows[0].t;
         const args = types.map((t) =>
-          t === 'bigint' ? String(FAR) : /int|numeric/.test(t) ? '1000' : `'restricted:restricted-caller'`,
+          t === 'bigint' || t === 'double precision'
+            ? String(FAR)
+            : /int|numeric/.test(t)
+              ? '1000'
+              : `'restricted:restricted-caller'`,
         );
         const plan = (
           await c.query(`EXPLAIN (FORMAT JSON) EXECUTE probe${args.length ? `(${args.join(', ')})` : ''}`)

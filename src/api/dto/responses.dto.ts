@@ -35,7 +35,7 @@ export class JobListResponseDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: 'Pass as cursor for the next page; null at the end.',
+    description: 'Pass as after for the next page (opaque); null at the end.',
   })
   next: string | null;
 }
