@@ -1,6 +1,6 @@
 // `sift fetch URL`: one page, its content on stdout, what it is on stderr.
 import { parse } from './args';
-import { api, ApiError, call, EXIT, usage } from './client';
+import { api, ApiError, call, EXIT, usage, type Reply } from './client';
 import { FETCH_FLAGS, fetchOptions, inFlags } from './fetch-options';
 
 interface Envelope {
@@ -17,7 +17,7 @@ export async function fetchCmd(args: string[]): Promise<void> {
   const url = positionals[0];
   if (!url) usage('fetch needs a URL: sift fetch URL [options]; see sift help');
   const body = { url, ...fetchOptions(values) };
-  let res: Response;
+  let res: Reply;
   try {
     res = await call(api(), 'POST', '/v1/fetch', { body });
   } catch (err) {

@@ -89,16 +89,21 @@ export async function followEvents(a: Api, job: JobView, signal: AbortSignal): P
   let lastSeq = 0;
   for (let opened = 0; ; opened++) {
     let status: string | undefined;
+    let res;
     try {
-      const res = await call(a, 'GET', `${jobPath(job.id)}/events`, {
+      res = await call(a, 'GET', `${jobPath(job.id)}/events`, {
         accept: 'text/event-stream',
         headers: lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {},
         signal,
       });
+    } catch (err) {
+      if (signal.aborted) return undefined;
+      throw err;
+    }
+    try {
       let buf = '';
-      const decoder = new TextDecoder();
-      for await (const chunk of (res.body ?? []) as unknown as AsyncIterable<Uint8Array>) {
-        buf += decoder.decode(chunk, { stream: true });
+      for await (const chunk of res.body) {
+        buf += chunk;
         let i: number;
         while ((i = buf.indexOf('\n\n')) >= 0) {
           const block = buf.slice(0, i);
@@ -118,10 +123,9 @@ export async function followEvents(a: Api, job: JobView, signal: AbortSignal): P
           }
         }
       }
-    } catch (err) {
+    } catch {
+      // Interrupted, or the stream was cut off: then the job's state says whether to open it again.
       if (signal.aborted) return undefined;
-      // A stream cut off: the job's state says whether to open it again.
-      if (!(err instanceof TypeError)) throw err;
     }
     if (process.stderr.isTTY && finished.size < job.targets_total) process.stderr.write('\n');
     if (status) return status;

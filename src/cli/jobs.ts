@@ -1,7 +1,7 @@
 // The client's commands for batch jobs: submit, retry, list, cancel, purge, and webhook deliveries.
 // Following a job to its end is in follow.ts.
 import { int, parse } from './args';
-import { api, ApiError, call, getJson, jobPath, usage } from './client';
+import { api, ApiError, call, getJson, jobPath, usage, type Reply } from './client';
 import { FETCH_FLAGS, fetchOptions } from './fetch-options';
 import { followJob, ResultsOut, type JobView } from './follow';
 import { inFileTerms, readUrlFile } from './url-file';
@@ -13,10 +13,9 @@ const WAIT_FLAGS = {
 } as const;
 
 /** Prints the new job's id; with --wait, follows it to its end and writes its results. */
-async function submitted(res: Response, values: { wait?: boolean; out?: string }): Promise<void> {
+async function submitted(res: Reply, values: { wait?: boolean; out?: string }): Promise<void> {
   const job = (await res.json()) as JobView;
-  const replayed =
-    res.headers.get('idempotent-replayed') === 'true' ? ' (the job this key already made)' : '';
+  const replayed = res.header('idempotent-replayed') === 'true' ? ' (the job this key already made)' : '';
   console.error(`job ${job.id}: ${job.targets_total} targets${replayed}`);
   if (!values.wait) {
     console.log(job.id);
@@ -55,7 +54,7 @@ export async function batchCmd(args: string[]): Promise<void> {
     };
   } else if (values['webhook-events']) usage('--webhook-events needs --webhook URL');
   const file = readUrlFile(positionals[0]);
-  let res: Response;
+  let res: Reply;
   try {
     res = await call(api(), 'POST', '/v1/batch', {
       headers: idemHeader(values['idempotency-key']),
