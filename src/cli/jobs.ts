@@ -99,11 +99,10 @@ export async function jobsCmd(args: string[]): Promise<void> {
   let shown = 0;
   let next: string | null = null;
   do {
-    // The API gives at most 100 a page. `cursor` is the name every version of the API reads
-    // (`after` is its new name, and the old one stays accepted).
+    // The API gives at most 100 a page; `next` is passed back as `after`.
     const params = new URLSearchParams({ limit: String(Math.min(100, limit - shown)) });
     if (values.status) params.set('status', values.status);
-    if (next !== null) params.set('cursor', next);
+    if (next !== null) params.set('after', next);
     const page: { jobs: JobLine[]; next: string | null } = await getJson(a, `/v1/batch?${params}`);
     for (const j of page.jobs)
       console.log(`${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}`);

@@ -141,6 +141,14 @@ describe('sift CLI commands', () => {
     const fresh = await sift(['fetch', fx.url('/count'), '--json', '--links', '--max-age-s', '0'], client());
     expect(JSON.parse(fresh.out).cached).toBe(false);
     expect(fx.hitCount('/count')).toBe(2);
+
+    // Several formats of one fetch: the whole envelope, as JSON.
+    const formats = await sift(['fetch', fx.url('/links'), '--formats', 'markdown,text,links'], client());
+    expect(formats.code).toBe(0);
+    const env = JSON.parse(formats.out);
+    expect(env.formats.markdown).toContain('Kept section.');
+    expect(env.formats.text).toContain('Kept section.');
+    expect(env.links.map((l: { text: string }) => l.text)).toEqual(['Elsewhere']);
   });
 
   it("the server's refusal of a flag's value names the flag, exit 1", async () => {
@@ -209,6 +217,21 @@ describe('sift CLI commands', () => {
     ]);
     expect(lines[0].result.content).toContain('Kept section.');
     expect(lines[0].result.content).not.toContain('Elsewhere');
+
+    const failed = await sift(['results', id, '--status', 'failed'], client());
+    expect(
+      failed.out
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).idx),
+    ).toEqual([1]);
+    const partial = await sift(['jobs', '--status', 'partial'], client());
+    expect(
+      partial.out
+        .trim()
+        .split('\n')
+        .map((l) => l.split(' ')[0]),
+    ).toEqual([id]);
 
     const out = path.join(dir, 'error-pages.ndjson');
     const some = await sift(['results', id, '--verdict', 'error_page', '--out', out], client());
