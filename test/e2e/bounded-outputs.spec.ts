@@ -152,7 +152,8 @@ describe.each(['sqlite', 'postgres'] as const)(
     let app: INestApplication;
     let fx: Fixture;
     let drop: (() => Promise<void>) | undefined;
-    const budget = 1024 * 1024;
+    // A page's entry holds its article's html (every format is written from it) beside its links.
+    const budget = 2 * 1024 * 1024;
     const fetchIt = (page: string) =>
       request(app.getHttpServer())
         .post('/v1/fetch')
@@ -197,7 +198,7 @@ describe.each(['sqlite', 'postgres'] as const)(
       expect(first.body.links).toHaveLength(1000);
       expect(first.body.bytes * 10).toBeLessThan(links); // the links weigh far more than the content
       // A second such page passes the budget: the first goes, by the weight of its links.
-      expect(2 * links).toBeGreaterThan(budget);
+      expect(2 * cache.size()).toBeGreaterThan(budget);
       await fetchIt('c2');
       expect(cache.stats().evictions).toBeGreaterThanOrEqual(1);
       expect(cache.size()).toBeLessThanOrEqual(budget);

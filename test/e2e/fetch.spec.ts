@@ -173,7 +173,13 @@ describe('POST /v1/fetch', () => {
 
     it('passes text/plain and json through', async () => {
       expect((await post({ url: fx.url('/plain') })).body.content).toBe('just some plain text\nsecond line');
-      expect((await post({ url: fx.url('/json') })).body.content).toBe('{"a":1,"b":[true,null]}');
+      expect((await post({ url: fx.url('/json'), format: 'text' })).body.content).toBe(
+        '{"a":1,"b":[true,null]}',
+      );
+      // In markdown, a JSON page is a fenced block of the JSON as served (see formats.spec.ts).
+      expect((await post({ url: fx.url('/json') })).body.content).toBe(
+        '```json\n{"a":1,"b":[true,null]}\n```',
+      );
     });
 
     it('502 unsupported_content_type for an image', async () => {
@@ -327,7 +333,7 @@ describe('POST /v1/fetch', () => {
     });
 
     it('custom headers: sent for fleet, 403 forbidden for restricted', async () => {
-      const r = await post({ url: fx.url('/echo-headers'), headers: { 'X-Probe': 'yes' } });
+      const r = await post({ url: fx.url('/echo-headers'), format: 'text', headers: { 'X-Probe': 'yes' } });
       expect(JSON.parse(r.body.content)['x-probe']).toBe('yes');
       const r2 = await post({ url: fx.url('/echo-headers'), headers: { 'X-Probe': 'yes' } }, restricted);
       expect(r2.status).toBe(403);
@@ -378,10 +384,10 @@ describe('POST /v1/fetch', () => {
       expect(fx.hitCount('/counted')).toBe(before + 1);
     });
 
-    it('the format is part of the key', async () => {
+    it('the format is not part of the key: another format is written from the cached extraction', async () => {
       const url = fx.url('/article?fmt');
       await post({ url, format: 'text' });
-      expect((await post({ url, format: 'html' })).body.cached).toBe(false);
+      expect((await post({ url, format: 'html' })).body.cached).toBe(true);
       expect((await post({ url, format: 'text' })).body.cached).toBe(true);
     });
 

@@ -1,8 +1,5 @@
+import { ApiPropertyOptional } from '@nestjs/swagger';
 import {
-  ArrayMaxSize,
-  ArrayMinSize,
-  ArrayUnique,
-  IsArray,
   IsBoolean,
   IsIn,
   IsInt,
@@ -11,12 +8,38 @@ import {
   Max,
   MaxLength,
   Min,
+  registerDecorator,
+  type ValidationArguments,
 } from 'class-validator';
 import { IsHeaderMap, IsHttpUrl, IsSelectorList } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
 export const FETCH_FORMATS = [...FORMATS, 'links'] as const;
+
+/**
+ * A non-empty list of FETCH_FORMATS, each at most once. One rule (not IsArray and IsIn with
+ * `each`): a DTO with `each` rules loses the compiled check of flat bodies (validation.pipe.ts).
+ */
+function IsFormatList(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isFormatList',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: (args: ValidationArguments) =>
+          `${args.property} must be a list of distinct formats, at least one, of: ${FETCH_FORMATS.join(', ')}`,
+      },
+      validator: {
+        validate: (value: unknown) =>
+          Array.isArray(value) &&
+          value.length > 0 &&
+          new Set(value).size === value.length &&
+          value.every((f) => (FETCH_FORMATS as readonly unknown[]).includes(f)),
+      },
+    });
+}
 
 /** The options of one fetch: the body of POST /v1/fetch, and of each batch target. */
 export class FetchOptionsDto {
@@ -30,12 +53,9 @@ export class FetchOptionsDto {
    * format asked (`{markdown, text, html}`), "links" gives `links`. `content` is "" unless `format`
    * is given too. Each name at most once.
    */
+  @ApiPropertyOptional({ enum: FETCH_FORMATS, isArray: true, uniqueItems: true, minItems: 1 })
   @IsOptional()
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(FETCH_FORMATS.length)
-  @ArrayUnique()
-  @IsIn(FETCH_FORMATS, { each: true, message: `$property must name formats: ${FETCH_FORMATS.join(', ')}` })
+  @IsFormatList()
   formats?: ('markdown' | 'text' | 'html' | 'links')[];
 
   /** Total time allowed for the fetch, in milliseconds. */
