@@ -223,6 +223,24 @@ export const SCHEMA = {
       'pages waiting for extraction before `/v1/fetch` answers 503 `server_busy` (batches wait)',
     ),
   },
+  render: {
+    chromiumPath: text(
+      { env: 'SIFT_CHROMIUM_PATH', default: '/usr/bin/chromium', rules: [IsString(), MinLength(1)] },
+      "the Chromium that renders pages (Debian's `chromium`); none there: rendering is off, sift still starts",
+    ),
+    renderPages: int(
+      { env: 'SIFT_RENDER_PAGES', default: 2, min: 1, max: 64 },
+      'pages rendered at once; more wait',
+    ),
+    renderRecycleAfter: int(
+      { env: 'SIFT_RENDER_RECYCLE_AFTER', default: 200, min: 1, max: 1_000_000 },
+      'renders before the browser is replaced by a fresh one',
+    ),
+    renderMaxMemory: int(
+      { env: 'SIFT_RENDER_MAX_MEMORY', default: GiB, min: 64 * MiB, bytes: true },
+      "the browser is replaced once its processes' memory (proportional set size) is over this",
+    ),
+  },
   'limits.fleet': {
     maxTargets: int(
       { env: 'SIFT_FLEET_MAX_TARGETS', default: 10_000, min: 1, max: 1_000_000 },
@@ -243,6 +261,10 @@ export const SCHEMA = {
     maxStreams: int(
       { env: 'SIFT_FLEET_MAX_STREAMS', default: 32, min: 1, max: 100_000 },
       'open event or NDJSON streams per caller before 429 `too_many_requests`',
+    ),
+    renderConcurrency: int(
+      { env: 'SIFT_FLEET_RENDER_CONCURRENCY', default: 4, min: 1, max: 1024 },
+      'renders in flight per caller before 429 `too_many_requests`',
     ),
   },
   'limits.restricted': {
@@ -265,6 +287,10 @@ export const SCHEMA = {
     maxStreams: int(
       { env: 'SIFT_RESTRICTED_MAX_STREAMS', default: 4, min: 1, max: 100_000 },
       'open event or NDJSON streams per caller before 429 `too_many_requests`',
+    ),
+    renderConcurrency: int(
+      { env: 'SIFT_RESTRICTED_RENDER_CONCURRENCY', default: 1, min: 1, max: 1024 },
+      'renders in flight per caller before 429 `too_many_requests`',
     ),
   },
 };
