@@ -10,10 +10,13 @@ export class Fixture {
   private server?: http.Server;
   private readonly sockets = new Set<import('node:net').Socket>();
   port = 0;
+  host = '127.0.0.1';
 
   constructor(private readonly routes: Record<string, Handler>) {}
 
-  async start(): Promise<this> {
+  /** Listens on `host` (any 127.x address is this machine). */
+  async start(host = '127.0.0.1'): Promise<this> {
+    this.host = host;
     this.server = http.createServer((req, res) => {
       const path = (req.url ?? '/').split('?')[0];
       this.hits.set(path, (this.hits.get(path) ?? 0) + 1);
@@ -35,14 +38,14 @@ export class Fixture {
       this.sockets.add(s);
       s.on('close', () => this.sockets.delete(s));
     });
-    await new Promise<void>((resolve) => this.server!.listen(0, '127.0.0.1', resolve));
+    await new Promise<void>((resolve) => this.server!.listen(0, host, resolve));
     // A fixture a failed test left running must not keep the test process from exiting.
     this.server.unref();
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
 
-  url(path: string, host = '127.0.0.1'): string {
+  url(path: string, host = this.host): string {
     return `http://${host}:${this.port}${path}`;
   }
 

@@ -1,0 +1,147 @@
+import type { BrowserContext, Page, Route } from 'playwright-core';
+import { FetchError, invalidRequest } from '../common/errors';
+import type { RenderRequest, RenderResult } from './render-types';
+
+/** The viewport a page is laid out (and photographed) in. */
+export const VIEWPORT = { width: 1280, height: 800 };
+/** After `load`, how long a page may take to go quiet (no request for 500 ms) before it is read anyway. */
+const SETTLE_MS = 3000;
+/** Loaded resources not needed to read a page: not fetched unless a screenshot is asked for. */
+const UNSEEN = new Set(['image', 'font', 'media']);
+
+type Rendered = Omit<RenderResult, 'requests' | 'blocked'>;
+
+/**
+ * One render in a fresh context: navigate (the first document answered with the one already
+ * fetched, when given), let it load and go quiet, wait for the caller's selector and time, then
+ * read the DOM and take the screenshot. The caller holds the deadline; here every step is given
+ * what is left of it, and `signal` ends the work when the deadline passes.
+ */
+export async function renderPage(
+  ctx: BrowserContext,
+  req: RenderRequest,
+  deadline: number,
+  signal: AbortSignal,
+  /** Requests the proxy has refused so far. */
+  blocked: () => number,
+): Promise<Rendered> {
+  const left = () => Math.max(1, deadline - Date.now());
+  await ctx.route('**/*', handOver(req));
+  const page = await ctx.newPage();
+  let status = req.html !== undefined ? (req.status ?? 200) : 0;
+  let refusedMain = false;
+  page.on('response', (r) => {
+    if (!r.request().isNavigationRequest() || r.frame() !== page.mainFrame()) return;
+    status = r.status();
+    refusedMain ||= r.headers()['x-sift-refused'] !== undefined;
+  });
+  const first = await page.goto(req.url.href, { waitUntil: 'load', timeout: left() }).catch((err: Error) => {
+    throw navigationError(err, req.url, refusedMain || blocked() > 0);
+  });
+  if (refusedMain) throw refused(req.url);
+  if (first) status = first.status();
+  await settle(page, Math.min(SETTLE_MS, left() / 2));
+  if (req.waitFor) await waitForSelector(page, req.waitFor, left());
+  if (req.waitMs) await sleep(req.waitMs, signal);
+  const html = await readDom(page, left);
+  if (Buffer.byteLength(html) > req.maxBytes) {
+    throw new FetchError('too_large', `the rendered page is over the download cap of ${req.maxBytes} bytes`);
+  }
+  const out: Rendered = { html, finalUrl: page.url(), status };
+  if (req.screenshot) {
+    const png = await page.screenshot({ type: 'png', timeout: left() });
+    out.screenshot = { type: 'image/png', ...VIEWPORT, data: png.toString('base64') };
+  }
+  return out;
+}
+
+/**
+ * The route every request passes: the first navigation of the page's own frame to the URL is
+ * answered with the document already fetched (once); images, fonts and media are refused unless
+ * the page is to be photographed; everything else goes on, through the proxy.
+ */
+function handOver(req: RenderRequest): (route: Route) => Promise<void> {
+  let given = req.html === undefined;
+  return async (route) => {
+    const r = route.request();
+    if (!given && r.isNavigationRequest() && r.frame().parentFrame() === null && r.url() === req.url.href) {
+      given = true;
+      const type = (req.contentType ?? 'text/html').split(';')[0].trim() || 'text/html';
+      return route.fulfill({
+        status: req.status ?? 200,
+        contentType: `${type}; charset=utf-8`,
+        body: req.html,
+      });
+    }
+    if (!req.screenshot && UNSEEN.has(r.resourceType())) return route.abort('blockedbyclient');
+    return route.fallback();
+  };
+}
+
+/** Waits up to `ms` for the network to go quiet; a page that never does is read as it stands. */
+async function settle(page: Page, ms: number): Promise<void> {
+  await page.waitForLoadState('networkidle', { timeout: Math.max(1, ms) }).catch(() => undefined);
+}
+
+async function waitForSelector(page: Page, selector: string, ms: number): Promise<void> {
+  try {
+    await page.waitForSelector(selector, { state: 'attached', timeout: ms });
+  } catch (err) {
+    const msg = (err as Error).message ?? '';
+    if (/is not a valid selector|SyntaxError|Unexpected token|Unknown engine/i.test(msg)) {
+      throw invalidRequest(`wait_for is not a valid CSS selector: ${selector.slice(0, 200)}`);
+    }
+    throw err;
+  }
+}
+
+/**
+ * page.content(), again once a navigation the page started in script has loaded (reading a
+ * document that is being replaced fails).
+ */
+async function readDom(page: Page, left: () => number): Promise<string> {
+  for (let attempt = 0; ; attempt++) {
+    try {
+      return await page.content();
+    } catch (err) {
+      if (attempt >= 4 || !/navigat|context was destroyed/i.test((err as Error).message ?? '')) throw err;
+      await page.waitForLoadState('load', { timeout: left() });
+    }
+  }
+}
+
+const refused = (url: URL) =>
+  new FetchError('blocked_address', `${url.hostname} is not reachable for this caller`);
+
+/** What a failed navigation of the page itself means, in the words of a static fetch. */
+function navigationError(err: Error, url: URL, refusedByProxy: boolean): Error {
+  const net = /net::(ERR_[A-Z_]+)/.exec(err.message ?? '')?.[1];
+  if (!net) return err;
+  // The proxy refused the page itself: a 403 for plain HTTP, a failed CONNECT for HTTPS.
+  if (refusedByProxy && /TUNNEL|RESPONSE_CODE_FAILURE|EMPTY_RESPONSE/.test(net)) return refused(url);
+  if (net === 'ERR_NAME_NOT_RESOLVED') return new FetchError('dns_error', `${url.hostname} did not resolve`);
+  if (net === 'ERR_TIMED_OUT') return new FetchError('timeout', `${url.host} did not answer in time`);
+  if (/CERT|SSL/.test(net)) return new FetchError('tls_error', `TLS with ${url.host} failed (${net})`);
+  if (net === 'ERR_TOO_MANY_REDIRECTS')
+    return new FetchError('too_many_redirects', `${url.href} redirects in a loop`);
+  return new FetchError('connect_error', `${url.host} could not be loaded (${net})`);
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason as Error);
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', stop);
+    };
+    const stop = () => {
+      done();
+      reject(signal.reason as Error);
+    };
+    const timer = setTimeout(() => {
+      done();
+      resolve();
+    }, ms);
+    signal.addEventListener('abort', stop, { once: true });
+  });
+}

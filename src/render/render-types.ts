@@ -1,0 +1,61 @@
+import type { CallerClass } from '../config/app-config';
+import type { ErrorCode } from '../common/error-codes';
+import { FetchError, SiftError } from '../common/errors';
+
+export interface RenderRequest {
+  url: URL;
+  /** The document already fetched: the browser's first navigation is answered with it, not fetched again. */
+  html?: string;
+  status?: number;
+  contentType?: string;
+  callerClass: CallerClass;
+  /** The caller's key: its DNS slots and its render cap. */
+  who: string;
+  /** One deadline over the whole render (navigation, waits, content, screenshot). */
+  timeoutMs: number;
+  /** A CSS selector to wait for. */
+  waitFor?: string;
+  /** A further wait, 0–10,000 ms, once loaded (and once `waitFor` matched). */
+  waitMs?: number;
+  screenshot?: boolean;
+  /** The download cap: bytes the page's requests may bring in, and the most HTML given back. */
+  maxBytes: number;
+  signal: AbortSignal;
+}
+
+export interface RenderScreenshot {
+  type: 'image/png';
+  width: number;
+  height: number;
+  /** base64 */
+  data: string;
+}
+
+export interface RenderResult {
+  /** The DOM once rendered. */
+  html: string;
+  finalUrl: string;
+  status: number;
+  /** Requests the page made through the proxy (allowed and blocked), and of them those refused. */
+  requests: number;
+  blocked: number;
+  screenshot?: RenderScreenshot;
+}
+
+/** Per render: requests, distinct hosts (SPEC "Rendering"). */
+export const RENDER_MAX_REQUESTS = 500;
+export const RENDER_MAX_HOSTS = 50;
+
+/** Not yet in ERROR_CODES (src/common/error-codes.ts): 503, no Chromium to render with. */
+export const RENDER_UNAVAILABLE = 'render_unavailable' as ErrorCode;
+
+export const renderUnavailable = (why: string, chromiumPath: string) =>
+  new SiftError(
+    503,
+    RENDER_UNAVAILABLE,
+    `pages cannot be rendered here: ${why}`,
+    `install Debian's \`chromium\` package (apt-get install chromium), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); render: "never" or "auto" still fetch statically`,
+  ).retryAfter(60);
+
+export const renderTimeout = (ms: number) =>
+  new FetchError('timeout', `the page was not rendered within ${ms} ms`);

@@ -1,0 +1,36 @@
+import { Logger, Module } from '@nestjs/common';
+import { AppConfig } from '../config/app-config';
+import { AddressPolicy } from '../fetch/address-policy';
+import { FetchModule } from '../fetch/fetch.module';
+import { Fetcher } from '../fetch/fetcher';
+import { renderGate } from './render-gate';
+import { Renderer } from './renderer';
+
+/** Rendering in Chromium (SPEC "Rendering"): the Renderer, over the fetcher's DNS guard and sift's address policy. */
+@Module({
+  imports: [FetchModule],
+  providers: [
+    {
+      provide: Renderer,
+      useFactory: (config: AppConfig, fetcher: Fetcher) => {
+        const policy = new AddressPolicy(config.fleetAllow);
+        const log = new Logger('Renderer');
+        return new Renderer({
+          chromiumPath: config.chromiumPath,
+          pages: config.renderPages,
+          perCaller: {
+            fleet: config.limits.fleet.renderConcurrency,
+            restricted: config.limits.restricted.renderConcurrency,
+          },
+          recycleAfter: config.renderRecycleAfter,
+          maxMemory: config.renderMaxMemory,
+          gate: (callerClass, who) => renderGate(fetcher.dns, policy, callerClass, who),
+          log: (m) => log.log(m),
+        });
+      },
+      inject: [AppConfig, Fetcher],
+    },
+  ],
+  exports: [Renderer],
+})
+export class RenderModule {}

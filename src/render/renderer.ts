@@ -1,0 +1,193 @@
+import type { CallerClass } from '../config/app-config';
+import { RenderProxy, type ProxyGate, type ProxySession } from './render-proxy';
+import { BrowserHost, LaunchError, type Lease } from './browser-host';
+import { renderPage, VIEWPORT } from './page-render';
+import { RenderSlots } from './render-slots';
+import {
+  RENDER_MAX_HOSTS,
+  RENDER_MAX_REQUESTS,
+  renderTimeout,
+  renderUnavailable,
+  type RenderRequest,
+  type RenderResult,
+} from './render-types';
+
+export interface RendererOptions {
+  chromiumPath: string;
+  /** Renders at once over all callers. */
+  pages: number;
+  /** Renders at once per caller, by class. */
+  perCaller: Record<CallerClass, number>;
+  /** The browser is replaced after this many renders… */
+  recycleAfter: number;
+  /** …or once its processes use more than this many bytes. */
+  maxMemory: number;
+  /** Where a render of this caller may connect (the caller's DNS account and address policy). */
+  gate: (callerClass: CallerClass, who: string) => ProxyGate;
+  log?: (message: string) => void;
+}
+
+/** After a launch failed, renders fail at once for this long before a launch is tried again. */
+const RETRY_LAUNCH_MS = 60_000;
+
+/**
+ * Renders pages in Chromium (SPEC "Rendering"): a context per render on one shared browser, every
+ * request of the page through sift's proxy with per-render credentials and the caller's address
+ * policy, one deadline over all of it, and a pool that bounds how many run and cannot leak.
+ */
+export class Renderer {
+  private readonly host: BrowserHost;
+  private readonly slots: RenderSlots;
+  private proxy?: Promise<RenderProxy>;
+  private proxyPort = 0;
+  private failedAt = 0;
+  private failure = '';
+
+  constructor(private readonly opts: RendererOptions) {
+    this.slots = new RenderSlots(opts.pages, opts.perCaller);
+    this.host = new BrowserHost({
+      chromiumPath: opts.chromiumPath,
+      recycleAfter: opts.recycleAfter,
+      maxMemory: opts.maxMemory,
+      proxyPort: () => this.proxyPort,
+      log: opts.log,
+    });
+  }
+
+  /** Whether pages can be rendered: Chromium is there, and its last launch did not fail lately. */
+  get available(): boolean {
+    return this.host.installed() && Date.now() - this.failedAt >= RETRY_LAUNCH_MS;
+  }
+
+  async render(req: RenderRequest): Promise<RenderResult> {
+    if (!this.host.installed())
+      throw renderUnavailable(`no Chromium at ${this.opts.chromiumPath}`, this.opts.chromiumPath);
+    if (Date.now() - this.failedAt < RETRY_LAUNCH_MS)
+      throw renderUnavailable(this.failure, this.opts.chromiumPath);
+    this.slots.enter(req.who, req.callerClass);
+    const deadline = Date.now() + req.timeoutMs;
+    const ac = new AbortController();
+    const timer = setTimeout(() => ac.abort(renderTimeout(req.timeoutMs)), req.timeoutMs);
+    const onCancel = () => ac.abort(req.signal.reason);
+    if (req.signal.aborted) onCancel();
+    else req.signal.addEventListener('abort', onCancel, { once: true });
+    let cleanup: Promise<void> = Promise.resolve();
+    try {
+      await this.slots.take(ac.signal);
+      const work = this.inContext(req, deadline, ac.signal);
+      cleanup = work.cleanup.finally(() => this.slots.give());
+      return await untilAborted(work.result, ac.signal);
+    } finally {
+      clearTimeout(timer);
+      req.signal.removeEventListener('abort', onCancel);
+      // An ended render waits for its context to close; one cut off by its deadline answers at
+      // once and its context closes behind it, its page slot held until it has.
+      if (!ac.signal.aborted) await cleanup;
+      void cleanup.finally(() => this.slots.leave(req.who));
+    }
+  }
+
+  /** The render's work and, apart, the closing of everything it opened. */
+  private inContext(
+    req: RenderRequest,
+    deadline: number,
+    signal: AbortSignal,
+  ): { result: Promise<RenderResult>; cleanup: Promise<void> } {
+    let leased: Promise<Lease> | undefined;
+    let session: ProxySession | undefined;
+    const result = (async () => {
+      const proxy = await this.startProxy();
+      session = proxy.session(
+        this.opts.gate(req.callerClass, req.who),
+        { maxRequests: RENDER_MAX_REQUESTS, maxBytes: req.maxBytes, maxHosts: RENDER_MAX_HOSTS },
+        signal,
+      );
+      leased = this.lease(session.username, session.password);
+      const lease = await leased;
+      if (signal.aborted) throw signal.reason;
+      const out = await renderPage(lease.context, req, deadline, signal, () => session!.counts.blocked);
+      return { ...out, requests: session.counts.requests, blocked: session.counts.blocked };
+    })();
+    // Closed once the work has ended or been cut off: a page stuck in script never ends by itself.
+    const ended = new Promise<void>((resolve) => {
+      void result.then(
+        () => resolve(),
+        () => resolve(),
+      );
+      signal.addEventListener('abort', () => resolve(), { once: true });
+    });
+    const cleanup = ended.then(async () => {
+      const lease = await leased?.catch(() => undefined);
+      await lease?.release();
+      session?.close();
+    });
+    return { result, cleanup };
+  }
+
+  private async lease(username: string, password: string): Promise<Lease> {
+    try {
+      return await this.host.context({
+        proxy: { server: `http://127.0.0.1:${this.proxyPort}`, username, password, bypass: '<-loopback>' },
+        serviceWorkers: 'block',
+        acceptDownloads: false,
+        javaScriptEnabled: true,
+        viewport: VIEWPORT,
+      });
+    } catch (err) {
+      if (!(err instanceof LaunchError)) throw err;
+      // Chromium did not start: say so, and do not try again at every render.
+      this.failedAt = Date.now();
+      this.failure = `Chromium at ${this.opts.chromiumPath} did not start (${err.message})`;
+      this.opts.log?.(this.failure);
+      throw renderUnavailable(this.failure, this.opts.chromiumPath);
+    }
+  }
+
+  private startProxy(): Promise<RenderProxy> {
+    this.proxy ??= RenderProxy.start().then((p) => {
+      this.proxyPort = p.port;
+      return p;
+    });
+    return this.proxy;
+  }
+
+  /** The current browser's processes (its launcher first); none before the first render. */
+  processes(): number[] {
+    return this.host.processes();
+  }
+
+  /** Browser contexts open now. */
+  openContexts(): number {
+    return this.host.openContexts();
+  }
+
+  /** Renders running now. */
+  get busy(): number {
+    return this.slots.busy;
+  }
+
+  onApplicationShutdown(): Promise<void> {
+    return this.close();
+  }
+
+  async close(): Promise<void> {
+    await this.host.close();
+    await (await this.proxy?.catch(() => undefined))?.close();
+  }
+}
+
+/** `p`, or the signal's reason as soon as it aborts (p's own rejection is then ignored). */
+function untilAborted<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) {
+    p.catch(() => undefined);
+    return Promise.reject(signal.reason as Error);
+  }
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => {
+      p.catch(() => undefined);
+      reject(signal.reason as Error);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
+}

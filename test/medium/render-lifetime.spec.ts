@@ -1,0 +1,133 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ROOT } from '../support/process';
+import { Fixture, html, send } from '../support/fixture';
+import { renderOf, testRenderer } from '../support/render';
+import { waitUntil } from '../support/wait';
+
+/** The PID namespace of a process, or undefined once it has gone. */
+function pidNamespace(pid: number): string | undefined {
+  try {
+    return fs.readlinkSync(`/proc/${pid}/ns/pid`);
+  } catch {
+    return undefined;
+  }
+}
+
+const alive = (pid: number) => fs.existsSync(`/proc/${pid}`);
+
+/** Every process on the machine in one of these PID namespaces. */
+function processesIn(namespaces: Set<string>): number[] {
+  return fs
+    .readdirSync('/proc')
+    .filter((n) => /^\d+$/.test(n))
+    .map(Number)
+    .filter((pid) => namespaces.has(pidNamespace(pid) ?? ''));
+}
+
+describe('no Chromium process outlives sift', () => {
+  it('a SIGKILLed process that was rendering leaves no process of its Chromium 5 s later', async () => {
+    const child = spawn(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'render-child.js')], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    child.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    let pids: number[] = [];
+    try {
+      await waitUntil(
+        () => out.includes('\n') || undefined,
+        () => `the child to render: ${err.slice(-2000)}`,
+        90_000,
+      );
+      pids = (JSON.parse(out) as { pids: number[] }).pids;
+      // The launcher, Chromium, its zygotes, renderers, GPU and network processes.
+      const cmdlines = pids.map((p) => fs.readFileSync(`/proc/${p}/cmdline`, 'utf8'));
+      expect(cmdlines.filter((c) => c.includes('--type=renderer')).length).toBeGreaterThanOrEqual(2);
+      // A browser too busy to notice that sift has gone (stopped here): it must go all the same,
+      // with every child of its own. Without the launcher's PID namespace and parent-death
+      // signal, all of them stay (Chromium alone ends only when it reads the end of its pipe).
+      process.kill(pids[1], 'SIGSTOP');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    await new Promise((resolve) => (child.exitCode === null ? child.once('exit', resolve) : resolve(null)));
+    const own = pidNamespace(process.pid);
+    const namespaces = new Set(pids.map(pidNamespace).filter((ns): ns is string => !!ns && ns !== own));
+    // Within 5 s: every process it had, and any other in its PID namespace, has gone.
+    const left = () => [...pids.filter(alive), ...processesIn(namespaces)];
+    try {
+      await waitUntil(
+        () => (left().length === 0 ? true : undefined),
+        () => `these to go: ${left().join(' ')}`,
+        5000,
+      );
+    } finally {
+      for (const p of left()) process.kill(p, 'SIGKILL');
+    }
+  }, 120_000);
+});
+
+describe('the browser recovers', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await new Fixture({ '/plain': send(200, 'text/html', html('<p>a plain page</p>')) }).start();
+  });
+  afterAll(() => fx.stop());
+
+  it('is launched again on the next render after it crashed', async () => {
+    const r = testRenderer();
+    try {
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      const before = r.processes();
+      // Chromium's browser process (the launcher's child) dies.
+      process.kill(before[1], 'SIGKILL');
+      await waitUntil(
+        () => (before.every((p) => !alive(p)) ? true : undefined),
+        'the old browser to go',
+        10_000,
+      );
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      expect(r.processes()[0]).not.toBe(before[0]);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+
+  it('is replaced after SIFT_RENDER_RECYCLE_AFTER renders, the old one ended', async () => {
+    const r = testRenderer({ recycleAfter: 2 });
+    try {
+      await r.render(renderOf(fx.url('/plain')));
+      const first = r.processes();
+      await r.render(renderOf(fx.url('/plain')));
+      await waitUntil(
+        () => (first.every((p) => !alive(p)) ? true : undefined),
+        'the old browser to end',
+        10_000,
+      );
+      await r.render(renderOf(fx.url('/plain')));
+      expect(r.processes()[0]).not.toBe(first[0]);
+    } finally {
+      await r.close();
+    }
+    expect(r.processes()).toEqual([]);
+  }, 60_000);
+
+  it('is replaced once its processes use more memory than allowed', async () => {
+    const r = testRenderer({ maxMemory: 1024 * 1024 });
+    try {
+      const during = r.render(renderOf(fx.url('/plain')));
+      await waitUntil(() => (r.processes().length > 2 ? true : undefined), 'the browser to start', 30_000);
+      const first = r.processes();
+      expect((await during).html).toContain('a plain page');
+      // Retired once the render's context, its last, has closed: no browser is current, the old one ended.
+      expect(r.processes()).toEqual([]);
+      expect(first.filter(alive)).toEqual([]);
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});

@@ -1,0 +1,52 @@
+import { parseCidrs } from '../../src/config/parsers';
+import { AddressPolicy } from '../../src/fetch/address-policy';
+import { DnsGuard, type Resolver } from '../../src/fetch/dns-guard';
+import { systemResolver } from '../../src/fetch/fetcher';
+import { renderGate } from '../../src/render/render-gate';
+import { Renderer, type RendererOptions } from '../../src/render/renderer';
+import type { RenderRequest } from '../../src/render/render-types';
+
+export const CHROMIUM = process.env.SIFT_CHROMIUM_PATH || '/usr/bin/chromium';
+
+/** A Renderer over the real Chromium, the real proxy, a DNS guard on `resolver` and `allow` for fleet callers. */
+export function testRenderer(
+  o: Partial<RendererOptions> & { allow?: string; resolver?: Resolver } = {},
+): Renderer {
+  const policy = new AddressPolicy(parseCidrs(o.allow ?? '127.0.0.0/8'));
+  const dns = new DnsGuard(o.resolver ?? systemResolver, { timeoutMs: 2000, perCaller: 4, reuseMs: 0 });
+  return new Renderer({
+    chromiumPath: CHROMIUM,
+    pages: 2,
+    perCaller: { fleet: 4, restricted: 1 },
+    recycleAfter: 200,
+    maxMemory: 2 * 1024 ** 3,
+    gate: (callerClass, who) => renderGate(dns, policy, callerClass, who),
+    ...o,
+  });
+}
+
+/** A fleet render of `url` with a 15 s deadline, as the pipeline would ask. */
+export function renderOf(url: string, o: Partial<RenderRequest> = {}): RenderRequest {
+  return {
+    url: new URL(url),
+    callerClass: 'fleet',
+    who: 'fleet:test',
+    timeoutMs: 15_000,
+    maxBytes: 10 * 1024 * 1024,
+    signal: new AbortController().signal,
+    ...o,
+  };
+}
+
+/** Where a promise's rejection is, as {code, status}, for expect(). */
+export async function failure(
+  p: Promise<unknown>,
+): Promise<{ code?: string; status?: number; message?: string }> {
+  try {
+    await p;
+  } catch (err) {
+    const e = err as { code?: string; status?: number; message?: string };
+    return { code: e.code, status: e.status, message: e.message };
+  }
+  return { code: 'none' };
+}
