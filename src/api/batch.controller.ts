@@ -12,7 +12,15 @@ import {
   Res,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProduces, ApiResponse, ApiTags } from '@nestjs/swagger';
+import {
+  ApiBearerAuth,
+  ApiHeader,
+  ApiOkResponse,
+  ApiProduces,
+  ApiQuery,
+  ApiResponse,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { ApiErrors } from './api-errors.decorator';
 import {
@@ -38,7 +46,9 @@ import {
   JobListQueryDto,
   ResultsQueryDto,
   MAX_INT32,
+  statusQuery,
 } from './dto/query.dto';
+import { JOB_STATUSES, TARGET_STATUSES } from '../common/job-status';
 
 function wants(req: Request, type: string): boolean {
   return (req.headers.accept ?? '').split(',').some((t) => t.trim().toLowerCase().startsWith(type));
@@ -95,6 +105,7 @@ export class BatchController {
 
   /** The caller's jobs, newest first, a page at a time (`after` the last page's `next`). */
   @Get()
+  @ApiQuery(statusQuery(JOB_STATUSES, 'jobs', 'queued,running'))
   @ApiOkResponse({ type: JobListResponseDto })
   @ApiErrors(400, 401)
   listBatches(
@@ -123,6 +134,7 @@ export class BatchController {
    * Accept: application/x-ndjson, all of them streamed (with follow=true, each as it ends).
    */
   @Get(':id/results')
+  @ApiQuery(statusQuery(TARGET_STATUSES, 'targets', 'failed,cancelled'))
   @ApiProduces('application/json', 'application/x-ndjson')
   @ApiOkResponse({
     type: ResultsPageDto,

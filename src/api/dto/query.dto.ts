@@ -1,4 +1,4 @@
-import { ApiPropertyOptional } from '@nestjs/swagger';
+import { ApiHideProperty, ApiPropertyOptional, type ApiQueryOptions } from '@nestjs/swagger';
 import { Transform, Type } from 'class-transformer';
 import {
   ArrayMaxSize,
@@ -33,6 +33,20 @@ const statusList = ({ value }: { value: unknown }) => {
 const queryBoolean = ({ value }: { value: unknown }) =>
   value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value;
 
+/**
+ * The OpenAPI of a `status` query parameter: a string of comma-separated statuses (the DTO holds
+ * them as an array, which the swagger plugin would document as one).
+ */
+export function statusQuery(statuses: readonly string[], what: string, example: string): ApiQueryOptions {
+  const one = `(${statuses.join('|')})`;
+  return {
+    name: 'status',
+    required: false,
+    schema: { type: 'string', pattern: `^${one}(,${one})*$`, example },
+    description: `Only ${what} in these statuses, comma-separated (${statuses.join(', ')}); the parameter may also be repeated. Another value is 400.`,
+  };
+}
+
 export class JobListQueryDto {
   /** The `next` value of the previous page. */
   @IsOptional()
@@ -51,11 +65,8 @@ export class JobListQueryDto {
   @MaxLength(512)
   cursor?: string;
 
-  @ApiPropertyOptional({
-    type: String,
-    description: `Only jobs in these statuses, comma-separated (${JOB_STATUSES.join(', ')}); another value is 400.`,
-    example: 'queued,running',
-  })
+  /** Documented as a comma-separated string by the route (see statusQuery), not as an array. */
+  @ApiHideProperty()
   @IsOptional()
   @Transform(statusList)
   @ArrayMaxSize(JOB_STATUSES.length)
@@ -93,11 +104,8 @@ export class ResultsQueryDto {
   @IsIn(VERDICTS)
   verdict?: Verdict;
 
-  @ApiPropertyOptional({
-    type: String,
-    description: `Only targets in these statuses, comma-separated (${TARGET_STATUSES.join(', ')}); another value is 400. With follow=true, a target's final status.`,
-    example: 'failed,cancelled',
-  })
+  /** Documented as a comma-separated string by the route (see statusQuery), not as an array. */
+  @ApiHideProperty()
   @IsOptional()
   @Transform(statusList)
   @ArrayMaxSize(TARGET_STATUSES.length)
