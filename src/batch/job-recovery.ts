@@ -35,6 +35,10 @@ export interface RestartReport {
  *                 (a queued job stays queued under retry and resume)
  *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
  *   recoverLost   a lost instance's jobs, by policy (see the method)
+ *
+ * Only live jobs are taken back. A cancelled job has no target pending or running (its cancel
+ * ended them cancelled, holder cleared, in its own transaction), so no policy, recovery or
+ * return of held targets makes one pending again, and no claim finds one.
  */
 @Injectable()
 export class JobRecovery {
