@@ -72,10 +72,13 @@ function dropped(connection: string | string[] | undefined, keepUpgrade: boolean
   };
 }
 
-/** The headers a plain request is forwarded with; Host is the target's authority (RFC 9112 3.2.2). */
+/**
+ * The headers a plain request is forwarded with; Host is the target's authority (RFC 9112 3.2.2).
+ * `Connection: close`: upstream connections are never reused, since each one is a gate call.
+ */
 export function requestHeaders(req: IncomingMessage, target: Target): IncomingHttpHeaders {
   const drop = dropped(req.headers.connection, false);
-  const out: IncomingHttpHeaders = { host: target.authority };
+  const out: IncomingHttpHeaders = { host: target.authority, connection: 'close' };
   for (const [name, value] of Object.entries(req.headers)) {
     if (name !== 'host' && !drop(name)) out[name] = value;
   }
