@@ -16,6 +16,8 @@ import {
 } from './config/app-config';
 import { configureApp } from './app.setup';
 import { FileLock, FileLockBusy } from './dcache/file-lock';
+import { RunnerService } from './runner/runner.service';
+import { WebhookService } from './webhooks/webhook.service';
 
 /** Nest's start-up chatter (a line per module and per route) is debug; the rest as logged. */
 class QuietStartLogger extends ConsoleLogger {
@@ -86,15 +88,44 @@ export async function serve(): Promise<void> {
     abortOnError: false,
   });
   configureApp(app);
-  app.enableShutdownHooks();
   await app.listen(config.port, config.host);
   const log = new Logger('sift');
+  stopOnSignal(app, log);
   log.log(`listening on ${config.host}:${config.port}, database ${databaseName(config)}`);
   if (config.tokens.some((t) => t.token === DEV_TOKEN)) {
     log.warn(
       `the development token "${DEV_TOKEN}" is accepted: set SIFT_TOKENS in .env before exposing sift`,
     );
   }
+}
+
+/**
+ * SIGTERM, SIGINT or SIGHUP: the app closes (the runner gives targets in flight
+ * SIFT_SHUTDOWN_GRACE_MS, then returns the rest to their jobs), then one line says what became of
+ * the work, and the process ends by the signal as a default handler would. A second signal ends it
+ * at once.
+ */
+function stopOnSignal(app: NestExpressApplication, log: Logger): void {
+  const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
+  const stop = async (signal: NodeJS.Signals) => {
+    for (const s of signals) process.removeListener(s, stop);
+    const started = Date.now();
+    const runner = app.get(RunnerService, { strict: false });
+    const webhooks = app.get(WebhookService, { strict: false });
+    try {
+      await app.close();
+      const r = runner.stopReport ?? { inFlight: 0, finished: 0, returned: 0 };
+      log.log(
+        `stopped on ${signal} in ${Date.now() - started} ms: of ${r.inFlight} targets in flight ${r.finished} finished and ` +
+          `${r.returned} went back to their jobs as pending; ${webhooks.stoppedSending} webhook deliveries ` +
+          'being sent will be sent again; the listener, extraction workers and database are closed',
+      );
+    } catch (err) {
+      log.error(`stopping on ${signal} failed: ${(err as Error).message}`);
+    }
+    process.kill(process.pid, signal);
+  };
+  for (const s of signals) process.once(s, stop);
 }
 
 export function main(): void {

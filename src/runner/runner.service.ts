@@ -39,6 +39,8 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private readonly tasks = new Set<Promise<void>>();
   private rr = 0;
   private inFlight = 0;
+  /** What the last stop did with the targets in flight: finished within the grace, or returned. */
+  stopReport?: { inFlight: number; finished: number; returned: number };
   private readonly filling = new SerialPass(
     () => this.fill(),
     (err) => this.log.error(`dispatch failed: ${err.message}`),
@@ -137,17 +139,20 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   async stop(graceMs = 0): Promise<void> {
     this.stopped = true;
     clearInterval(this.poller);
+    const report = { inFlight: this.inFlight, finished: 0, returned: 0 };
     if (graceMs > 0) {
       await Promise.race([Promise.allSettled([...this.tasks]), new Promise((r) => setTimeout(r, graceMs))]);
     }
+    report.finished = report.inFlight - this.inFlight;
     for (const job of this.jobs.values()) for (const ac of job.inFlight.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
+    this.stopReport = report;
     // Every target the database says this instance holds, not only those of the jobs still listed
     // here: a job whose last targets were aborted has left the list.
     try {
       const held = await this.reader.targets.targetsHeldBy(this.instance.id);
       for (const jobId of new Set(held.map((t) => t.jobId))) {
-        await this.recovery.returnInFlight(jobId, this.instance.id);
+        report.returned += await this.recovery.returnInFlight(jobId, this.instance.id);
       }
     } catch (err) {
       this.log.warn(`at shutdown: ${(err as Error).message}`);

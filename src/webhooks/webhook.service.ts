@@ -97,11 +97,15 @@ export class WebhookService implements BeforeApplicationShutdown {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    this.stoppedSending = this.sending.size;
     for (const { ac } of this.sending.values()) ac.abort();
     await Promise.allSettled([...this.tasks]);
     if (!this.holder) return;
     await this.db.transaction((tx) => tx.deliveries.releaseDeliveries(this.holder)).catch(() => undefined);
   }
+
+  /** Deliveries being sent when the last stop came: aborted, and due again for the next start. */
+  stoppedSending = 0;
 
   /** Takes due deliveries up to the free slots. Re-entrant calls fold into one more pass. */
   pump(): void {

@@ -104,6 +104,10 @@ describe('knobs of the sift process', () => {
         { idx: 1, status: 'pending' },
         { idx: 2, status: 'pending' },
       ]);
+      // One line says what became of the work.
+      expect(p.output()).toMatch(
+        /stopped on SIGTERM in \d+ ms: of 2 targets in flight 1 finished and 1 went back to their jobs as pending; 0 webhook deliveries/,
+      );
     } finally {
       if (p) await kill(p); // ended already, but when a step above failed
       held.splice(0).forEach((h) => h());
