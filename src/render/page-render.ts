@@ -29,21 +29,31 @@ export async function renderPage(
   await ctx.route('**/*', handOver(req));
   const page = await ctx.newPage();
   let status = req.html !== undefined ? (req.status ?? 200) : 0;
-  let refusedMain = false;
+  // A navigation of the page's own frame that the proxy refused (the page, or a redirect in script).
+  let refusedUrl: string | undefined;
   page.on('response', (r) => {
     if (!r.request().isNavigationRequest() || r.frame() !== page.mainFrame()) return;
     status = r.status();
-    refusedMain ||= r.headers()['x-sift-refused'] !== undefined;
+    if (r.headers()['x-sift-refused'] !== undefined) refusedUrl ??= r.url();
+  });
+  page.on('requestfailed', (r) => {
+    if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return;
+    if (/TUNNEL/.test(r.failure()?.errorText ?? '') && blocked() > 0) refusedUrl ??= r.url();
   });
   const first = await page.goto(req.url.href, { waitUntil: 'load', timeout: left() }).catch((err: Error) => {
-    throw navigationError(err, req.url, refusedMain || blocked() > 0);
+    throw navigationError(
+      err,
+      refusedUrl ? new URL(refusedUrl) : req.url,
+      refusedUrl !== undefined || blocked() > 0,
+    );
   });
-  if (refusedMain) throw refused(req.url);
+  if (refusedUrl) throw refused(new URL(refusedUrl));
   if (first) status = first.status();
   await settle(page, Math.min(SETTLE_MS, left() / 2));
   if (req.waitFor) await waitForSelector(page, req.waitFor, left());
   if (req.waitMs) await sleep(req.waitMs, signal);
   const html = await readDom(page, left);
+  if (refusedUrl) throw refused(new URL(refusedUrl));
   if (Buffer.byteLength(html) > req.maxBytes) {
     throw new FetchError('too_large', `the rendered page is over the download cap of ${req.maxBytes} bytes`);
   }

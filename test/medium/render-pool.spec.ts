@@ -177,6 +177,33 @@ describe('Renderer: pages in Chromium', () => {
   }, 60_000);
 });
 
+describe('Renderer: SIFT_RENDER_PAGES', () => {
+  it('renders at most that many pages at once; one that waits past its deadline ends in timeout', async () => {
+    const r = testRenderer({ pages: 1 });
+    try {
+      const slow = page(
+        '<main id="app"></main>',
+        `setTimeout(() => { app.innerHTML = '<p class="ready">ready</p>'; }, 1500);`,
+      );
+      const url = 'http://127.0.0.1:9/handed';
+      // The browser is up before the race starts.
+      await r.render(renderOf(url, { html: page('<p>warm</p>') }));
+      const first = r.render(renderOf(url, { html: slow, waitFor: 'p.ready', who: 'fleet:a' }));
+      const waited = await failure(
+        r.render(renderOf(url, { html: page('<p>b</p>'), who: 'fleet:b', timeoutMs: 800 })),
+      );
+      expect(waited).toMatchObject({ code: 'timeout', status: 504 });
+      expect(r.busy).toBe(1);
+      expect((await first).html).toContain('ready');
+      expect((await r.render(renderOf(url, { html: page('<p>c</p>'), who: 'fleet:b' }))).html).toContain(
+        '<p>c</p>',
+      );
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+});
+
 describe('Renderer without Chromium', () => {
   it('is not available, and a render fails render_unavailable naming the package and SIFT_CHROMIUM_PATH', async () => {
     const r = testRenderer({ chromiumPath: '/nonexistent/chromium' });
