@@ -49,6 +49,7 @@ describe('config', () => {
       outputCap: 2 * 1024 * 1024,
       fetchConcurrency: 64,
       maxStreams: 32,
+      renderConcurrency: 4,
     });
     expect(c.limits.restricted).toEqual({
       maxTargets: 1000,
@@ -56,6 +57,7 @@ describe('config', () => {
       outputCap: 256 * 1024,
       fetchConcurrency: 8,
       maxStreams: 4,
+      renderConcurrency: 1,
     });
     expect(c).toMatchObject({
       host: '127.0.0.1',
@@ -65,6 +67,12 @@ describe('config', () => {
       requestTimeoutMs: 60_000,
     });
     expect(c.maxLiveJobs).toBe(256);
+    expect(c).toMatchObject({
+      chromiumPath: '/usr/bin/chromium',
+      renderPages: 2,
+      renderRecycleAfter: 200,
+      renderMaxMemory: 1024 ** 3,
+    });
   });
 
   it.each([
