@@ -1,6 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
-import type { ResponseObject } from '@nestjs/swagger/dist/interfaces/open-api-spec.interface';
 
 export function openApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -31,7 +30,9 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
  */
 function jsonErrors(doc: OpenAPIObject): OpenAPIObject {
   for (const item of Object.values(doc.paths)) {
-    for (const op of Object.values(item as Record<string, { responses?: Record<string, ResponseObject> }>)) {
+    for (const op of Object.values(
+      item as Record<string, { responses?: Record<string, { content?: Record<string, unknown> }> }>,
+    )) {
       for (const [status, res] of Object.entries(op?.responses ?? {})) {
         const body = res.content?.['application/json'] ?? Object.values(res.content ?? {})[0];
         if (Number(status) >= 400 && body) res.content = { 'application/json': body };

@@ -95,16 +95,17 @@ describe('response shapes', () => {
           .send({ url: fx.url('/page') })
       ).body;
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
-      // links is there only when asked for.
-      const envelopeProps = props('FetchResponseDto').filter((k) => k !== 'links');
+      // links and formats are there only when asked for.
+      const envelopeProps = props('FetchResponseDto').filter((k) => k !== 'links' && k !== 'formats');
       expect(keys(fresh)).toEqual(envelopeProps);
       const linked = (
         await http()
           .post('/v1/fetch')
           .set(auth)
-          .send({ url: fx.url('/page'), links: true })
+          .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links'] })
       ).body;
       expect(keys(linked)).toEqual(props('FetchResponseDto'));
+      expect(keys(linked.formats)).toEqual(['html', 'text']);
       expect(keys(linked.metadata)).toEqual(props('MetadataDto'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
 
