@@ -8,6 +8,7 @@ import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
 import { Agent, request } from '../tuning/undici';
 import { normalHostname } from '../common/urls';
+import { abortable } from '../common/abortable';
 
 export type { Resolver } from './dns-guard';
 
@@ -263,16 +264,6 @@ function checkAnswer(
     addrs.map((a) => a.address),
     callerClass,
   );
-}
-
-/** `p`, or a rejection as soon as `signal` aborts (the work behind `p` goes on, bounded elsewhere). */
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
 
 export function parseHttpUrl(raw: string, base?: URL): URL {

@@ -3,6 +3,7 @@ import { FetchError, SiftError } from '../common/errors';
 import { notReachable, parseIp, type AddressPolicy } from '../fetch/address-policy';
 import type { DnsGuard } from '../fetch/dns-guard';
 import type { ProxyGate } from './render-proxy';
+import { abortable } from '../common/abortable';
 
 /**
  * Where one render's page may connect, as a static fetch may: an IP literal is checked as it
@@ -44,13 +45,4 @@ function unresolved(err: SiftError | undefined, host: string, callerClass: Calle
   if (err && err.code !== 'dns_error') return err;
   if (callerClass === 'restricted') return notReachable(host, true);
   return err ?? new FetchError('dns_error', `${host} did not resolve`);
-}
-
-function abortable<T>(p: Promise<T>, signal: AbortSignal): Promise<T> {
-  if (signal.aborted) return Promise.reject(signal.reason as Error);
-  return new Promise<T>((resolve, reject) => {
-    const onAbort = () => reject(signal.reason as Error);
-    signal.addEventListener('abort', onAbort, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
-  });
 }
