@@ -4,9 +4,18 @@ import { ApiModule } from './api/api.module';
 import { BatchModule } from './batch/batch.module';
 import { ConfigModule } from './config/config.module';
 import { DcacheModule } from './dcache/dcache.module';
+import { RenderModule } from './render/render.module';
 import { RunnerModule } from './runner/runner.module';
 
 @Module({
-  imports: [ConfigModule, ScheduleModule.forRoot(), DcacheModule, BatchModule, RunnerModule, ApiModule],
+  imports: [
+    ConfigModule,
+    ScheduleModule.forRoot(),
+    DcacheModule,
+    RenderModule,
+    BatchModule,
+    RunnerModule,
+    ApiModule,
+  ],
 })
 export class AppModule {}

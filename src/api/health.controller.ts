@@ -3,6 +3,7 @@ import { ApiOkResponse, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/s
 import type { Response } from 'express';
 import { Dcache } from '../dcache';
 import { InstanceService } from '../cluster/instance.service';
+import { Renderer } from '../render/renderer';
 import { HealthResponseDto } from './dto/responses.dto';
 
 @ApiTags('operations')
@@ -11,6 +12,7 @@ export class HealthController {
   constructor(
     private readonly instance: InstanceService,
     private readonly dcache: Dcache,
+    private readonly renderer: Renderer,
   ) {}
 
   /**
@@ -28,6 +30,7 @@ export class HealthController {
       backend: this.instance.backend,
       instance: this.instance.id,
       database: reachable ? 'reachable' : 'unreachable',
+      render: this.renderer.available,
     };
   }
 }

@@ -40,6 +40,10 @@ export const ERROR_CODES = {
   server_busy: [503, 'sift is at its job or extraction limit (with Retry-After)'],
   storage_full: [503, 'the database is full; nothing was written (with Retry-After)'],
   storage_unavailable: [503, 'the database cannot be reached now; nothing was lost (with Retry-After)'],
+  render_unavailable: [
+    503,
+    'no Chromium to render with: none at SIFT_CHROMIUM_PATH, or it will not start (with Retry-After)',
+  ],
   timeout: [504, 'the server did not answer in time'],
 } as const satisfies Record<string, readonly [number, string]>;
 

@@ -182,3 +182,13 @@ export function verdictOf(p: VerdictInput): Verdict {
   }
   return words < EMPTY_WORDS ? 'empty' : 'ok';
 }
+
+/**
+ * Whether a browser would show more of a page than its html: an `empty` page with scripts, or a
+ * `challenge` that is a script shell (scripts, and no bot-check markup: a browser does not pass those).
+ */
+export function wantsBrowser(verdict: Verdict, html: string): boolean {
+  const head = html.slice(0, VERDICT_READ_CHARS);
+  if (!/<script/i.test(head)) return false;
+  return verdict === 'empty' || (verdict === 'challenge' && !CHALLENGE_MARKUP.test(head));
+}

@@ -79,17 +79,22 @@ export function shares(sizes: number[], cap: number): number[] {
  * The envelope: `content` (with `format`) and each text of `formats` share the cap, fairly (see
  * shares); the links fill what they leave, in document order.
  */
-export function envelopeOf(url: string, asked: Asked, page: Page, cap: number): FetchEnvelope {
+export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: number): FetchEnvelope {
   const formats = asked.formats ?? [];
+  // A screenshot counts in the cap first: one that does not fit is left out (truncated).
+  const shot = page.meta.screenshot;
+  const shotFits = shot !== undefined && shot.data.length <= outputCap;
+  const cap = outputCap - (shotFits ? shot.data.length : 0);
   const parts = [...(asked.content ? [asked.content] : []), ...formats].map((f) => writtenIn(page, f)!);
   const budgets = shares(
     parts.map((w) => Buffer.byteLength(w.text, 'utf8')),
     cap,
   );
   const cuts = parts.map((w, i) => truncateUtf8(w.text, budgets[i]));
-  const bytes = cuts.reduce((n, c) => n + c.bytes, 0);
-  const links = asked.links ? linksWithin(page.meta.links ?? [], cap - bytes) : undefined;
-  const cut = cuts.some((c, i) => c.truncated || parts[i].truncated);
+  const textBytes = cuts.reduce((n, c) => n + c.bytes, 0);
+  const bytes = textBytes + (shotFits ? shot.data.length : 0);
+  const links = asked.links ? linksWithin(page.meta.links ?? [], cap - textBytes) : undefined;
+  const cut = cuts.some((c, i) => c.truncated || parts[i].truncated) || (shot !== undefined && !shotFits);
   const first = asked.content ? cuts[0] : undefined;
   const offset = asked.content ? 1 : 0;
   return {
@@ -105,6 +110,9 @@ export function envelopeOf(url: string, asked: Asked, page: Page, cap: number): 
     cached: page.cached,
     revalidated: page.revalidated ?? false,
     verdict: page.meta.verdict ?? 'ok',
+    rendered: page.meta.browser !== undefined,
+    ...(page.meta.browser ? { render: page.meta.browser } : {}),
+    ...(shotFits ? { screenshot: shot } : {}),
     metadata: page.meta.metadata ?? NO_METADATA,
     ...(asked.formats
       ? { formats: Object.fromEntries(formats.map((f, i) => [f, cuts[offset + i].text])) }

@@ -2,6 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { Metadata } from '../extract/metadata';
 import type { Format } from '../extract/extract';
 import { VERDICTS, type Verdict } from '../extract/verdict';
+import type { RenderScreenshot } from '../render/render-types';
 
 @ApiSchema({ name: 'MetadataDto' })
 export class PageMetadata implements Metadata {
@@ -33,6 +34,22 @@ export class PageFormats {
   html?: string;
 }
 
+@ApiSchema({ name: 'RenderCountsDto' })
+export class RenderCounts {
+  @ApiProperty({ description: "Requests the page made in the browser, all through sift's proxy." })
+  requests: number;
+  @ApiProperty({ description: "Of them, those refused: the caller's address policy, or a render's caps." })
+  blocked: number;
+}
+
+@ApiSchema({ name: 'ScreenshotDto' })
+export class Screenshot implements RenderScreenshot {
+  @ApiProperty({ enum: ['image/png'] }) type: 'image/png';
+  @ApiProperty({ example: 1280 }) width: number;
+  @ApiProperty({ example: 800 }) height: number;
+  @ApiProperty({ description: 'The PNG, base64.' }) data: string;
+}
+
 /**
  * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
  * at run time and in the OpenAPI document. Cached and fresh answers are both serialized from it.
@@ -62,7 +79,8 @@ export class FetchEnvelope {
   })
   content: string;
   @ApiProperty({
-    description: 'UTF-8 bytes of `content` and of the texts in `formats`: what the output cap counts.',
+    description:
+      "UTF-8 bytes of `content`, of the texts in `formats` and of `screenshot`'s base64: what the output cap counts.",
     example: 35,
   })
   bytes: number;
@@ -83,6 +101,19 @@ export class FetchEnvelope {
       'What the page is: ok; empty (a 2xx html page of under 50 words); challenge (a bot check, captcha wall or JavaScript-only shell); not_found (a 200 page that says it is missing); error_page (an upstream 4xx/5xx).',
   })
   verdict: Verdict;
+  @ApiProperty({
+    description:
+      'Whether the page was rendered in Chromium (`render`: "always", or "auto" on a script shell or an empty page with scripts, where Chromium is available).',
+  })
+  rendered: boolean;
+  @ApiPropertyOptional({ type: RenderCounts, description: 'When rendered: the requests the page made.' })
+  render?: RenderCounts;
+  @ApiPropertyOptional({
+    type: Screenshot,
+    description:
+      'With `screenshot: true`, when rendered: a PNG of the viewport. Its base64 counts in `bytes` and the output cap first; one over the cap is left out (`truncated`).',
+  })
+  screenshot?: Screenshot;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
   @ApiProperty({
     description:

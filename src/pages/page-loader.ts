@@ -6,11 +6,12 @@ import { callerKeyOf, ContentCache, sha256Hex, type CachedPage } from '../dcache
 import { decodeBody, mediaType, pageKind } from '../fetch/decode';
 import type { RawPage } from '../fetch/fetcher';
 import type { Upstream } from '../fetch/upstream';
-import type { ExtractOptions, Format } from '../extract/extract';
+import type { ExtractOptions, Extraction, Format } from '../extract/extract';
 import type { ExtractPool } from '../extract/extract-pool';
 import type { Link } from '../extract/links';
 import type { Metadata } from '../extract/metadata';
 import { verdictOf, type Verdict } from '../extract/verdict';
+import type { BrowserMeta, BrowserStep, RenderAsk } from './browser-step';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
@@ -45,7 +46,7 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   last_modified?: string;
   metadata?: Metadata;
   links?: Link[];
-};
+} & BrowserMeta;
 
 /**
  * A page as the cache holds it (or as it was just fetched), before the caller's cap: one fetch,
@@ -82,6 +83,8 @@ export interface PageRequest {
   waitForExtraction?: boolean;
   /** A copy held with validators: the request is conditional, and a 304 confirms it. */
   stale?: CachedPage;
+  /** Rendering in Chromium, as asked (none: never). */
+  render?: RenderAsk;
 }
 
 /** Answers that say "try later": never cached. */
@@ -101,8 +104,10 @@ export class PageLoader {
   private readonly clock: Clock;
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
+  private readonly browser?: BrowserStep;
 
   constructor(parts: {
+    browser?: BrowserStep;
     upstream: Upstream;
     extractor: ExtractPool;
     cache: ContentCache;
@@ -115,6 +120,7 @@ export class PageLoader {
       cache: this.cache,
       clock: this.clock,
       storeCap: this.storeCap,
+      browser: this.browser,
     } = parts);
   }
 
@@ -154,14 +160,16 @@ export class PageLoader {
     let linksCut = false;
     let pageText: string | undefined;
     let written: Partial<Record<Format, string>> = {};
+    let { finalUrl, status } = raw;
+    let shown: BrowserMeta = {};
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
-      const x = await this.extractor.extract(html, raw.finalUrl, formats[0] ?? 'html', {
-        wait: req.waitForExtraction,
-        // The links are always listed: a later call that asks for them is answered from the cache.
-        extract: { ...req.extract, links: true, formats },
-        caller: callerKeyOf(caller),
-      });
+      let x = await this.extract(html, finalUrl, req);
+      const r = ok ? await this.browser?.maybeRender({ html, finalUrl, status, raw, x }, req) : undefined;
+      if (r) {
+        ({ html, finalUrl, status, shown } = r);
+        x = await this.extract(html, finalUrl, req);
+      }
       ({ title, content, metadata, links, pageText } = x);
       written = x.contents ?? { [formats[0] ?? 'html']: x.content };
       linksCut = x.linksTruncated === true;
@@ -175,8 +183,8 @@ export class PageLoader {
     const kept = links && linksWithin(links, this.storeCap - shortest);
     const meta: PageMeta = {
       url: req.url.href,
-      final_url: raw.finalUrl,
-      status: raw.status,
+      final_url: finalUrl,
+      status,
       content_type: raw.contentType,
       title,
       kind: kind ?? 'text',
@@ -185,7 +193,7 @@ export class PageLoader {
       ...(rendered ? { rendered } : {}),
       // The page is judged, not the caller's selection of it.
       verdict: verdictOf({
-        status: raw.status,
+        status,
         html,
         title,
         content: pageText ?? content,
@@ -195,10 +203,11 @@ export class PageLoader {
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),
       ...(kept ? { links: kept.links } : {}),
+      ...shown,
     };
     const fetchedAt = this.clock.now();
     let digest: string | undefined;
-    if (!TRANSIENT_STATUS.has(raw.status)) {
+    if (!TRANSIENT_STATUS.has(status)) {
       // The page is already in hand: a cache that cannot store it (a full disk) must not lose it.
       digest = await this.cache
         .put(req.key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt)
@@ -242,6 +251,16 @@ export class PageLoader {
         .catch((err: Error) => this.log.warn(`page formats not cached: ${err.message}`));
     }
     return { ...page, meta };
+  }
+
+  /** An html page's article and formats, in the worker pool. */
+  private extract(html: string, url: string, req: PageRequest): Promise<Extraction> {
+    return this.extractor.extract(html, url, req.formats[0] ?? 'html', {
+      wait: req.waitForExtraction,
+      // The links are always listed: a later call that asks for them is answered from the cache.
+      extract: { ...req.extract, links: true, formats: req.formats },
+      caller: callerKeyOf(req.caller),
+    });
   }
 
   /** Markdown and text of an html page as the cache keeps them: each cut to the largest cap. */

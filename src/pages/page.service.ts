@@ -9,6 +9,7 @@ import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
 import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
+import { renderKeyPart, type RenderMode } from './browser-step';
 import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
@@ -32,6 +33,10 @@ export interface FetchParams {
   links?: boolean;
   include_selectors?: string[];
   exclude_selectors?: string[];
+  render?: RenderMode;
+  wait_for?: string;
+  wait_ms?: number;
+  screenshot?: boolean;
 }
 
 export interface FetchOutcome {
@@ -87,6 +92,7 @@ export class PageService {
     (a) =>
       (a.json?.length ?? 0) +
       a.envelope.content.length * 2 +
+      (a.envelope.screenshot?.data.length ?? 0) +
       Object.values(a.envelope.formats ?? {}).reduce((n, t) => n + t.length * 2, 0) +
       (a.envelope.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0),
   );
@@ -158,12 +164,21 @@ export class PageService {
         headers,
         ...(robots ? [] : ['robots:false']),
         ...(Object.keys(extract).length > 0 ? [extract] : []),
+        ...renderKeyPart(p),
       ]),
     );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
+    const timeoutMs = p.timeout_ms ?? DEFAULT_TIMEOUT_MS;
+    const render = {
+      mode: p.render ?? 'auto',
+      waitFor: p.wait_for,
+      waitMs: p.wait_ms,
+      screenshot: p.screenshot,
+      deadline: Date.now() + timeoutMs,
+    };
     const waiter: Waiter = {
       host: url.host,
-      timeoutMs: p.timeout_ms ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs,
       get signal() {
         return typeof signal === 'function' ? signal() : signal;
       },
@@ -180,6 +195,7 @@ export class PageService {
         signal: shared,
         waitForExtraction: opts.waitForExtraction,
         stale,
+        render,
       }),
     );
     // An html page cached (or fetched by another caller) in other formats: written in these from

@@ -6,12 +6,15 @@ import { ContentCache } from '../dcache';
 import { FetchModule } from '../fetch/fetch.module';
 import { Upstream } from '../fetch/upstream';
 import { ExtractPool } from '../extract/extract-pool';
+import { RenderModule } from '../render/render.module';
+import { Renderer } from '../render/renderer';
+import { BrowserStep } from './browser-step';
 import { PageLoader } from './page-loader';
 import { PageService } from './page.service';
 
 /** From a URL to an envelope: the page cache, the caller's policy, the fetch, the extraction. */
 @Module({
-  imports: [DcacheModule, FetchModule],
+  imports: [DcacheModule, FetchModule, RenderModule],
   providers: [
     {
       provide: ExtractPool,
@@ -27,6 +30,7 @@ import { PageService } from './page.service';
         cache: ContentCache,
         clock: Clock,
         config: AppConfig,
+        renderer: Renderer,
       ) =>
         new PageLoader({
           upstream,
@@ -34,11 +38,12 @@ import { PageService } from './page.service';
           cache,
           clock,
           storeCap: Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
+          browser: new BrowserStep(renderer),
         }),
-      inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig],
+      inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig, Renderer],
     },
     PageService,
   ],
-  exports: [PageService, FetchModule],
+  exports: [PageService, FetchModule, RenderModule],
 })
 export class PagesModule {}

@@ -1,5 +1,4 @@
 import type { CallerClass } from '../config/app-config';
-import type { ErrorCode } from '../common/error-codes';
 import { FetchError, SiftError } from '../common/errors';
 
 export interface RenderRequest {
@@ -46,13 +45,10 @@ export interface RenderResult {
 export const RENDER_MAX_REQUESTS = 500;
 export const RENDER_MAX_HOSTS = 50;
 
-/** Not yet in ERROR_CODES (src/common/error-codes.ts): 503, no Chromium to render with. */
-export const RENDER_UNAVAILABLE = 'render_unavailable' as ErrorCode;
-
 export const renderUnavailable = (why: string, chromiumPath: string) =>
   new SiftError(
     503,
-    RENDER_UNAVAILABLE,
+    'render_unavailable',
     `pages cannot be rendered here: ${why}`,
     `install Debian's \`chromium\` package (apt-get install chromium), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); render: "never" or "auto" still fetch statically`,
   ).retryAfter(60);

@@ -13,6 +13,7 @@ describe('app', () => {
       backend: 'sqlite',
       instance: app.get(InstanceService).id,
       database: 'reachable',
+      render: true,
     });
     await app.close();
   });

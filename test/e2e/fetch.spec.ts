@@ -136,6 +136,7 @@ describe('POST /v1/fetch', () => {
           'final_url',
           'format',
           'metadata',
+          'rendered',
           'revalidated',
           'status',
           'title',

@@ -11,10 +11,11 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { IsHeaderMap, IsHttpUrl, IsSelectorList } from './validators';
+import { IsHeaderMap, IsHttpUrl, IsSelector, IsSelectorList } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
+export const RENDER_MODES = ['never', 'auto', 'always'] as const;
 export const FETCH_FORMATS = [...FORMATS, 'links'] as const;
 
 /**
@@ -101,6 +102,33 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsBoolean()
   robots?: boolean;
+
+  /**
+   * Rendering in Chromium: "never"; "auto" (default) renders only a page that is a script shell
+   * or empty with scripts, once fetched; "always" renders every html page (503
+   * render_unavailable where there is no Chromium).
+   */
+  @ApiPropertyOptional({ enum: RENDER_MODES, default: 'auto' })
+  @IsOptional()
+  @IsIn(RENDER_MODES)
+  render?: 'never' | 'auto' | 'always';
+
+  /** When rendered: a CSS selector (at most 512 characters) to wait for before the page is read. */
+  @IsOptional()
+  @IsSelector(512)
+  wait_for?: string;
+
+  /** When rendered: a further wait once loaded (and once `wait_for` matched), in milliseconds. */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @Max(10000)
+  wait_ms?: number;
+
+  /** When rendered: a PNG of the viewport in the envelope's `screenshot` (counted in the output cap). */
+  @IsOptional()
+  @IsBoolean()
+  screenshot?: boolean;
 }
 
 export class FetchRequestDto extends FetchOptionsDto {

@@ -28,6 +28,12 @@ export class HealthResponseDto {
       'Whether the database answered the last heartbeat; unreachable comes with 503, so a load balancer drains the instance.',
   })
   database: 'reachable' | 'unreachable';
+
+  @ApiProperty({
+    description:
+      'Whether pages can be rendered: Chromium is at SIFT_CHROMIUM_PATH and did not fail to start in the last minute.',
+  })
+  render: boolean;
 }
 
 export class JobListResponseDto {

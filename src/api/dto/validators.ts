@@ -128,6 +128,31 @@ export function IsSelectorList(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
+/** One CSS selector of at most `max` characters, within the shape selector-limits.ts allows. */
+export function IsSelector(max: number, options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isSelector',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: (args: ValidationArguments) => {
+          const v: unknown = args.value;
+          const problem =
+            typeof v === 'string' && v.trim() && v.length <= max ? selectorProblem(v) : undefined;
+          return problem
+            ? `${args.property} selector ${JSON.stringify(v).slice(0, 100)} ${problem}`
+            : `${args.property} must be a valid CSS selector of at most ${max} characters`;
+        },
+        ...options,
+      },
+      validator: {
+        validate: (v: unknown) =>
+          typeof v === 'string' && v.trim().length > 0 && v.length <= max && selectorProblem(v) === undefined,
+      },
+    });
+}
+
 const SELECTOR_FIELDS = ['include_selectors', 'exclude_selectors'] as const;
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null;
 

@@ -1,0 +1,114 @@
+import { Logger } from '@nestjs/common';
+import { SiftError } from '../common/errors';
+import type { Renderer } from '../render/renderer';
+import type { RenderResult, RenderScreenshot } from '../render/render-types';
+import { verdictOf, wantsBrowser } from '../extract/verdict';
+import { callerKeyOf } from '../dcache';
+import { DOWNLOAD_CAP } from '../fetch/fetcher';
+import type { Caller } from './caller-policy';
+
+export type RenderMode = 'never' | 'auto' | 'always';
+
+/** What a call asks of the browser (SPEC "Rendering"). */
+export interface RenderAsk {
+  mode: RenderMode;
+  waitFor?: string;
+  waitMs?: number;
+  screenshot?: boolean;
+  /** When the call's time is up (ms since the epoch): the render gets what is left. */
+  deadline: number;
+}
+
+/** What a rendered page keeps beside its source (and its envelope says). */
+export interface BrowserMeta {
+  browser?: { requests: number; blocked: number };
+  screenshot?: RenderScreenshot;
+}
+
+/** The part of the cache key a render ask adds: none for the default (auto, no waits, no screenshot). */
+export function renderKeyPart(p: {
+  render?: RenderMode;
+  wait_for?: string;
+  wait_ms?: number;
+  screenshot?: boolean;
+}): unknown[] {
+  const mode = p.render ?? 'auto';
+  const waits = [p.wait_for ?? null, p.wait_ms ?? null, p.screenshot === true];
+  return mode === 'auto' && waits[0] === null && waits[1] === null && !waits[2]
+    ? []
+    : [['render', mode, ...waits]];
+}
+
+/** A fetched html page and its extraction. */
+export interface StaticPage {
+  html: string;
+  finalUrl: string;
+  status: number;
+  raw: { contentType: string };
+  x: { title: string; content: string; pageText?: string };
+}
+
+/** A rendered page: its DOM, where it ended, and what the envelope says of the render. */
+export interface Shown {
+  html: string;
+  finalUrl: string;
+  status: number;
+  shown: BrowserMeta;
+}
+
+/**
+ * A fetched html page in Chromium, when the call asks for it: always, or (auto) when the static
+ * page is a script shell or empty with scripts. Without Chromium, auto keeps the static page
+ * (undefined; the log says why, once) and always fails 503 render_unavailable.
+ */
+export class BrowserStep {
+  private readonly log = new Logger('render');
+  private hinted = false;
+
+  constructor(private readonly renderer: Renderer | undefined) {}
+
+  async maybeRender(
+    page: StaticPage,
+    req: { render?: RenderAsk; caller: Caller; signal: AbortSignal },
+  ): Promise<Shown | undefined> {
+    const ask = req.render;
+    const mode = ask?.mode ?? 'never';
+    if (!ask || mode === 'never' || !this.renderer) return undefined;
+    const { html, finalUrl, status } = page;
+    if (mode === 'auto') {
+      const content = page.x.pageText ?? page.x.content;
+      const verdict = verdictOf({ status, html, title: page.x.title, content, isHtml: true });
+      if (!wantsBrowser(verdict, html)) return undefined;
+    }
+    let r: RenderResult;
+    try {
+      r = await this.renderer.render({
+        url: new URL(finalUrl),
+        html,
+        status,
+        contentType: page.raw.contentType,
+        callerClass: req.caller.callerClass,
+        who: callerKeyOf(req.caller),
+        timeoutMs: Math.max(1, ask.deadline - Date.now()),
+        waitFor: ask.waitFor,
+        waitMs: ask.waitMs,
+        screenshot: ask.screenshot,
+        // The download cap: what the page's requests may bring in, and the most html given back.
+        maxBytes: DOWNLOAD_CAP,
+        signal: req.signal,
+      });
+    } catch (err) {
+      if (mode === 'always' || !(err instanceof SiftError) || err.code !== 'render_unavailable') throw err;
+      if (!this.hinted) {
+        this.hinted = true;
+        this.log.warn(
+          `render "auto" answers pages that need a browser statically: ${err.message}; ${err.hint}`,
+        );
+      }
+      return undefined;
+    }
+    const browser = { requests: r.requests, blocked: r.blocked };
+    const shown = { browser, ...(r.screenshot ? { screenshot: r.screenshot } : {}) };
+    return { html: r.html, finalUrl: r.finalUrl, status: r.status, shown };
+  }
+}
