@@ -1,11 +1,15 @@
 import { Logger } from '@nestjs/common';
-import { SiftError } from '../common/errors';
+import { abortable } from '../common/abortable';
+import { FetchError, SiftError } from '../common/errors';
 import type { Renderer } from '../render/renderer';
 import type { RenderResult, RenderScreenshot } from '../render/render-types';
 import { verdictOf, wantsBrowser } from '../extract/verdict';
 import { callerKeyOf } from '../dcache';
 import { DOWNLOAD_CAP } from '../fetch/fetcher';
 import type { Caller } from './caller-policy';
+
+/** How often a render refused at the caller's cap is tried again (the runner's). */
+const RETRY_MS = 100;
 
 export type RenderMode = 'never' | 'auto' | 'always';
 
@@ -69,7 +73,7 @@ export class BrowserStep {
 
   async maybeRender(
     page: StaticPage,
-    req: { render?: RenderAsk; caller: Caller; signal: AbortSignal },
+    req: { render?: RenderAsk; caller: Caller; signal: AbortSignal; waitForExtraction?: boolean },
   ): Promise<Shown | undefined> {
     const ask = req.render;
     const mode = ask?.mode ?? 'never';
@@ -80,23 +84,26 @@ export class BrowserStep {
       const verdict = verdictOf({ status, html, title: page.x.title, content, isHtml: true });
       if (!wantsBrowser(verdict, html)) return undefined;
     }
+    const renderer = this.renderer;
     let r: RenderResult;
     try {
-      r = await this.renderer.render({
-        url: new URL(finalUrl),
-        html,
-        status,
-        contentType: page.raw.contentType,
-        callerClass: req.caller.callerClass,
-        who: callerKeyOf(req.caller),
-        timeoutMs: Math.max(1, ask.deadline - Date.now()),
-        waitFor: ask.waitFor,
-        waitMs: ask.waitMs,
-        screenshot: ask.screenshot,
-        // The download cap: what the page's requests may bring in, and the most html given back.
-        maxBytes: DOWNLOAD_CAP,
-        signal: req.signal,
-      });
+      r = await this.untilRoom(req.waitForExtraction === true, ask.deadline, req.signal, () =>
+        renderer.render({
+          url: new URL(finalUrl),
+          html,
+          status,
+          contentType: page.raw.contentType,
+          callerClass: req.caller.callerClass,
+          who: callerKeyOf(req.caller),
+          timeoutMs: Math.max(1, ask.deadline - Date.now()),
+          waitFor: ask.waitFor,
+          waitMs: ask.waitMs,
+          screenshot: ask.screenshot,
+          // The download cap: what the page's requests may bring in, and the most html given back.
+          maxBytes: DOWNLOAD_CAP,
+          signal: req.signal,
+        }),
+      );
     } catch (err) {
       if (mode === 'always' || !(err instanceof SiftError) || err.code !== 'render_unavailable') throw err;
       if (!this.hinted) {
@@ -110,5 +117,31 @@ export class BrowserStep {
     const browser = { requests: r.requests, blocked: r.blocked };
     const shown = { browser, ...(r.screenshot ? { screenshot: r.screenshot } : {}) };
     return { html: r.html, finalUrl: r.finalUrl, status: r.status, shown };
+  }
+
+  /**
+   * A render; for the runner (`wait`), one refused at the caller's render cap is tried again
+   * until its deadline, as its extraction waits for room: a job's targets queue for the
+   * browser instead of failing 429. A call of /v1/fetch is answered 429 at once.
+   */
+  private async untilRoom<T>(
+    wait: boolean,
+    deadline: number,
+    signal: AbortSignal,
+    render: () => Promise<T>,
+  ): Promise<T> {
+    for (;;) {
+      try {
+        return await render();
+      } catch (err) {
+        if (!wait || !(err instanceof SiftError) || err.code !== 'too_many_requests') throw err;
+        if (Date.now() + RETRY_MS >= deadline)
+          throw new FetchError(
+            'timeout',
+            "the page was not rendered in time: the caller's renders were all busy",
+          );
+        await abortable(new Promise((resolve) => setTimeout(resolve, RETRY_MS)), signal);
+      }
+    }
   }
 }

@@ -185,10 +185,21 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
       await waitForJob(app, sub.body.id);
       return (await http().get(`/v1/batch/${sub.body.id}/results`).set(fleet)).body.results[0];
     };
-    const shell = await job({ url: fx.url('/shell?batch') });
-    expect(shell.status).toBe('done');
-    expect(shell.result).toMatchObject({ rendered: true, verdict: 'ok' });
-    expect(shell.result.content).toContain('written into the page by its own script');
+    // Two at once, past SIFT_FLEET_RENDER_CONCURRENCY 1: the second waits for the first.
+    const sub = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({
+        targets: [{ url: fx.url('/shell?b1') }, { url: fx.url('/shell?b2') }],
+        options: { format: 'text' },
+      });
+    expect(await waitForJob(app, sub.body.id)).toMatchObject({ status: 'done', targets_failed: 0 });
+    const both = (await http().get(`/v1/batch/${sub.body.id}/results`).set(fleet)).body.results;
+    for (const shell of both) {
+      expect(shell.status).toBe('done');
+      expect(shell.result).toMatchObject({ rendered: true, verdict: 'ok' });
+      expect(shell.result.content).toContain('written into the page by its own script');
+    }
     const late = await job({
       url: fx.url('/slow?batch'),
       options: { render: 'always', wait_for: '.never', timeout_ms: 1500 },
