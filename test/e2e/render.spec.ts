@@ -1,6 +1,6 @@
 import * as net from 'node:net';
 import request from 'supertest';
-import type { INestApplication } from '@nestjs/common';
+import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Renderer } from '../../src/render/renderer';
 import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
 import { articleHtml, Fixture, html, send } from '../support/fixture';
@@ -214,14 +214,23 @@ describe('rendering without Chromium', () => {
   let fx: Fixture;
   const post = (body: Record<string, unknown>) =>
     request(app.getHttpServer()).post('/v1/fetch').set(fleet).send(body);
+  const warnings: string[] = [];
+  const logger: LoggerService = {
+    log: () => undefined,
+    error: () => undefined,
+    warn: (m: unknown) => void warnings.push(String(m)),
+  };
 
   beforeAll(async () => {
     fx = await new Fixture({ '/shell': send(200, 'text/html', SHELL) }).start();
-    ({ app } = await createTestApp({
-      SIFT_FLEET_ALLOW: '127.0.0.0/8',
-      SIFT_CHROMIUM_PATH: '/nonexistent/chromium',
-      SIFT_RESTRICTED_RENDER_CONCURRENCY: '1',
-    }));
+    ({ app } = await createTestApp(
+      {
+        SIFT_FLEET_ALLOW: '127.0.0.0/8',
+        SIFT_CHROMIUM_PATH: '/nonexistent/chromium',
+        SIFT_RESTRICTED_RENDER_CONCURRENCY: '1',
+      },
+      { logger },
+    ));
   });
 
   afterAll(async () => {
@@ -245,10 +254,15 @@ describe('rendering without Chromium', () => {
     expect(r.headers['retry-after']).toBeDefined();
   });
 
-  it('auto: the static result, rendered false', async () => {
-    const r = await post({ url: fx.url('/shell'), format: 'text' });
-    expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ rendered: false, verdict: 'challenge' });
-    expect(r.body.render).toBeUndefined();
+  it('auto: the static result, rendered false, and the hint in the log once', async () => {
+    for (const q of ['a', 'b']) {
+      const r = await post({ url: fx.url(`/shell?${q}`), format: 'text' });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ rendered: false, verdict: 'challenge' });
+      expect(r.body.render).toBeUndefined();
+    }
+    const hints = warnings.filter((w) => w.includes('SIFT_CHROMIUM_PATH'));
+    expect(hints).toHaveLength(1);
+    expect(hints[0]).toContain('/nonexistent/chromium');
   });
 });
