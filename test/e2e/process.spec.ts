@@ -66,7 +66,8 @@ describe('sift as a process', () => {
       );
       expect(runs.map((r) => (r.code === 0 ? 'ok' : r.err.trim()))).toEqual(Array(8).fill('ok'));
     }
-  });
+    // 24 processes of about a second of CPU each, on two cores.
+  }, 90_000);
 
   it('three processes started at once on one new database file: one comes up, two are refused', async () => {
     // Before: one died with "migration 0001-batch-store failed: database is locked". One server
