@@ -132,6 +132,17 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
     const plain = await post({ url: fx.url('/shell'), format: 'text', render: 'always' });
     expect(plain.body.rendered).toBe(true);
     expect(plain.body.screenshot).toBeUndefined();
+    // Over the cap, the screenshot is left out and the answer says it was cut.
+    const capped = await post({
+      url: fx.url('/shell'),
+      format: 'text',
+      render: 'always',
+      screenshot: true,
+      max_bytes: 100,
+    });
+    expect(capped.body).toMatchObject({ rendered: true, truncated: true });
+    expect(capped.body.screenshot).toBeUndefined();
+    expect(capped.body.bytes).toBeLessThanOrEqual(100);
   }, 60_000);
 
   it.each([
