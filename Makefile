@@ -3,7 +3,7 @@ SHELL := /bin/bash
 export SCARF_ANALYTICS := false
 ENV_FILE := $(if $(wildcard .env),.env,.env.example)
 
-.PHONY: run test test-node24 gate bench build install typecheck lint format-check clean
+.PHONY: run test test-node24 chromium gate bench build install typecheck lint format-check clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
@@ -27,12 +27,16 @@ NODE_FLAGS := --max-semi-space-size=8 --v8-pool-size=2
 run: build
 	node --env-file=$(ENV_FILE) $(NODE_FLAGS) dist/src/main.js
 
-test: build
+test: build chromium
 	npx jest --ci
 
 # The suite again under Node 24 LTS (from the npm registry, kept in ~/.cache/sift); CI runs both.
-test-node24: build
+test-node24: build chromium
 	test/support/node24.sh
+
+# The render and Swagger UI tests drive Debian's Chromium: installed when it can be, else a clear stop.
+chromium:
+	@test/support/chromium.sh
 
 typecheck: install
 	npx tsc -p tsconfig.json --noEmit
