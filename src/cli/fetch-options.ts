@@ -13,6 +13,10 @@ export const FETCH_FLAGS = {
   'include-selectors': { type: 'string', multiple: true },
   'exclude-selectors': { type: 'string', multiple: true },
   'no-robots': { type: 'boolean' },
+  render: { type: 'string' },
+  'wait-for': { type: 'string' },
+  'wait-ms': { type: 'string' },
+  screenshot: { type: 'boolean' },
 } as const;
 
 export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target of a batch):
@@ -27,6 +31,10 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target
   --include-selectors CSS                the content is what the selector matches (repeat for more)
   --exclude-selectors CSS                remove what the selector matches first (repeat for more)
   --no-robots                            do not ask the site's robots.txt (fleet callers)
+  --render never|auto|always             render in Chromium (default auto: only a script shell)
+  --wait-for CSS                         when rendered, wait for what the selector matches
+  --wait-ms N                            when rendered, wait this long more once loaded (0-10000)
+  --screenshot                           when rendered, a PNG of the viewport (in the --json envelope)
 `;
 
 type FetchFlagValues = {
@@ -40,6 +48,10 @@ type FetchFlagValues = {
   'include-selectors'?: string[];
   'exclude-selectors'?: string[];
   'no-robots'?: boolean;
+  render?: string;
+  'wait-for'?: string;
+  'wait-ms'?: string;
+  screenshot?: boolean;
 };
 
 /** The API's fetch options from the flags given; only those given, so the server's defaults hold. */
@@ -55,13 +67,17 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     include_selectors: v['include-selectors'],
     exclude_selectors: v['exclude-selectors'],
     robots: v['no-robots'] ? false : undefined,
+    render: v.render,
+    wait_for: v['wait-for'],
+    wait_ms: int('wait-ms', v['wait-ms']),
+    screenshot: v.screenshot || undefined,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
 }
 
 /** JSON fields of a fetch or batch body, and the flag that sets each. */
-const FIELD_FLAGS: Record<string, string> = {
+export const FIELD_FLAGS: Record<string, string> = {
   format: '--format',
   formats: '--formats',
   timeout_ms: '--timeout-ms',
@@ -72,6 +88,10 @@ const FIELD_FLAGS: Record<string, string> = {
   include_selectors: '--include-selectors',
   exclude_selectors: '--exclude-selectors',
   robots: '--no-robots',
+  render: '--render',
+  wait_for: '--wait-for',
+  wait_ms: '--wait-ms',
+  screenshot: '--screenshot',
   ttl_s: '--ttl',
   on_restart: '--on-restart',
   ignore_invalid_urls: '--ignore-invalid-urls',
