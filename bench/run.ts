@@ -2,6 +2,7 @@
 import { benchBatch } from './batch';
 import { benchFetch } from './fetch';
 import { benchLoad } from './load';
+import { benchRender } from './render';
 import { benchScale } from './scale';
 import { benchStore } from './store';
 
@@ -11,6 +12,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   batch: benchBatch,
   load: benchLoad,
   scale: benchScale,
+  render: benchRender,
 };
 
 async function main(): Promise<void> {

@@ -95,8 +95,12 @@ describe('response shapes', () => {
           .send({ url: fx.url('/page') })
       ).body;
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
-      // links and formats are there only when asked for.
-      const envelopeProps = props('FetchResponseDto').filter((k) => k !== 'links' && k !== 'formats');
+      // links and formats are there only when asked for; render and screenshot only when rendered
+      // (test/e2e/render.spec.ts).
+      const whenRendered = ['render', 'screenshot'];
+      const envelopeProps = props('FetchResponseDto').filter(
+        (k) => !['links', 'formats', ...whenRendered].includes(k),
+      );
       expect(keys(fresh)).toEqual(envelopeProps);
       const linked = (
         await http()
@@ -104,7 +108,7 @@ describe('response shapes', () => {
           .set(auth)
           .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links'] })
       ).body;
-      expect(keys(linked)).toEqual(props('FetchResponseDto'));
+      expect(keys(linked)).toEqual(props('FetchResponseDto').filter((k) => !whenRendered.includes(k)));
       expect(keys(linked.formats)).toEqual(['html', 'text']);
       expect(keys(linked.metadata)).toEqual(props('MetadataDto'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
