@@ -13,7 +13,7 @@ import type { INestApplication } from '@nestjs/common';
 import { parseHTML } from './support/stock-linkedom';
 import { load, startSift, type LoadResult } from './support/harness';
 import { Renderer } from '../src/render/renderer';
-import { processTree } from '../src/render/chromium-process';
+import { processTree, treeMemory } from '../src/render/chromium-process';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CHROMIUM = process.env.SIFT_CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -57,21 +57,19 @@ async function spa(): Promise<{ server: http.Server; origin: string }> {
   return { server, origin: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
 }
 
-/** CPU seconds (user + system) and resident bytes of processes, read from /proc. */
-function procStats(pids: number[]): { cpu: Map<number, number>; rss: number } {
+/** CPU seconds (user + system) of processes, read from /proc. */
+function procStats(pids: number[]): { cpu: Map<number, number> } {
   const cpu = new Map<number, number>();
-  let rss = 0;
   for (const pid of pids) {
     try {
       const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
       cpu.set(pid, (Number(f[11]) + Number(f[12])) / 100);
-      rss += Number(f[21]) * 4096;
     } catch {
       // gone
     }
   }
-  return { cpu, rss };
+  return { cpu };
 }
 
 function parentOf(pid: number): number {
@@ -101,9 +99,13 @@ async function measure(
   const seen = new Map<number, number>();
   const before = procStats(pids()).cpu;
   let peak = 0;
+  let samples = 0;
   const sample = () => {
-    const s = procStats([process.pid, ...pids()]);
-    peak = Math.max(peak, s.rss);
+    const all = [process.pid, ...pids()];
+    const s = procStats(all);
+    // Memory as proportional set size: Chromium's processes share most of their pages, which a sum
+    // of resident sizes would count once per process.
+    if (samples++ % 5 === 0) peak = Math.max(peak, treeMemory(all));
     for (const [pid, c] of s.cpu) seen.set(pid, c);
   };
   const timer = setInterval(sample, 50);
@@ -221,9 +223,9 @@ export async function benchRender(): Promise<Record<string, number | string>> {
         out[`${pages} at once: CPU ms per page, sift / script (approx.)`] =
           `${median(s.map((x) => x.cpuMsPerPage)).toFixed(0)} / ${median(p.map((x) => x.cpuMsPerPage)).toFixed(0)}`;
         out[
-          `${pages} at once: peak RSS MB, this process + browser, sift${pages === 2 ? ' (goal <= 450)' : ''}`
+          `${pages} at once: peak PSS MB, this process + browser, sift${pages === 2 ? ' (goal <= 450)' : ''}`
         ] = Math.round(Math.max(...s.map((x) => x.peakRssMb)));
-        out[`${pages} at once: peak RSS MB, script + its browser`] = Math.round(
+        out[`${pages} at once: peak PSS MB, script + its browser`] = Math.round(
           Math.max(...p.map((x) => x.peakRssMb)),
         );
         if (pages === 2) Object.assign(out, await autoVersusNever(url, fx.origin));
