@@ -3,7 +3,7 @@ import { abortable } from '../common/abortable';
 import { FetchError, SiftError } from '../common/errors';
 import type { Renderer } from '../render/renderer';
 import type { RenderResult, RenderScreenshot } from '../render/render-types';
-import { verdictOf, wantsBrowser } from '../extract/verdict';
+import { wantsBrowser, type Verdict } from '../extract/verdict';
 import { callerKeyOf } from '../dcache';
 import { DOWNLOAD_CAP } from '../fetch/fetcher';
 import type { Caller } from './caller-policy';
@@ -43,13 +43,13 @@ export function renderKeyPart(p: {
     : [['render', mode, ...waits]];
 }
 
-/** A fetched html page and its extraction. */
+/** A fetched html page and its verdict. */
 export interface StaticPage {
   html: string;
   finalUrl: string;
   status: number;
   raw: { contentType: string };
-  x: { title: string; content: string; pageText?: string };
+  verdict: Verdict;
 }
 
 /** A rendered page: its DOM, where it ended, and what the envelope says of the render. */
@@ -79,11 +79,7 @@ export class BrowserStep {
     const mode = ask?.mode ?? 'never';
     if (!ask || mode === 'never' || !this.renderer) return undefined;
     const { html, finalUrl, status } = page;
-    if (mode === 'auto') {
-      const content = page.x.pageText ?? page.x.content;
-      const verdict = verdictOf({ status, html, title: page.x.title, content, isHtml: true });
-      if (!wantsBrowser(verdict, html)) return undefined;
-    }
+    if (mode === 'auto' && !wantsBrowser(page.verdict, html)) return undefined;
     const renderer = this.renderer;
     let r: RenderResult;
     try {

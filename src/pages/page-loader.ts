@@ -162,13 +162,19 @@ export class PageLoader {
     let written: Partial<Record<Format, string>> = {};
     let { finalUrl, status } = raw;
     let shown: BrowserMeta = {};
+    // The page is judged, not the caller's selection: auto renders by it; unrendered, it stands.
+    let verdict: Verdict | undefined;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
       let x = await this.extract(html, finalUrl, req);
-      const r = ok ? await this.browser?.maybeRender({ html, finalUrl, status, raw, x }, req) : undefined;
+      verdict = verdictOf({ status, html, title: x.title, content: x.pageText ?? x.content, isHtml: true });
+      const r = ok
+        ? await this.browser?.maybeRender({ html, finalUrl, status, raw, verdict }, req)
+        : undefined;
       if (r) {
         ({ html, finalUrl, status, shown } = r);
         x = await this.extract(html, finalUrl, req);
+        verdict = undefined;
       }
       ({ title, content, metadata, links, pageText } = x);
       written = x.contents ?? { [formats[0] ?? 'html']: x.content };
@@ -181,6 +187,7 @@ export class PageLoader {
     // The links are kept within what the shortest format leaves of the largest cap, as an answer is.
     const shortest = Math.min(stored.bytes, ...Object.values(rendered ?? {}).map((r) => byteLength(r.text)));
     const kept = links && linksWithin(links, this.storeCap - shortest);
+    verdict ??= verdictOf({ status, html, title, content: pageText ?? content, isHtml: kind === 'html' });
     const meta: PageMeta = {
       url: req.url.href,
       final_url: finalUrl,
@@ -191,14 +198,7 @@ export class PageLoader {
       truncated: stored.truncated,
       ...(linksCut || kept?.cut ? { links_cut: true } : {}),
       ...(rendered ? { rendered } : {}),
-      // The page is judged, not the caller's selection of it.
-      verdict: verdictOf({
-        status,
-        html,
-        title,
-        content: pageText ?? content,
-        isHtml: kind === 'html',
-      }),
+      verdict,
       ...(raw.etag ? { etag: raw.etag } : {}),
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),
