@@ -1,0 +1,70 @@
+import { createRequire } from 'node:module';
+import * as path from 'node:path';
+import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
+
+/**
+ * The parser's process: reads one document at a time for its parent, over the IPC channel.
+ * Parent → child: `{id, job}`. Child → parent: `{ready}` once pdf.js is loaded, `{id, progress: n}`
+ * as page n starts (0: opening), then `{id, ok}` or `{id, fail, message}`.
+ */
+export type ChildReply =
+  | { ready: true }
+  | { id: number; progress: number }
+  | { id: number; ok: ParsedDocument }
+  | { id: number; fail: ReadFailure['kind']; message: string };
+
+type PdfJs = typeof import('pdfjs-dist');
+
+/**
+ * Before pdf.js loads. It fills in DOMMatrix, ImageData and Path2D from the optional canvas
+ * package, for rendering, which is never done here: loading that native module reserves about 1 GB
+ * of address space counted by the data-segment limit, so that a child under 256 MB could not start.
+ * An empty module stands in its place in the require cache (documented: entries may be added),
+ * and DOMMatrix, the one pdf.js makes at load, is a plain identity matrix.
+ */
+export function prepare(pdfjsRoot: string): void {
+  const g = globalThis as Record<string, unknown>;
+  g.DOMMatrix ??= class DOMMatrix {
+    a = 1;
+    b = 0;
+    c = 0;
+    d = 1;
+    e = 0;
+    f = 0;
+  };
+  g.ImageData ??= class ImageData {};
+  g.Path2D ??= class Path2D {};
+  try {
+    const filename = createRequire(path.join(pdfjsRoot, 'package.json')).resolve('@napi-rs/canvas');
+    require.cache[filename] = { id: filename, filename, loaded: true, exports: {} } as NodeJS.Module;
+  } catch {
+    // the optional package is not installed: pdf.js warns and goes on
+  }
+}
+
+/** Serves documents until the parent goes; pdf.js's worker runs in this thread. */
+export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
+  (globalThis as Record<string, unknown>).pdfjsWorker = worker;
+  let exhaustion = new Exhaustion();
+  // pdf.js logs with console.log; nothing else here writes to the console.
+  const watch = (...args: unknown[]) => exhaustion.watch(args.map(String).join(' '));
+  console.log = watch;
+  console.warn = watch;
+  console.error = watch;
+  const send = (m: ChildReply) => process.send?.(m);
+  process.on('disconnect', () => process.exit(0));
+  process.on('message', (m: { id: number; job: ReadJob }) => {
+    exhaustion = new Exhaustion();
+    const b = m.job.bytes;
+    // A view of the bytes as they arrived (a Buffer or a Uint8Array), not a copy.
+    const job = { ...m.job, bytes: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
+    readDocument(pdfjs, pdfjsRoot, job, exhaustion, (n) => send({ id: m.id, progress: n })).then(
+      (ok) => send({ id: m.id, ok }),
+      (err: unknown) => {
+        const f = err instanceof ReadFailure ? err : new ReadFailure('unreadable', String(err));
+        send({ id: m.id, fail: f.kind, message: f.message });
+      },
+    );
+  });
+  send({ ready: true });
+}

@@ -1,0 +1,86 @@
+import { SiftError } from '../common/errors';
+import type { ErrorCode } from '../common/error-codes';
+
+/**
+ * Why a document failed, for the log and the tests; the caller sees the code, message and hint.
+ * - `memory`: the parser ran out of its memory limit (its process died of it, or it said so);
+ * - `deadline`: the parse did not finish within the time the request had left;
+ * - `page_deadline`: one page (or opening the document) took longer than a page may;
+ * - `crashed`: the parser's process died of anything else;
+ * - `encrypted`: the document needs a password;
+ * - `unreadable`: not a PDF the parser can open (broken beyond repair, or not a PDF at all);
+ * - `queued`: the request's time ran out before a parser was free to start on it.
+ */
+export type DocumentFailure =
+  'memory' | 'deadline' | 'page_deadline' | 'crashed' | 'encrypted' | 'unreadable' | 'queued';
+
+/** The codes a document fails with; the first two are new to the error list (see ERROR_CODES). */
+export type DocumentErrorCode = 'document_too_complex' | 'unsupported_document' | 'timeout';
+
+const STATUS: Record<DocumentErrorCode, number> = {
+  document_too_complex: 502,
+  unsupported_document: 502,
+  timeout: 504,
+};
+
+/** A document sift could not turn into text, as the one exception filter answers it. */
+export class DocumentError extends SiftError {
+  constructor(
+    code: DocumentErrorCode,
+    message: string,
+    hint: string,
+    readonly failure: DocumentFailure,
+  ) {
+    // `document_too_complex` and `unsupported_document` are not in ERROR_CODES yet: the cast goes
+    // once they are.
+    super(STATUS[code], code as ErrorCode, message, hint);
+  }
+}
+
+/**
+ * Out of memory or time while parsing, whichever limit it was: the document costs more than sift
+ * spends on one. Time counts here too (not `timeout`): the parse was running, and a document that
+ * needs longer than the request allows is too complex for it.
+ */
+export const tooComplex = (failure: 'memory' | 'deadline' | 'page_deadline' | 'crashed', detail: string) =>
+  new DocumentError(
+    'document_too_complex',
+    `the document is too complex to parse: ${detail}`,
+    failure === 'deadline'
+      ? 'raise timeout_ms, or ask for fewer pages with the pages option'
+      : 'ask for fewer pages with the pages option; a document that fails this way on every page cannot be read by sift',
+    failure,
+  );
+
+export const encrypted = () =>
+  new DocumentError(
+    'unsupported_document',
+    'the document is encrypted and needs a password',
+    'sift reads documents that open without a password; fetch an unprotected copy',
+    'encrypted',
+  );
+
+export const unreadable = (detail: string) =>
+  new DocumentError(
+    'unsupported_document',
+    `the document cannot be read as a PDF: ${detail}`,
+    'the file is damaged or not a PDF; fetch it with format "html" to see what the server sent',
+    'unreadable',
+  );
+
+/** The request's time ran out while the document waited for a parser: nothing of it was parsed. */
+export const queuedTooLong = (ms: number) =>
+  new DocumentError(
+    'timeout',
+    `no document parser was free within ${ms} ms`,
+    'sift is parsing other documents; try again, or raise timeout_ms',
+    'queued',
+  );
+
+export const parserBusy = () =>
+  new SiftError(
+    503,
+    'server_busy',
+    'sift has as many documents waiting for a parser as it may queue',
+    'try again in a few seconds',
+  ).retryAfter(5);

@@ -1,0 +1,6 @@
+export { DocumentParser, DEFAULT_MAX_CHARS, DEFAULT_PAGE_TIMEOUT_MS } from './document-parser';
+export type { DocumentParserOptions, ParseOptions } from './document-parser';
+export type { ParsedDocument } from './pdf-reader';
+export type { DocumentMetadata } from './doc-metadata';
+export { DocumentError, type DocumentErrorCode, type DocumentFailure } from './document-errors';
+export { parsePageRanges, pageRangesError, MAX_PAGE_RANGES, type PageRange } from './page-ranges';

@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildReply } from './document-child';
+import type { ParsedDocument, ReadJob } from './pdf-reader';
+
+// Started with `node -e`: loads the child's module, keeps the optional canvas package out, then
+// pdf.js and its worker (ES modules, imported here because the module itself is CommonJS).
+const BOOT = `
+const [file, root] = process.argv.slice(1);
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
+const child = require(file);
+child.prepare(root);
+const at = (f) => import(pathToFileURL(path.join(root, 'legacy', 'build', f)).href);
+Promise.all([at('pdf.mjs'), at('pdf.worker.mjs')]).then(
+  ([pdfjs, worker]) => child.serve(pdfjs, worker, root),
+  (err) => { process.stderr.write(String(err && err.stack || err)); process.exit(3); },
+);
+`;
+
+export interface ProcessLimits {
+  /** The data-segment limit (RLIMIT_DATA), MB. */
+  maxMb: number;
+}
+
+/** Why the parent ended a process, when it did. */
+export type KillReason = 'deadline' | 'page_deadline' | 'aborted' | 'retired' | 'closed' | 'start';
+
+/** How a run ended other than with a document: a failure the document caused, or the process's end. */
+export type RunEnd =
+  | { fail: 'encrypted' | 'unreadable' | 'memory'; message: string }
+  | { died: true; killed?: KillReason; signal: NodeJS.Signals | null; code: number | null; stderr: string };
+
+/**
+ * One parser process: `node` under `setpriv --pdeathsig KILL` (it is killed when sift dies, even
+ * by SIGKILL) and `prlimit --data` (its data segment, where every heap and buffer lives, is capped:
+ * past it allocations fail and the process dies or says so). Its environment is only PATH: a
+ * hostile document never runs next to sift's secrets. One document at a time.
+ */
+export class ParserProcess {
+  readonly proc: ChildProcess;
+  readonly ready: Promise<void>;
+  /** Set once it has exited. */
+  exited = false;
+  readonly exit: Promise<void>;
+  documents = 0;
+  private killed?: KillReason;
+  private stderr = '';
+  private current?: {
+    id: number;
+    progress: (page: number) => void;
+    done: (r: ParsedDocument | RunEnd) => void;
+  };
+  private nextId = 0;
+
+  constructor(
+    childFile: string,
+    pdfjsRoot: string,
+    readonly limits: ProcessLimits,
+  ) {
+    const bytes = Math.floor(limits.maxMb * 1024 * 1024);
+    // V8 is told a heap limit below the data limit, so that it collects garbage hard before the
+    // kernel refuses it memory; decoded streams live outside the heap, in the rest.
+    const heapMb = Math.max(32, Math.floor(limits.maxMb * 0.6));
+    this.proc = spawn(
+      'setpriv',
+      [
+        '--pdeathsig',
+        'KILL',
+        '--',
+        'prlimit',
+        `--data=${bytes}`,
+        '--',
+        process.execPath,
+        '--v8-pool-size=1',
+        `--max-old-space-size=${heapMb}`,
+        '--max-semi-space-size=8',
+        '-e',
+        BOOT,
+        '--',
+        childFile,
+        pdfjsRoot,
+      ],
+      {
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        serialization: 'advanced',
+        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: '1' },
+      },
+    );
+    this.proc.stderr?.setEncoding('utf8');
+    this.proc.stderr?.on('data', (s: string) => {
+      this.stderr = (this.stderr + s).slice(-2000);
+    });
+    this.exit = new Promise((resolve) => {
+      const ended = (code: number | null, signal: NodeJS.Signals | null) => {
+        if (this.exited) return;
+        this.exited = true;
+        const run = this.current;
+        this.current = undefined;
+        run?.done({ died: true, killed: this.killed, signal, code, stderr: this.stderr });
+        resolve();
+      };
+      this.proc.once('exit', ended);
+      // Not started at all (no setpriv, say), or the channel failed: ended, the error said why.
+      this.proc.on('error', (err) => {
+        this.stderr = (this.stderr + String(err)).slice(-2000);
+        if (this.proc.pid === undefined) ended(null, null);
+        else this.kill('start');
+      });
+    });
+    this.ready = new Promise((resolve, reject) => {
+      this.proc.once('error', (err) => reject(err));
+      this.proc.once('exit', (code, signal) =>
+        reject(
+          new Error(`the document parser exited as it started (${signal ?? code}): ${this.stderr.trim()}`),
+        ),
+      );
+      this.proc.on('message', (m: ChildReply) => {
+        if ('ready' in m) resolve();
+        else this.reply(m);
+      });
+    });
+    this.ready.catch(() => undefined);
+  }
+
+  get pid(): number | undefined {
+    return this.proc.pid;
+  }
+
+  private reply(m: Exclude<ChildReply, { ready: true }>): void {
+    const run = this.current;
+    if (!run || run.id !== m.id) return;
+    if ('progress' in m) return run.progress(m.progress);
+    this.current = undefined;
+    this.documents++;
+    run.done('ok' in m ? m.ok : { fail: m.fail, message: m.message });
+  }
+
+  /** Reads a document; `progress(n)` as page n starts. Never rejects: the end says how it went. */
+  run(job: ReadJob, progress: (page: number) => void): Promise<ParsedDocument | RunEnd> {
+    return new Promise((done) => {
+      const id = this.nextId++;
+      if (this.exited)
+        return done({ died: true, killed: this.killed, signal: null, code: null, stderr: this.stderr });
+      this.current = { id, progress, done };
+      this.proc.send({ id, job }, (err) => {
+        if (err) this.kill('start');
+      });
+    });
+  }
+
+  /** SIGKILL, saying why: a run in flight ends with `{died, killed: reason}`. */
+  kill(reason: KillReason): void {
+    if (this.exited) return;
+    this.killed ??= reason;
+    this.proc.kill('SIGKILL');
+  }
+
+  /** Whether it keeps sift's event loop alive: only while it has work. */
+  hold(busy: boolean): void {
+    const channel = this.proc.channel as { ref?: () => void; unref?: () => void } | undefined;
+    if (busy) {
+      this.proc.ref();
+      channel?.ref?.();
+    } else {
+      this.proc.unref();
+      channel?.unref?.();
+    }
+  }
+}
