@@ -12,11 +12,14 @@ import { chromium } from 'playwright-core';
 import type { INestApplication } from '@nestjs/common';
 import { parseHTML } from './support/stock-linkedom';
 import { load, startSift, type LoadResult } from './support/harness';
+import { CHROMIUM_PATHS } from '../src/config/env.schema';
+import { firstExecutable } from '../src/config/parsers';
 import { Renderer } from '../src/render/renderer';
 import { processTree, treeMemory } from '../src/render/chromium-process';
 
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
-const CHROMIUM = process.env.SIFT_CHROMIUM_PATH ?? '/usr/bin/chromium';
+// The same Chromium for both sides: the one sift picks.
+const CHROMIUM = firstExecutable(process.env.SIFT_CHROMIUM_PATH || CHROMIUM_PATHS);
 
 /** A shell whose script fetches the article as JSON and writes it into the page. */
 async function spa(): Promise<{ server: http.Server; origin: string }> {

@@ -1,7 +1,10 @@
 import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
-import { ConfigError, parseCidrs, parseTokens } from './parsers';
+import { ConfigError, firstExecutable, parseCidrs, parseTokens } from './parsers';
+
+/** Where Chromium is looked for, in order: Debian's headless shell, then its full browser. */
+export const CHROMIUM_PATHS = '/usr/bin/chromium-headless-shell:/usr/bin/chromium';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -225,8 +228,13 @@ export const SCHEMA = {
   },
   render: {
     chromiumPath: text(
-      { env: 'SIFT_CHROMIUM_PATH', default: '/usr/bin/chromium', rules: [IsString(), MinLength(1)] },
-      "the Chromium that renders pages (Debian's `chromium`); none there: rendering is off, sift still starts",
+      {
+        env: 'SIFT_CHROMIUM_PATH',
+        default: CHROMIUM_PATHS,
+        rules: [IsString(), MinLength(1)],
+        read: firstExecutable,
+      },
+      "the Chromium that renders pages, the first of a `:` list that is there (Debian's `chromium-headless-shell`, a third lighter than `chromium` at the same speed, else `chromium`); none there: rendering is off, sift still starts",
     ),
     renderPages: int(
       { env: 'SIFT_RENDER_PAGES', default: 2, min: 1, max: 64 },

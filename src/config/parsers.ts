@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as ipaddr from 'ipaddr.js';
 
 /** A configuration that must not start; its message names the variable. */
@@ -57,4 +58,20 @@ export function parseCidrs(raw: string): Cidr[] {
       );
     }
   });
+}
+
+/**
+ * The first of `list` (paths separated by `:`) that is an executable file, or the list as given
+ * when none is (so that what was looked for can be said).
+ */
+export function firstExecutable(list: string): string {
+  for (const file of list.split(':').filter(Boolean)) {
+    try {
+      fs.accessSync(file, fs.constants.X_OK);
+      if (fs.statSync(file).isFile()) return file;
+    } catch {
+      // not there: the next one
+    }
+  }
+  return list;
 }

@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import { chromium, type Browser, type BrowserContext } from 'playwright-core';
 import {
   CHROMIUM_ARGS,
@@ -6,6 +7,7 @@ import {
   isExecutable,
   killTree,
   launcherPid,
+  sweepLeftovers,
   processTree,
   treeMemory,
 } from './chromium-process';
@@ -28,12 +30,17 @@ export class LaunchError extends Error {}
 export const CONTEXT_CLOSE_MS = 5000;
 const LAUNCH_TIMEOUT_MS = 30_000;
 
+/** A browser's memory is read after a render at most this often. */
+const MEMORY_READ_EVERY_MS = 1000;
+
 /** One launched Chromium, the contexts it has open and the renders it has done. */
 export class BrowserInstance {
   open = 0;
   renders = 0;
   retired = false;
   dead = false;
+  /** When its memory was last read (reading it walks every process's page tables: ~20 ms). */
+  memoryReadAt = 0;
 
   constructor(
     readonly browser: Browser,
@@ -111,6 +118,9 @@ export class BrowserHost {
   }
 
   private async launch(): Promise<BrowserInstance> {
+    const swept = sweepLeftovers();
+    if (swept > 0)
+      this.opts.log?.(`removed what ${swept} browser(s) of ended processes left in ${os.tmpdir()}`);
     const launcher = chromiumLauncher(this.opts.chromiumPath);
     let browser: Browser;
     try {
@@ -180,7 +190,10 @@ export class BrowserHost {
   private tooWorn(inst: BrowserInstance): boolean {
     if (inst.renders >= this.opts.recycleAfter) return true;
     const pid = inst.pid;
-    return pid !== undefined && treeMemory(processTree(pid)) > this.opts.maxMemory;
+    const now = Date.now();
+    if (pid === undefined || now - inst.memoryReadAt < MEMORY_READ_EVERY_MS) return false;
+    inst.memoryReadAt = now;
+    return treeMemory(processTree(pid)) > this.opts.maxMemory;
   }
 
   /** The processes of the current browser (the launcher first), for tests and metrics. */

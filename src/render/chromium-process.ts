@@ -53,18 +53,71 @@ function namespaceArgs(): string[] {
  * children end when they lose the browser (their IPC channel closes), and killTree ends them.
  */
 export function chromiumLauncher(chromiumPath: string): { dir: string; executable: string; pidFile: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-chromium-'));
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), LAUNCHER_PREFIX));
   const executable = path.join(dir, 'chromium');
   const pidFile = path.join(dir, 'pid');
   const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
   const ns = namespaceArgs();
   const unshare = ns.length ? `unshare ${ns.join(' ')} ` : '';
+  // The profile folder the driver made is noted, for sweepLeftovers to find after a SIGKILL.
   fs.writeFileSync(
     executable,
-    `#!/bin/sh\necho $$ > ${q(pidFile)}\nexec setpriv --pdeathsig KILL ${unshare}${q(chromiumPath)} "$@"\n`,
+    `#!/bin/sh\necho $$ > ${q(pidFile)}\n` +
+      `for a in "$@"; do case "$a" in --user-data-dir=*) printf '%s' "\${a#--user-data-dir=}" > ${q(path.join(dir, 'profile'))};; esac; done\n` +
+      `exec setpriv --pdeathsig KILL ${unshare}${q(chromiumPath)} "$@"\n`,
     { mode: 0o700 },
   );
   return { dir, executable, pidFile };
+}
+
+const LAUNCHER_PREFIX = 'sift-chromium-';
+/** A launch folder younger than this may be one another process is launching from right now. */
+const LAUNCHING_MS = 120_000;
+
+/**
+ * Removes what browsers of ended processes left in the temporary folder: a process killed with
+ * SIGKILL leaves its launch folder and Chromium's profile folder behind. A folder is left alone
+ * while its browser runs (its launcher's process is there, with the profile in its command line),
+ * and while it is young enough to be launching. Returns how many were removed.
+ */
+export function sweepLeftovers(tmp = os.tmpdir(), now = Date.now()): number {
+  let removed = 0;
+  let names: string[];
+  try {
+    names = fs.readdirSync(tmp).filter((n) => n.startsWith(LAUNCHER_PREFIX));
+  } catch {
+    return 0;
+  }
+  for (const name of names) {
+    const dir = path.join(tmp, name);
+    try {
+      const profile = readOr(path.join(dir, 'profile'));
+      const pid = launcherPid(path.join(dir, 'pid'));
+      const cmdline = pid ? readOr(`/proc/${pid}/cmdline`) : '';
+      if (profile && cmdline.includes(profile)) continue;
+      if (!profile && now - fs.statSync(dir).mtimeMs < LAUNCHING_MS) continue;
+      // Only Chromium's profile folders of the temporary folder, never a path a file could name.
+      if (
+        profile &&
+        path.dirname(profile) === tmp &&
+        path.basename(profile).startsWith('playwright_chromiumdev_profile-')
+      )
+        fs.rmSync(profile, { recursive: true, force: true });
+      fs.rmSync(dir, { recursive: true, force: true });
+      removed++;
+    } catch {
+      // another process swept it first, or it cannot be read: left
+    }
+  }
+  return removed;
+}
+
+function readOr(file: string): string {
+  try {
+    return fs.readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
 }
 
 /** Whether the launcher puts Chromium in a PID namespace of its own. */

@@ -50,7 +50,7 @@ export const renderUnavailable = (why: string, chromiumPath: string) =>
     503,
     'render_unavailable',
     `pages cannot be rendered here: ${why}`,
-    `install Debian's \`chromium\` package (apt-get install chromium), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); render: "never" or "auto" still fetch statically`,
+    `install Debian's \`chromium-headless-shell\` package (apt-get install chromium-headless-shell), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); render: "never" or "auto" still fetch statically`,
   ).retryAfter(60);
 
 export const renderTimeout = (ms: number) =>

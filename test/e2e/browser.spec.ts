@@ -4,10 +4,11 @@ import type { INestApplication } from '@nestjs/common';
 import { chromium, type Browser } from 'playwright-core';
 import { createTestApp, FLEET_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
+import { CHROMIUM } from '../support/render';
 import { ROOT } from '../support/process';
 
-// make test installs Debian's chromium when it can, and otherwise stops before the tests saying so.
-const CHROMIUM = process.env.SIFT_CHROMIUM_PATH ?? '/usr/bin/chromium';
+// make test installs Debian's chromium-headless-shell when it can, and otherwise stops before the tests saying so.
+
 const OUT = path.join(ROOT, 'test-output');
 
 /** Swagger UI in a real Chromium: authorize with a token, try POST /v1/fetch, see the 200. */

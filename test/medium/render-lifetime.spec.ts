@@ -1,9 +1,10 @@
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { ROOT } from '../support/process';
 import { Fixture, html, send } from '../support/fixture';
-import { renderOf, testRenderer } from '../support/render';
+import { browserProcess, failure, renderOf, testRenderer } from '../support/render';
 import { waitUntil } from '../support/wait';
 
 /** The PID namespace of a process, or undefined once it has gone. */
@@ -49,7 +50,7 @@ describe('no Chromium process outlives sift', () => {
       // A browser too busy to notice that sift has gone (stopped here): it must go all the same,
       // with every child of its own. Without the launcher's PID namespace and parent-death
       // signal, all of them stay (Chromium alone ends only when it reads the end of its pipe).
-      process.kill(pids[1], 'SIGSTOP');
+      process.kill(browserProcess(pids), 'SIGSTOP');
     } finally {
       child.kill('SIGKILL');
     }
@@ -73,7 +74,12 @@ describe('no Chromium process outlives sift', () => {
 describe('the browser recovers', () => {
   let fx: Fixture;
   beforeAll(async () => {
-    fx = await new Fixture({ '/plain': send(200, 'text/html', html('<p>a plain page</p>')) }).start();
+    fx = await new Fixture({
+      '/plain': send(200, 'text/html', html('<p>a plain page</p>')),
+      // Never done loading: its script never answers.
+      '/loading': send(200, 'text/html', html('<p>loading</p><script src="/hang.js"></script>')),
+      '/hang.js': () => undefined,
+    }).start();
   });
   afterAll(() => fx.stop());
 
@@ -83,7 +89,7 @@ describe('the browser recovers', () => {
       expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
       const before = r.processes();
       // Chromium's browser process (the launcher's child) dies.
-      process.kill(before[1], 'SIGKILL');
+      process.kill(browserProcess(before), 'SIGKILL');
       await waitUntil(
         () => (before.every((p) => !alive(p)) ? true : undefined),
         'the old browser to go',
@@ -129,5 +135,89 @@ describe('the browser recovers', () => {
     } finally {
       await r.close();
     }
+  }, 60_000);
+
+  it('is killed with all its processes when a context will not close in 5 s, and launched again', async () => {
+    const log: string[] = [];
+    const r = testRenderer({ log: (m) => log.push(m) });
+    let before: number[] = [];
+    try {
+      await r.render(renderOf(fx.url('/plain')));
+      before = r.processes();
+      const during = failure(r.render(renderOf(fx.url('/loading'), { timeoutMs: 1500 })));
+      await waitUntil(
+        () => (fx.hitCount('/hang.js') > 0 ? true : undefined),
+        'the page to load its script',
+        10_000,
+      );
+      // A browser that answers nothing (stopped): the render ends at its deadline, and closing its
+      // context never completes. Without the 5 s rule the stopped processes stay for good.
+      process.kill(browserProcess(before), 'SIGSTOP');
+      expect(await during).toMatchObject({ code: 'timeout' });
+      await waitUntil(
+        () => (before.every((p) => !alive(p)) ? true : undefined),
+        () => `the stopped browser to be killed: ${before.filter(alive).join(' ')} left`,
+        15_000,
+      );
+      expect(log.join('\n')).toMatch(/did not close in 5000 ms: Chromium is killed/);
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      expect(r.processes()[0]).not.toBe(before[0]);
+    } finally {
+      for (const p of before.filter(alive)) process.kill(p, 'SIGKILL');
+      await r.close();
+    }
+  }, 60_000);
+});
+
+/** The launch folder and Chromium profile folder of a renderer's current browser. */
+function foldersOf(pids: number[]): { launch: string; profile: string } {
+  const argv = fs.readFileSync(`/proc/${pids[0]}/cmdline`, 'utf8').split('\0');
+  const profile = argv.find((a) => a.startsWith('--user-data-dir='))!.slice('--user-data-dir='.length);
+  const launch = fs
+    .readdirSync(os.tmpdir())
+    .filter((n) => n.startsWith('sift-chromium-'))
+    .map((n) => path.join(os.tmpdir(), n))
+    .find(
+      (d) =>
+        fs.existsSync(path.join(d, 'profile')) &&
+        fs.readFileSync(path.join(d, 'profile'), 'utf8') === profile,
+    )!;
+  return { launch, profile };
+}
+
+describe('what the browsers of killed processes left', () => {
+  let fx: Fixture;
+  beforeAll(async () => {
+    fx = await new Fixture({ '/plain': send(200, 'text/html', html('<p>a plain page</p>')) }).start();
+  });
+  afterAll(() => fx.stop());
+
+  it("is removed at the next launch; a running browser's folders are not", async () => {
+    // What a SIGKILLed process leaves: its launch folder, naming a launcher that has gone, and
+    // Chromium's profile folder.
+    const gone = spawnSync('true').pid!;
+    const launch = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-chromium-'));
+    const profile = fs.mkdtempSync(path.join(os.tmpdir(), 'playwright_chromiumdev_profile-'));
+    fs.writeFileSync(path.join(launch, 'pid'), `${gone}\n`);
+    fs.writeFileSync(path.join(launch, 'profile'), profile);
+    fs.writeFileSync(path.join(profile, 'Local State'), '{}');
+    const a = testRenderer();
+    const b = testRenderer();
+    let own: { launch: string; profile: string } | undefined;
+    try {
+      expect((await a.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      expect([fs.existsSync(launch), fs.existsSync(profile)]).toEqual([false, false]);
+      own = foldersOf(a.processes());
+      // Another instance's launch sweeps too, and leaves a live browser's folders alone.
+      expect((await b.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      expect([fs.existsSync(own.launch), fs.existsSync(own.profile)]).toEqual([true, true]);
+      expect((await a.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+      fs.rmSync(launch, { recursive: true, force: true });
+      fs.rmSync(profile, { recursive: true, force: true });
+    }
+    // Closed: nothing of its own is left either.
+    expect([fs.existsSync(own.launch), fs.existsSync(own.profile)]).toEqual([false, false]);
   }, 60_000);
 });

@@ -1,4 +1,7 @@
-import { parseCidrs } from '../../src/config/parsers';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { CHROMIUM_PATHS } from '../../src/config/env.schema';
+import { firstExecutable, parseCidrs } from '../../src/config/parsers';
 import { AddressPolicy } from '../../src/fetch/address-policy';
 import { DnsGuard, type Resolver } from '../../src/fetch/dns-guard';
 import { systemResolver } from '../../src/fetch/fetcher';
@@ -6,7 +9,24 @@ import { renderGate } from '../../src/render/render-gate';
 import { Renderer, type RendererOptions } from '../../src/render/renderer';
 import type { RenderRequest } from '../../src/render/render-types';
 
-export const CHROMIUM = process.env.SIFT_CHROMIUM_PATH || '/usr/bin/chromium';
+export const CHROMIUM = firstExecutable(process.env.SIFT_CHROMIUM_PATH || CHROMIUM_PATHS);
+
+/**
+ * Chromium's browser process among `pids` (a launcher's tree): the first that runs a Chromium
+ * binary with no `--type` (the launcher, and a wrapper script such as Debian's headless shell
+ * has, are not it).
+ */
+export function browserProcess(pids: number[]): number {
+  for (const pid of pids) {
+    try {
+      const argv = fs.readFileSync(`/proc/${pid}/cmdline`, 'utf8').split('\0');
+      if (/chrom/.test(path.basename(argv[0])) && !argv.some((a) => a.startsWith('--type='))) return pid;
+    } catch {
+      // gone
+    }
+  }
+  throw new Error(`no Chromium browser process among ${pids.join(' ')}`);
+}
 
 /** A Renderer over the real Chromium, the real proxy, a DNS guard on `resolver` and `allow` for fleet callers. */
 export function testRenderer(

@@ -1,8 +1,10 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { type AppConfig, ConfigError, loadConfig } from '../../src/config/app-config';
-import { SCHEMA } from '../../src/config/env.schema';
+import { CHROMIUM_PATHS, SCHEMA } from '../../src/config/env.schema';
+import { firstExecutable } from '../../src/config/parsers';
 import type { Knob } from '../../src/config/knob';
 import { SIFT_VERSION } from '../../src/common/version';
 
@@ -39,6 +41,28 @@ const SAMPLES: Record<string, string> = {
   SIFT_ROBOTS_AGENT: 'probebot',
 };
 
+describe('SIFT_CHROMIUM_PATH', () => {
+  it('takes the first executable file of a `:` list, and the list as given when none is', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-chromium-list-'));
+    const plain = path.join(dir, 'plain');
+    const runnable = path.join(dir, 'runnable');
+    fs.writeFileSync(plain, '');
+    fs.writeFileSync(runnable, '#!/bin/sh\n', { mode: 0o755 });
+    try {
+      expect(firstExecutable(`${dir}/missing:${plain}:${dir}:${runnable}`)).toBe(runnable);
+      expect(firstExecutable(`${dir}/missing:${plain}`)).toBe(`${dir}/missing:${plain}`);
+      expect(loadConfig({ SIFT_CHROMIUM_PATH: `${plain}:${runnable}` }).chromiumPath).toBe(runnable);
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it("looks for Debian's headless shell first, then its full browser", () => {
+    expect(CHROMIUM_PATHS).toBe('/usr/bin/chromium-headless-shell:/usr/bin/chromium');
+    expect(CHROMIUM_PATHS.split(':')).toContain(loadConfig({}).chromiumPath);
+  });
+});
+
 describe('config', () => {
   it('has working defaults with an empty environment', () => {
     const c = loadConfig({});
@@ -68,7 +92,6 @@ describe('config', () => {
     });
     expect(c.maxLiveJobs).toBe(256);
     expect(c).toMatchObject({
-      chromiumPath: '/usr/bin/chromium',
       renderPages: 2,
       renderRecycleAfter: 200,
       renderMaxMemory: 1024 ** 3,
