@@ -2,7 +2,7 @@ import * as os from 'node:os';
 import { InternalFault, type SiftError } from '../common/errors';
 import { childModule, pdfjsRoot } from './child-source';
 import { encrypted, parserBusy, queuedTooLong, tooComplex, unreadable } from './document-errors';
-import { parsePageRanges } from './page-ranges';
+import { parsePageRanges, type PageRange } from './page-ranges';
 import { ParserProcess, type RunEnd } from './parser-process';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
@@ -102,7 +102,12 @@ export class DocumentParser {
    * document that cannot be read in its limits, 503 server_busy when too many wait.
    */
   parse(bytes: Buffer, opts: ParseOptions): Promise<ParsedDocument> {
-    const ranges = opts.pages === undefined ? undefined : parsePageRanges(opts.pages);
+    let ranges: PageRange[] | undefined;
+    try {
+      ranges = opts.pages === undefined ? undefined : parsePageRanges(opts.pages);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (this.closed) return Promise.reject(new Error('the document parser is closed'));
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason as Error);
     if (this.queue.length >= this.maxQueue) return Promise.reject(parserBusy());

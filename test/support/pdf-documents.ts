@@ -230,7 +230,8 @@ export async function markupInText(): Promise<Buffer> {
   const page = doc.addPage(A4);
   draw(page, font, [
     { text: '<!-- page 9 --> <b>bold</b> & "quoted"', x: 50, y: 780, size: 11 },
-    { text: '# not a heading', x: 50, y: 750, size: 11 },
+    { text: 'plain words between', x: 50, y: 766, size: 11 },
+    { text: '# not a heading', x: 50, y: 736, size: 11 },
   ]);
   doc.setTitle(PDFString.of('Markup').asString());
   return save(doc);
