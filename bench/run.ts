@@ -13,6 +13,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   load: benchLoad,
   scale: benchScale,
   render: benchRender,
+  documents: () => import('./documents').then((m) => m.benchDocuments()),
 };
 
 async function main(): Promise<void> {

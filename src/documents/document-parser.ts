@@ -278,7 +278,10 @@ export class DocumentParser {
     for (const task of [...this.queue])
       if (!task.proc) this.settle(task, new Error('the document parser is closed'));
     const procs = [...this.all];
-    for (const p of procs) p.kill('closed');
+    for (const p of procs) {
+      p.hold(true); // until its exit is seen: close() resolves only then
+      p.kill('closed');
+    }
     await Promise.all(procs.map((p) => p.exit));
   }
 }

@@ -200,6 +200,36 @@ describe('parser processes end', () => {
     await Promise.all(running);
   });
 
+  it('close() resolves once its processes have exited, in a process with nothing else to wait for', async () => {
+    const script = `
+      const { DocumentParser } = require(${JSON.stringify(path.join(ROOT, 'src', 'documents'))});
+      const { onePage } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'pdf-documents'))});
+      const p = new DocumentParser({ processes: 1 });
+      onePage().then(async (doc) => {
+        await p.parse(doc, { maxPages: 5, maxMb: 256, deadlineMs: 60000 });
+        const pids = p.processes();
+        await p.close();
+        console.log(JSON.stringify({ pids, left: p.processes() }));
+      });`;
+    const out = await new Promise<string>((resolve, reject) => {
+      let text = '';
+      const child = spawn(
+        process.execPath,
+        ['-r', path.join(ROOT, 'test', 'support', 'ts-hook.js'), '-e', script],
+        {
+          stdio: ['ignore', 'pipe', 'inherit'],
+        },
+      );
+      child.stdout.on('data', (b: Buffer) => (text += b.toString()));
+      child.on('error', reject);
+      child.on('exit', () => resolve(text));
+    });
+    const { pids, left } = JSON.parse(out) as { pids: number[]; left: number[] };
+    expect(pids).toHaveLength(1);
+    expect(left).toEqual([]);
+    expect(pids.filter(alive)).toEqual([]);
+  }, 60_000);
+
   it('no parser process outlives a SIGKILLed sift', async () => {
     const script = `
       const { DocumentParser } = require(${JSON.stringify(path.join(ROOT, 'src', 'documents'))});
