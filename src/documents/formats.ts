@@ -27,6 +27,9 @@ const mdCell = (s: string) => mdInline(s).replace(/\|/g, '\\|');
 const escapeHtml = (s: string) =>
   s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 
+/** A list marker that is a letter ("a)", "(b)"): kept with its item, where a bullet is not. */
+const lettered = (marker: string) => /^\(?[a-z]/.test(marker);
+
 /** An ordered item's number as markdown writes it ("3)" and "(3)" both become "3."). */
 const itemNumber = (marker: string) => /\d+/.exec(marker)?.[0];
 
@@ -39,7 +42,7 @@ function mdBlock(b: Block): string {
     case 'item': {
       const n = b.ordered ? itemNumber(b.marker) : undefined;
       if (n) return `${n}. ${mdInline(b.text)}`;
-      return /^[a-z(]/.test(b.marker) ? `- ${mdInline(`${b.marker} ${b.text}`)}` : `- ${mdInline(b.text)}`;
+      return `- ${mdInline(lettered(b.marker) ? `${b.marker} ${b.text}` : b.text)}`;
     }
     case 'table': {
       const width = Math.max(...b.rows.map((r) => r.length));
@@ -80,7 +83,7 @@ function htmlBlocks(blocks: Block[]): string {
       for (; j < blocks.length; j++) {
         const c = blocks[j];
         if (c.kind !== 'item' || c.ordered !== b.ordered) break;
-        items.push(`<li>${escapeHtml(c.text)}</li>`);
+        items.push(`<li>${escapeHtml(lettered(c.marker) ? `${c.marker} ${c.text}` : c.text)}</li>`);
       }
       const n = b.ordered ? Number(itemNumber(b.marker) ?? 1) : 1;
       out.push(`<${tag}${tag === 'ol' && n !== 1 ? ` start="${n}"` : ''}>${items.join('')}</${tag}>`);

@@ -183,7 +183,10 @@ function finish(o: Open): Block[] {
       : [{ kind: 'paragraph', text: o.rows[0].join(' ') }];
   const text = joinLines(o.lines);
   if (o.kind === 'heading')
-    return o.lines.length <= HEADING_LINES && text.length <= HEADING_CHARS
+    // A drop cap (one large letter) is no heading.
+    return o.lines.length <= HEADING_LINES &&
+      text.length <= HEADING_CHARS &&
+      text.replace(/\s/g, '').length > 1
       ? [{ kind: 'heading', size: o.size, level: 1, text }]
       : [{ kind: 'paragraph', text }];
   if (o.kind === 'item') return [{ kind: 'item', ordered: !!o.ordered, marker: o.marker ?? '-', text }];

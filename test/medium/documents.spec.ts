@@ -15,6 +15,7 @@ import {
   chinese,
   greekAndArabic,
   headings,
+  indentsAndLetters,
   manyPages,
   markupInText,
   onePage,
@@ -163,6 +164,23 @@ describe('what a document becomes', () => {
       language: 'de-DE',
       pages: 1,
     });
+  });
+
+  it('a first-line indent starts a paragraph; a lettered list keeps its letters', async () => {
+    const doc = await parser.parse(await indentsAndLetters(), OPTS);
+    expect(doc.markdown).toBe(
+      [
+        '<!-- page 1 -->',
+        '',
+        'The first paragraph opens here and runs on to a second line of its own.',
+        '',
+        'The second paragraph is indented like the first and ends on this line.',
+        '',
+        '- a) apples',
+        '- b) pears',
+      ].join('\n'),
+    );
+    expect(doc.html).toContain('<ul><li>a) apples</li><li>b) pears</li></ul>');
   });
 
   it('a scan (pages with only an image) has no text', async () => {

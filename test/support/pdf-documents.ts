@@ -316,3 +316,20 @@ endcmap CMapName currentdict /CMap defineresource pop end end`;
   page.node.set(PDFName.of('Contents'), ctx.register(ctx.stream(content)));
   return save(doc);
 }
+
+/** Paragraphs told apart by a first-line indent only (no gap), and a list lettered a), b). */
+export async function indentsAndLetters(): Promise<Buffer> {
+  const doc = await PDFDocument.create();
+  const font = await standard(doc);
+  const page = doc.addPage(A4);
+  const lines: Placed[] = [
+    { text: 'The first paragraph opens here and runs on', x: 70, y: 780, size: 11 },
+    { text: 'to a second line of its own.', x: 50, y: 766, size: 11 },
+    { text: 'The second paragraph is indented like the first', x: 70, y: 752, size: 11 },
+    { text: 'and ends on this line.', x: 50, y: 738, size: 11 },
+    { text: 'a) apples', x: 50, y: 714, size: 11 },
+    { text: 'b) pears', x: 50, y: 700, size: 11 },
+  ];
+  draw(page, font, lines);
+  return save(doc);
+}
