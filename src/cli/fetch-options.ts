@@ -17,6 +17,7 @@ export const FETCH_FLAGS = {
   'wait-for': { type: 'string' },
   'wait-ms': { type: 'string' },
   screenshot: { type: 'boolean' },
+  pages: { type: 'string' },
 } as const;
 
 export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target of a batch):
@@ -35,6 +36,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target
   --wait-for CSS                         when rendered, wait for what the selector matches
   --wait-ms N                            when rendered, wait this long more once loaded (0-10000)
   --screenshot                           when rendered, a PNG of the viewport (in the --json envelope)
+  --pages 1-5,9                          of a PDF, only these pages (default all)
 `;
 
 type FetchFlagValues = {
@@ -52,6 +54,7 @@ type FetchFlagValues = {
   'wait-for'?: string;
   'wait-ms'?: string;
   screenshot?: boolean;
+  pages?: string;
 };
 
 /** The API's fetch options from the flags given; only those given, so the server's defaults hold. */
@@ -71,6 +74,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     wait_for: v['wait-for'],
     wait_ms: int('wait-ms', v['wait-ms']),
     screenshot: v.screenshot || undefined,
+    pages: v.pages,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
@@ -92,6 +96,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   wait_for: '--wait-for',
   wait_ms: '--wait-ms',
   screenshot: '--screenshot',
+  pages: '--pages',
   ttl_s: '--ttl',
   on_restart: '--on-restart',
   ignore_invalid_urls: '--ignore-invalid-urls',

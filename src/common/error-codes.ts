@@ -36,7 +36,12 @@ export const ERROR_CODES = {
   tls_error: [502, 'the TLS handshake or certificate failed'],
   too_many_redirects: [502, 'more than 5 redirects, or a loop'],
   too_large: [502, 'the page is over the download cap'],
-  unsupported_content_type: [502, 'not html, plain text or json'],
+  unsupported_content_type: [502, 'not html, plain text, json or PDF'],
+  document_too_complex: [
+    502,
+    'the document ran its parser out of memory (SIFT_PDF_MAX_MB) or of time (a page over 10 s)',
+  ],
+  unsupported_document: [502, 'the document is encrypted, or broken past reading'],
   server_busy: [503, 'sift is at its job or extraction limit (with Retry-After)'],
   storage_full: [503, 'the database is full; nothing was written (with Retry-After)'],
   storage_unavailable: [503, 'the database cannot be reached now; nothing was lost (with Retry-After)'],

@@ -57,7 +57,7 @@ const FETCH_HINTS = {
   tls_error: "the server's TLS certificate or handshake failed; use a host with a valid certificate",
   too_many_redirects: 'the URL redirects more than 5 times or in a loop; request the final URL directly',
   too_large: 'the page is larger than the download cap; fetch a smaller resource',
-  unsupported_content_type: 'sift extracts html, plain text and json; this URL serves something else',
+  unsupported_content_type: 'sift extracts html, plain text, json and PDF; this URL serves something else',
   timeout: 'the server did not answer in time; raise timeout_ms (at most 120000) or try again later',
   invalid_request: 'send an absolute http or https URL',
 } as const satisfies Partial<Record<ErrorCode, string>>;

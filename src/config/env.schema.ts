@@ -1,10 +1,10 @@
 import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
-import { ConfigError, firstExecutable, parseCidrs, parseTokens } from './parsers';
+import { DOCUMENT_KNOBS, RENDER_KNOBS } from './media-knobs';
+import { ConfigError, parseCidrs, parseTokens } from './parsers';
 
-/** Where Chromium is looked for, in order: Debian's headless shell, then its full browser. */
-export const CHROMIUM_PATHS = '/usr/bin/chromium-headless-shell:/usr/bin/chromium';
+export { CHROMIUM_PATHS } from './media-knobs';
 
 const KiB = 1024;
 const MiB = 1024 * KiB;
@@ -226,29 +226,8 @@ export const SCHEMA = {
       'pages waiting for extraction before `/v1/fetch` answers 503 `server_busy` (batches wait)',
     ),
   },
-  render: {
-    chromiumPath: text(
-      {
-        env: 'SIFT_CHROMIUM_PATH',
-        default: CHROMIUM_PATHS,
-        rules: [IsString(), MinLength(1)],
-        read: firstExecutable,
-      },
-      "the Chromium that renders pages, the first of a `:` list that is there (Debian's `chromium-headless-shell`, a third lighter than `chromium` at the same speed, else `chromium`); none there: rendering is off, sift still starts",
-    ),
-    renderPages: int(
-      { env: 'SIFT_RENDER_PAGES', default: 2, min: 1, max: 64 },
-      'pages rendered at once; more wait',
-    ),
-    renderRecycleAfter: int(
-      { env: 'SIFT_RENDER_RECYCLE_AFTER', default: 200, min: 1, max: 1_000_000 },
-      'renders before the browser is replaced by a fresh one',
-    ),
-    renderMaxMemory: int(
-      { env: 'SIFT_RENDER_MAX_MEMORY', default: GiB, min: 64 * MiB, bytes: true },
-      "the browser is replaced once its processes' memory (proportional set size) is over this",
-    ),
-  },
+  render: RENDER_KNOBS,
+  documents: DOCUMENT_KNOBS,
   'limits.fleet': {
     maxTargets: int(
       { env: 'SIFT_FLEET_MAX_TARGETS', default: 10_000, min: 1, max: 1_000_000 },

@@ -18,6 +18,8 @@ export interface Metadata {
   description: string | null;
   canonical_url: string | null;
   image: string | null;
+  /** A document's pages, all of them (not only those read); pages have none. */
+  pages?: number;
 }
 
 export const NO_METADATA: Metadata = {

@@ -3,6 +3,7 @@ import { Readable } from 'node:stream';
 import * as zlib from 'node:zlib';
 import type { Dispatcher } from 'undici';
 import { FetchError } from '../common/errors';
+import { capFor, mayBePdf, startsAsPdf } from './decode';
 
 /** Retry-After as seconds: delta-seconds or an HTTP date. */
 export function parseRetryAfter(v: string | undefined, nowMs = Date.now()): number | undefined {
@@ -19,12 +20,23 @@ export function header(h: Record<string, string | string[] | undefined>, name: s
 
 /**
  * Reads the body through its content-encoding (gzip, br, deflate), stopping at `cap` on the decoded
- * size (too_large), or cutting it at `truncateAt` bytes when given.
+ * size (too_large), or cutting it at `truncateAt` bytes when given. With `caps`, the cap is the
+ * page's or, for a PDF (by its type, or by its first bytes when the type says nothing), the
+ * document's.
  */
 export async function readBody(
   res: Dispatcher.ResponseData,
-  { signal, cap, truncateAt }: { signal: AbortSignal; cap: number; truncateAt?: number },
+  {
+    signal,
+    cap: given,
+    caps,
+    truncateAt,
+  }: { signal: AbortSignal; cap?: number; caps?: { page: number; document: number }; truncateAt?: number },
 ): Promise<Buffer> {
+  const type = header(res.headers, 'content-type') ?? '';
+  let cap = caps ? capFor(type, caps) : (given ?? 0);
+  // Only the first bytes tell whether an opaque type is a PDF: until then the larger cap holds.
+  let sniff = caps !== undefined && mayBePdf(type);
   const declared = Number(header(res.headers, 'content-length') ?? NaN);
   const encoding = (header(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
   if (!encoding && declared > cap && truncateAt === undefined) {
@@ -39,6 +51,10 @@ export async function readBody(
   let size = 0;
   try {
     for await (const chunk of stream) {
+      if (sniff && caps) {
+        sniff = false;
+        cap = startsAsPdf(chunk as Buffer) ? caps.document : caps.page;
+      }
       size += (chunk as Buffer).length;
       if (truncateAt !== undefined && size >= truncateAt) {
         chunks.push((chunk as Buffer).subarray(0, (chunk as Buffer).length - (size - truncateAt)));

@@ -35,11 +35,39 @@ export function decodeBody(body: Buffer, contentType: string, isHtml: boolean): 
   return decodeAs(name ?? 'utf-8', body);
 }
 
-export type PageKind = 'html' | 'text' | 'json';
+export type PageKind = 'html' | 'text' | 'json' | 'pdf';
+
+/** Media types a PDF is served as. */
+const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
+/** Media types that say nothing of the content: a PDF may hide behind them. */
+const OPAQUE_TYPES = new Set([
+  '',
+  'application/octet-stream',
+  'binary/octet-stream',
+  'application/force-download',
+]);
+
+/** Whether bytes begin as a PDF does. */
+export const startsAsPdf = (body: Buffer): boolean => body.subarray(0, 5).toString('latin1') === '%PDF-';
+
+/**
+ * The download cap for an answer of this type: a PDF's for a PDF; for a type that says nothing,
+ * the larger of the two until its first bytes tell (see answer.ts); else the page cap.
+ */
+export function capFor(contentType: string, caps: { page: number; document: number }): number {
+  const t = mediaType(contentType);
+  if (PDF_TYPES.has(t)) return caps.document;
+  return OPAQUE_TYPES.has(t) ? Math.max(caps.page, caps.document) : caps.page;
+}
+
+/** Whether an answer of this type is a PDF only if its first bytes say so. */
+export const mayBePdf = (contentType: string): boolean => OPAQUE_TYPES.has(mediaType(contentType));
 
 /** What sift does with a media type; undefined when it does not handle it. */
 export function pageKind(contentType: string, body: Buffer): PageKind | undefined {
   const t = mediaType(contentType);
+  // A PDF is one by its bytes whatever the server calls it.
+  if (PDF_TYPES.has(t) || startsAsPdf(body)) return 'pdf';
   if (t === 'text/html' || t === 'application/xhtml+xml') return 'html';
   if (t === 'application/json' || t.endsWith('+json')) return 'json';
   if (t === 'text/plain' || t === 'text/markdown' || t === 'text/csv' || t === 'text/x-markdown')

@@ -23,6 +23,7 @@ export const RESOLVER = Symbol('RESOLVER');
           policy: new AddressPolicy(config.fleetAllow),
           resolver,
           userAgent: config.userAgent,
+          documentCap: config.pdfMaxBytes,
           dns: { timeoutMs: config.dnsTimeoutMs, perCaller: config.dnsPerCaller },
         }),
       inject: [AppConfig, RESOLVER],

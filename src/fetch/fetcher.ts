@@ -52,6 +52,8 @@ export interface FetcherOptions {
   resolver?: Resolver;
   userAgent?: string;
   downloadCap?: number;
+  /** The download cap for a PDF (SIFT_PDF_MAX_BYTES); the page cap when not given. */
+  documentCap?: number;
   connectTimeoutMs?: number;
   dns?: Partial<DnsGuardOptions>;
 }
@@ -67,11 +69,13 @@ const REDIRECT = new Set([301, 302, 303, 307, 308]);
 export class Fetcher {
   private readonly agents: Record<CallerClass, Agent>;
   private readonly downloadCap: number;
+  private readonly documentCap: number;
   private readonly userAgent: string;
   readonly dns: DnsGuard;
 
   constructor(private readonly opts: FetcherOptions) {
     this.downloadCap = opts.downloadCap ?? DOWNLOAD_CAP;
+    this.documentCap = opts.documentCap ?? this.downloadCap;
     this.userAgent = opts.userAgent ?? 'sift/0.1';
     this.dns = new DnsGuard(opts.resolver ?? systemResolver, {
       timeoutMs: opts.dns?.timeoutMs ?? 5000,
@@ -145,7 +149,8 @@ export class Fetcher {
           signal,
           headers: {
             'user-agent': this.userAgent,
-            accept: 'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,*/*;q=0.5',
+            accept:
+              'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.5',
             'accept-encoding': 'gzip, deflate, br',
             ...headers,
           },
@@ -164,7 +169,8 @@ export class Fetcher {
           current = parseHttpUrl(location, current);
           continue;
         }
-        const body = await readBody(res, { signal, cap: this.downloadCap, truncateAt: o.truncateAt });
+        const caps = { page: this.downloadCap, document: this.documentCap };
+        const body = await readBody(res, { signal, caps, truncateAt: o.truncateAt });
         return {
           url,
           finalUrl: current.href,

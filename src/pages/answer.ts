@@ -50,7 +50,8 @@ interface Written {
 export function writtenIn(page: Page, f: Format): Written | undefined {
   const m = page.meta;
   const source = { text: page.source, digest: () => page.digest, truncated: m.truncated };
-  if (m.kind === 'html') {
+  // An html page's source is its article as html; a PDF's, its html rendering.
+  if (m.kind === 'html' || m.kind === 'pdf') {
     if (f === 'html') return source;
     const r = m.rendered?.[f];
     return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
@@ -110,6 +111,7 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     cached: page.cached,
     revalidated: page.revalidated ?? false,
     verdict: page.meta.verdict ?? 'ok',
+    ...(page.meta.verdict_hint ? { verdict_hint: page.meta.verdict_hint } : {}),
     rendered: page.meta.browser !== undefined,
     ...(page.meta.browser ? { render: page.meta.browser } : {}),
     ...(shotFits ? { screenshot: shot } : {}),

@@ -13,6 +13,8 @@ export class PageMetadata implements Metadata {
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty({ type: String, nullable: true }) canonical_url: string | null;
   @ApiProperty({ type: String, nullable: true }) image: string | null;
+  @ApiPropertyOptional({ description: "A PDF's pages, all of them (not only those read); pages have none.", example: 12 })
+  pages?: number;
 }
 
 @ApiSchema({ name: 'LinkDto' })
@@ -98,9 +100,14 @@ export class FetchEnvelope {
   @ApiProperty({
     enum: VERDICTS,
     description:
-      'What the page is: ok; empty (a 2xx html page of under 50 words); challenge (a bot check, captcha wall or JavaScript-only shell); not_found (a 200 page that says it is missing); error_page (an upstream 4xx/5xx).',
+      'What the page is: ok; empty (a 2xx html page of under 50 words, or a PDF with no text layer); challenge (a bot check, captcha wall or JavaScript-only shell); not_found (a 200 page that says it is missing); error_page (an upstream 4xx/5xx).',
   })
   verdict: Verdict;
+  @ApiPropertyOptional({
+    description: 'Why the verdict is what it is, where sift can say more.',
+    example: 'no text layer (OCR is not done)',
+  })
+  verdict_hint?: string;
   @ApiProperty({
     description:
       'Whether the page was rendered in Chromium (`render`: "always", or "auto" on a script shell or an empty page with scripts, where Chromium is available).',

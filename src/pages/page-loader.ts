@@ -6,86 +6,20 @@ import { callerKeyOf, ContentCache, sha256Hex, type CachedPage } from '../dcache
 import { decodeBody, mediaType, pageKind } from '../fetch/decode';
 import type { RawPage } from '../fetch/fetcher';
 import type { Upstream } from '../fetch/upstream';
-import type { ExtractOptions, Extraction, Format } from '../extract/extract';
+import type { Extraction, Format } from '../extract/extract';
 import type { ExtractPool } from '../extract/extract-pool';
 import type { Link } from '../extract/links';
 import type { Metadata } from '../extract/metadata';
 import { verdictOf, type Verdict } from '../extract/verdict';
-import type { BrowserMeta, BrowserStep, RenderAsk } from './browser-step';
-import type { Caller } from './caller-policy';
-import type { FetchEnvelope } from './envelope';
+import type { BrowserMeta, BrowserStep } from './browser-step';
+import type { DocumentStep, ReadDocument } from './document-step';
 import { linksWithin } from './links-budget';
+import type { Caller } from './caller-policy';
+import type { Page, PageMeta, PageRequest } from './page-types';
+
+export type { Page, PageMeta, PageRequest, Rendering, SourceKind } from './page-types';
 
 const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
-
-/** How a page's source is written in each format (see Page.source). */
-export type SourceKind = 'html' | 'json' | 'text';
-
-/** A format written from an html source, as the cache keeps it. */
-export interface Rendering {
-  text: string;
-  digest: string;
-  /** Cut at the cache's cap (or written from a source that was). */
-  truncated: boolean;
-}
-
-/**
- * What the cache keeps beside the page's source: the envelope's fields, the formats written from
- * it so far, and validators to revalidate it.
- */
-export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'content_type' | 'title'> & {
-  kind?: SourceKind;
-  /** The source was cut at the cache's cap. */
-  truncated: boolean;
-  /** Some links were left out, at the extraction's bounds or the cache's cap. */
-  links_cut?: boolean;
-  /** An html source in markdown and text, as far as asked for yet (html is the source itself). */
-  rendered?: Partial<Record<Exclude<Format, 'html'>, Rendering>>;
-  verdict?: Verdict;
-  etag?: string;
-  last_modified?: string;
-  metadata?: Metadata;
-  links?: Link[];
-} & BrowserMeta;
-
-/**
- * A page as the cache holds it (or as it was just fetched), before the caller's cap: one fetch,
- * one extraction, written in any format from it.
- */
-export interface Page {
-  meta: PageMeta;
-  /**
-   * An html page's article as html (its html format, from which the others are written again
-   * without fetching or extracting the page), or a JSON or text page's text.
-   */
-  source: string;
-  /** Of the source. */
-  digest: string;
-  fetchedAt: number;
-  cached: boolean;
-  /** A stale copy the site confirmed (304). */
-  revalidated?: boolean;
-  retryAfterS?: number;
-}
-
-export interface PageRequest {
-  /** The cache key it is stored under. */
-  key: string;
-  url: URL;
-  /** The formats to write the page in now (html pages: others are written from the source later). */
-  formats: Format[];
-  extract: ExtractOptions;
-  caller: Caller;
-  headers: Record<string, string>;
-  robots: boolean;
-  signal: AbortSignal;
-  /** Wait for room in a full extraction queue instead of answering 503 server_busy. */
-  waitForExtraction?: boolean;
-  /** A copy held with validators: the request is conditional, and a 304 confirms it. */
-  stale?: CachedPage;
-  /** Rendering in Chromium, as asked (none: never). */
-  render?: RenderAsk;
-}
 
 /** Answers that say "try later": never cached. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
@@ -105,9 +39,11 @@ export class PageLoader {
   /** The cache keeps content up to the largest class cap; each answer is cut to its own cap. */
   private readonly storeCap: number;
   private readonly browser?: BrowserStep;
+  private readonly documents?: DocumentStep;
 
   constructor(parts: {
     browser?: BrowserStep;
+    documents?: DocumentStep;
     upstream: Upstream;
     extractor: ExtractPool;
     cache: ContentCache;
@@ -121,6 +57,7 @@ export class PageLoader {
       clock: this.clock,
       storeCap: this.storeCap,
       browser: this.browser,
+      documents: this.documents,
     } = parts);
   }
 
@@ -146,7 +83,7 @@ export class PageLoader {
     if (raw.status === 304 && stale && staleMeta) return this.revalidated(req.key, stale, staleMeta, raw);
     const kind = pageKind(raw.contentType, raw.body);
     const ok = raw.status >= 200 && raw.status < 300;
-    if (!kind && ok) {
+    if ((!kind || (kind === 'pdf' && !this.documents)) && ok) {
       throw new FetchError(
         'unsupported_content_type',
         `${raw.finalUrl} is ${mediaType(raw.contentType) || 'of no declared type'}`,
@@ -164,6 +101,7 @@ export class PageLoader {
     let shown: BrowserMeta = {};
     // The page is judged, not the caller's selection: auto renders by it; unrendered, it stands.
     let verdict: Verdict | undefined;
+    let doc: ReadDocument | undefined;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
       let x = await this.extract(html, finalUrl, req);
@@ -179,11 +117,23 @@ export class PageLoader {
       ({ title, content, metadata, links, pageText } = x);
       written = x.contents ?? { [formats[0] ?? 'html']: x.content };
       linksCut = x.linksTruncated === true;
+    } else if (kind === 'pdf') {
+      // A document: its text in every format at once, in the parser's limited processes.
+      const deadline = req.document?.deadline ?? Date.now() + 60_000;
+      doc = ok
+        ? await this.documents!.read(raw.body, { ...req.document, deadline, signal: req.signal })
+        : undefined;
+      if (doc) {
+        ({ title, metadata, verdict } = doc);
+        written = { html: doc.html, markdown: doc.markdown, text: doc.text };
+      }
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
     }
-    const stored = truncateUtf8(kind === 'html' ? (written.html ?? content) : content, this.storeCap);
-    const rendered = kind === 'html' ? this.renderings(written, stored.truncated) : undefined;
+    const formatted = kind === 'html' || kind === 'pdf';
+    const stored = truncateUtf8(formatted ? (written.html ?? content) : content, this.storeCap);
+    const cut = stored.truncated || doc?.truncated === true;
+    const rendered = formatted ? this.renderings(written, cut) : undefined;
     // The links are kept within what the shortest format leaves of the largest cap, as an answer is.
     const shortest = Math.min(stored.bytes, ...Object.values(rendered ?? {}).map((r) => byteLength(r.text)));
     const kept = links && linksWithin(links, this.storeCap - shortest);
@@ -195,10 +145,11 @@ export class PageLoader {
       content_type: raw.contentType,
       title,
       kind: kind ?? 'text',
-      truncated: stored.truncated,
+      truncated: cut,
       ...(linksCut || kept?.cut ? { links_cut: true } : {}),
       ...(rendered ? { rendered } : {}),
       verdict,
+      ...(doc?.hint ? { verdict_hint: doc.hint } : {}),
       ...(raw.etag ? { etag: raw.etag } : {}),
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),

@@ -37,6 +37,8 @@ export interface FetchParams {
   wait_for?: string;
   wait_ms?: number;
   screenshot?: boolean;
+  /** A PDF's pages to read ("1-5,9"). */
+  pages?: string;
 }
 
 export interface FetchOutcome {
@@ -165,6 +167,7 @@ export class PageService {
         ...(robots ? [] : ['robots:false']),
         ...(Object.keys(extract).length > 0 ? [extract] : []),
         ...renderKeyPart(p),
+        ...(p.pages ? [{ pages: p.pages }] : []),
       ]),
     );
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
@@ -196,6 +199,7 @@ export class PageService {
         waitForExtraction: opts.waitForExtraction,
         stale,
         render,
+        document: { pages: p.pages, deadline: render.deadline },
       }),
     );
     // An html page cached (or fetched by another caller) in other formats: written in these from

@@ -8,7 +8,9 @@ import { Upstream } from '../fetch/upstream';
 import { ExtractPool } from '../extract/extract-pool';
 import { RenderModule } from '../render/render.module';
 import { Renderer } from '../render/renderer';
+import { DocumentParser } from '../documents';
 import { BrowserStep } from './browser-step';
+import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
 import { PageService } from './page.service';
 
@@ -22,6 +24,8 @@ import { PageService } from './page.service';
         new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
       inject: [AppConfig],
     },
+    // PDFs, in parser processes of their own (see DocumentParser).
+    { provide: DocumentParser, useFactory: () => new DocumentParser() },
     {
       provide: PageLoader,
       useFactory: (
@@ -31,6 +35,7 @@ import { PageService } from './page.service';
         clock: Clock,
         config: AppConfig,
         renderer: Renderer,
+        parser: DocumentParser,
       ) =>
         new PageLoader({
           upstream,
@@ -39,8 +44,9 @@ import { PageService } from './page.service';
           clock,
           storeCap: Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
           browser: new BrowserStep(renderer),
+          documents: new DocumentStep(parser, { maxPages: config.pdfMaxPages, maxMb: config.pdfMaxMb }),
         }),
-      inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig, Renderer],
+      inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig, Renderer, DocumentParser],
     },
     PageService,
   ],

@@ -96,10 +96,10 @@ describe('response shapes', () => {
       ).body;
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
       // links and formats are there only when asked for; render and screenshot only when rendered
-      // (test/e2e/render.spec.ts).
+      // (test/e2e/render.spec.ts); verdict_hint only for a PDF with no text (documents.spec.ts).
       const whenRendered = ['render', 'screenshot'];
       const envelopeProps = props('FetchResponseDto').filter(
-        (k) => !['links', 'formats', ...whenRendered].includes(k),
+        (k) => !['links', 'formats', 'verdict_hint', ...whenRendered].includes(k),
       );
       expect(keys(fresh)).toEqual(envelopeProps);
       const linked = (
@@ -108,9 +108,11 @@ describe('response shapes', () => {
           .set(auth)
           .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links'] })
       ).body;
-      expect(keys(linked)).toEqual(props('FetchResponseDto').filter((k) => !whenRendered.includes(k)));
+      expect(keys(linked)).toEqual(
+        props('FetchResponseDto').filter((k) => ![...whenRendered, 'verdict_hint'].includes(k)),
+      );
       expect(keys(linked.formats)).toEqual(['html', 'text']);
-      expect(keys(linked.metadata)).toEqual(props('MetadataDto'));
+      expect(keys(linked.metadata)).toEqual(props('MetadataDto').filter((k) => k !== 'pages'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
 
       const sub = await http()

@@ -11,7 +11,7 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { IsHeaderMap, IsHttpUrl, IsSelector, IsSelectorList } from './validators';
+import { IsHeaderMap, IsHttpUrl, IsPageRanges, IsSelector, IsSelectorList } from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
@@ -129,6 +129,15 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsBoolean()
   screenshot?: boolean;
+
+  /**
+   * A PDF's pages to read, as ranges: "1-5,9", "3", "7-" (to the end); all by default, up to
+   * SIFT_PDF_MAX_PAGES. Pages left out make the answer `truncated`. Ignored for other pages.
+   */
+  @ApiPropertyOptional({ example: '1-5,9' })
+  @IsOptional()
+  @IsPageRanges()
+  pages?: string;
 }
 
 export class FetchRequestDto extends FetchOptionsDto {

@@ -2,6 +2,7 @@ import { registerDecorator, type ValidationArguments, type ValidationOptions } f
 import { invalidRequest } from '../../common/errors';
 import { isHttpUrl } from '../../common/urls';
 import { selectorProblem } from '../../extract/selector-limits';
+import { pageRangesError } from '../../documents';
 
 export { MAX_URL_LENGTH } from '../../common/urls';
 
@@ -205,3 +206,19 @@ const tooManySelectorChars = () =>
     `the distinct include_selectors and exclude_selectors of this request are over ${MAX_SELECTOR_CHARS} characters in all`,
     'send the selectors once in the job\'s "options" instead of in each target, or split the targets over several jobs',
   );
+
+/** A PDF's `pages` option: page ranges like "1-5,9" (see pageRangesError). */
+export function IsPageRanges(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isPageRanges',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: (args: ValidationArguments) =>
+          `${args.property} ${typeof args.value === 'string' ? pageRangesError(args.value) : 'must be a string'}: write pages as ranges like "1-5,9" (pages count from 1)`,
+        ...options,
+      },
+      validator: { validate: (v: unknown) => typeof v === 'string' && pageRangesError(v) === undefined },
+    });
+}

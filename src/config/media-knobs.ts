@@ -1,0 +1,50 @@
+import { IsString, MinLength } from 'class-validator';
+import { int, text } from './knob';
+import { firstExecutable } from './parsers';
+
+// The knobs of rendering and of documents (SCHEMA's sections `render` and `documents`).
+
+const MiB = 1024 * 1024;
+const GiB = 1024 * MiB;
+
+/** Where Chromium is looked for, in order: Debian's headless shell, then its full browser. */
+export const CHROMIUM_PATHS = '/usr/bin/chromium-headless-shell:/usr/bin/chromium';
+
+export const RENDER_KNOBS = {
+  chromiumPath: text(
+    {
+      env: 'SIFT_CHROMIUM_PATH',
+      default: CHROMIUM_PATHS,
+      rules: [IsString(), MinLength(1)],
+      read: firstExecutable,
+    },
+    "the Chromium that renders pages: the first of this `:` list that is there (Debian's `chromium-headless-shell`, the browser without its window machinery, else its `chromium`); none there: rendering is off, sift still starts",
+  ),
+  renderPages: int(
+    { env: 'SIFT_RENDER_PAGES', default: 2, min: 1, max: 64 },
+    'pages rendered at once; more wait',
+  ),
+  renderRecycleAfter: int(
+    { env: 'SIFT_RENDER_RECYCLE_AFTER', default: 200, min: 1, max: 1_000_000 },
+    'renders before the browser is replaced by a fresh one',
+  ),
+  renderMaxMemory: int(
+    { env: 'SIFT_RENDER_MAX_MEMORY', default: GiB, min: 64 * MiB, bytes: true },
+    "the browser is replaced once its processes' memory (proportional set size) is over this",
+  ),
+};
+
+export const DOCUMENT_KNOBS = {
+  pdfMaxBytes: int(
+    { env: 'SIFT_PDF_MAX_BYTES', default: 32 * MiB, min: 1, bytes: true },
+    'the download cap for a PDF (other pages: 10 MiB); over it, 502 `too_large`',
+  ),
+  pdfMaxPages: int(
+    { env: 'SIFT_PDF_MAX_PAGES', default: 500, min: 1, max: 100_000 },
+    'pages of a PDF read at most; the rest are left out and the answer says `truncated`',
+  ),
+  pdfMaxMb: int(
+    { env: 'SIFT_PDF_MAX_MB', default: 256, min: 64, max: 65_536 },
+    "a PDF parser process's memory limit in MB (its data segment); a document that needs more fails 502 `document_too_complex`",
+  ),
+};

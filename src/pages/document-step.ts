@@ -1,0 +1,68 @@
+import type { DocumentParser } from '../documents';
+import { NO_METADATA, type Metadata } from '../extract/metadata';
+import type { Verdict } from '../extract/verdict';
+
+/** The answer's hint for a document with no text at all. */
+export const NO_TEXT_LAYER = 'no text layer (OCR is not done)';
+
+/** A document read: its text in every format, its metadata and verdict. */
+export interface ReadDocument {
+  title: string;
+  html: string;
+  markdown: string;
+  text: string;
+  metadata: Metadata;
+  verdict: Verdict;
+  /** Why the verdict is what it is, when sift can say. */
+  hint?: string;
+  /** Pages were left out (the `pages` option, SIFT_PDF_MAX_PAGES, or the character cap). */
+  truncated: boolean;
+}
+
+export interface DocumentAsk {
+  /** The `pages` option, as sent ("1-5,9"). */
+  pages?: string;
+  /** When the request's time is up (epoch ms): the parse ends by then. */
+  deadline: number;
+  signal: AbortSignal;
+}
+
+/**
+ * A PDF's bytes into a page's parts, in the parser's limited processes (see DocumentParser): the
+ * title from the document's metadata, else its first heading.
+ */
+export class DocumentStep {
+  constructor(
+    private readonly parser: DocumentParser,
+    private readonly limits: { maxPages: number; maxMb: number },
+  ) {}
+
+  async read(body: Buffer, ask: DocumentAsk): Promise<ReadDocument> {
+    const d = await this.parser.parse(body, {
+      pages: ask.pages,
+      maxPages: this.limits.maxPages,
+      maxMb: this.limits.maxMb,
+      deadlineMs: Math.max(1, ask.deadline - Date.now()),
+      signal: ask.signal,
+    });
+    const m = d.metadata;
+    const heading = /^#{1,3} (.+)$/m.exec(d.markdown)?.[1];
+    return {
+      title: m.title ?? heading?.trim() ?? '',
+      html: d.html,
+      markdown: d.markdown,
+      text: d.text,
+      metadata: {
+        ...NO_METADATA,
+        author: m.author ?? null,
+        published_at: m.published_at ?? null,
+        language: m.language ?? null,
+        description: m.description ?? null,
+        pages: m.pages,
+      },
+      verdict: d.hasText ? 'ok' : 'empty',
+      ...(d.hasText ? {} : { hint: NO_TEXT_LAYER }),
+      truncated: d.truncated,
+    };
+  }
+}
