@@ -1,5 +1,5 @@
 import { SiftError } from '../common/errors';
-import type { ErrorCode } from '../common/error-codes';
+import { ERROR_CODES, type ErrorCode } from '../common/error-codes';
 
 /**
  * Why a document failed, for the log and the tests; the caller sees the code, message and hint.
@@ -14,14 +14,11 @@ import type { ErrorCode } from '../common/error-codes';
 export type DocumentFailure =
   'memory' | 'deadline' | 'page_deadline' | 'crashed' | 'encrypted' | 'unreadable' | 'queued';
 
-/** The codes a document fails with; the first two are new to the error list (see ERROR_CODES). */
-export type DocumentErrorCode = 'document_too_complex' | 'unsupported_document' | 'timeout';
-
-const STATUS: Record<DocumentErrorCode, number> = {
-  document_too_complex: 502,
-  unsupported_document: 502,
-  timeout: 504,
-};
+/** The codes a document fails with. */
+export type DocumentErrorCode = Extract<
+  ErrorCode,
+  'document_too_complex' | 'unsupported_document' | 'timeout'
+>;
 
 /** A document sift could not turn into text, as the one exception filter answers it. */
 export class DocumentError extends SiftError {
@@ -31,9 +28,7 @@ export class DocumentError extends SiftError {
     hint: string,
     readonly failure: DocumentFailure,
   ) {
-    // `document_too_complex` and `unsupported_document` are not in ERROR_CODES yet: the cast goes
-    // once they are.
-    super(STATUS[code], code as ErrorCode, message, hint);
+    super(ERROR_CODES[code][0], code, message, hint);
   }
 }
 
