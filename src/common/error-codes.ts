@@ -39,7 +39,7 @@ export const ERROR_CODES = {
   unsupported_content_type: [502, 'not html, plain text, json or PDF'],
   document_too_complex: [
     502,
-    'the document ran its parser out of memory (SIFT_PDF_MAX_MB) or of time (a page over 10 s)',
+    "the document ran its parser out of memory (SIFT_PDF_MAX_MB) or of time (a page over 10 s, or the request's timeout_ms)",
   ],
   unsupported_document: [502, 'the document is encrypted, or broken past reading'],
   server_busy: [503, 'sift is at its job or extraction limit (with Retry-After)'],

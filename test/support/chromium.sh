@@ -1,23 +1,30 @@
 #!/usr/bin/env bash
-# The render and Swagger UI tests drive a real Chromium: Debian's `chromium-headless-shell` (or its
-# `chromium`), the first of SIFT_CHROMIUM_PATH's list that is there. make test installs the headless
-# shell when it can (root with apt-get); otherwise it stops here and says what to install.
+# What make test needs from Debian beyond Node: a Chromium for the render and Swagger UI tests
+# (`chromium-headless-shell`, or `chromium`: the first of SIFT_CHROMIUM_PATH's list that is there),
+# and the DejaVu fonts the PDF tests embed (Greek and Arabic). Installed when they can be (root
+# with apt-get); otherwise this stops here and says what to install.
 set -euo pipefail
 paths="${SIFT_CHROMIUM_PATH:-/usr/bin/chromium-headless-shell:/usr/bin/chromium}"
-found() {
+font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+has_chromium() {
   local p
   IFS=: read -ra list <<<"$paths"
   for p in "${list[@]}"; do [ -x "$p" ] && return 0; done
   return 1
 }
-found && exit 0
+missing() {
+  has_chromium || echo chromium-headless-shell
+  [ -f "$font" ] || echo fonts-dejavu-core
+}
+need=$(missing | xargs)
+[ -z "$need" ] && exit 0
 if command -v apt-get >/dev/null && [ "$(id -u)" = 0 ]; then
-  echo "chromium: none at $paths; installing Debian's chromium-headless-shell package (a minute or two)"
-  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium-headless-shell) \
-    >/dev/null 2>&1 && found; then
+  echo "make test: installing Debian's $need (a minute or two)"
+  if (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $need) >/dev/null 2>&1 \
+    && [ -z "$(missing | xargs)" ]; then
     exit 0
   fi
 fi
-echo "make test needs Chromium at one of $paths: install Debian's chromium-headless-shell package" >&2
-echo "(sudo apt-get install chromium-headless-shell), or set SIFT_CHROMIUM_PATH to a Chromium binary" >&2
+echo "make test needs Debian's $(missing | xargs): sudo apt-get install $(missing | xargs)" >&2
+has_chromium || echo "(or set SIFT_CHROMIUM_PATH to a Chromium binary; looked for: $paths)" >&2
 exit 1
