@@ -49,7 +49,8 @@ export interface StaticPage {
   finalUrl: string;
   status: number;
   raw: { contentType: string };
-  verdict: Verdict;
+  /** The static page's verdict (auto decides by it); none when it was not judged (always). */
+  verdict?: Verdict;
 }
 
 /** A rendered page: its DOM, where it ended, and what the envelope says of the render. */
@@ -79,7 +80,7 @@ export class BrowserStep {
     const mode = ask?.mode ?? 'never';
     if (!ask || mode === 'never' || !this.renderer) return undefined;
     const { html, finalUrl, status } = page;
-    if (mode === 'auto' && !wantsBrowser(page.verdict, html)) return undefined;
+    if (mode === 'auto' && (!page.verdict || !wantsBrowser(page.verdict, html))) return undefined;
     const renderer = this.renderer;
     let r: RenderResult;
     try {

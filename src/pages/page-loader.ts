@@ -104,13 +104,16 @@ export class PageLoader {
     let doc: ReadDocument | undefined;
     if (kind === 'html') {
       html = decodeBody(raw.body, raw.contentType, true);
-      let x = await this.extract(html, finalUrl, req);
-      verdict = verdictOf({ status, html, title: x.title, content: x.pageText ?? x.content, isHtml: true });
+      // `always` renders whatever the static page is: only what the browser shows is extracted.
+      const always = ok && req.render?.mode === 'always' && this.browser !== undefined;
+      let x = always ? undefined : await this.extract(html, finalUrl, req);
+      verdict =
+        x && verdictOf({ status, html, title: x.title, content: x.pageText ?? x.content, isHtml: true });
       const r = ok
         ? await this.browser?.maybeRender({ html, finalUrl, status, raw, verdict }, req)
         : undefined;
-      if (r) {
-        ({ html, finalUrl, status, shown } = r);
+      if (r) ({ html, finalUrl, status, shown } = r);
+      if (r || !x) {
         x = await this.extract(html, finalUrl, req);
         verdict = undefined;
       }
