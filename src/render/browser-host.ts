@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
-import { chromium, type Browser, type BrowserContext } from 'playwright-core';
+import type { Browser, BrowserContext } from 'playwright-core';
 import {
   CHROMIUM_ARGS,
   chromiumLauncher,
@@ -124,6 +124,9 @@ export class BrowserHost {
     const launcher = chromiumLauncher(this.opts.chromiumPath);
     let browser: Browser;
     try {
+      // Loaded on the first launch: the driver is about 75 MB of memory an instance that never
+      // renders does not need.
+      const { chromium } = await import('playwright-core');
       browser = await chromium.launch({
         executablePath: launcher.executable,
         headless: true,

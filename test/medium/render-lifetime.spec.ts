@@ -221,3 +221,14 @@ describe('what the browsers of killed processes left', () => {
     expect([fs.existsSync(own.launch), fs.existsSync(own.profile)]).toEqual([false, false]);
   }, 60_000);
 });
+
+describe('an instance that never renders', () => {
+  it('does not load the browser driver (about 75 MB)', () => {
+    const r = spawnSync(process.execPath, [path.join(ROOT, 'test', 'fixtures', 'no-render-child.js')], {
+      encoding: 'utf8',
+      timeout: 90_000,
+    });
+    expect(r.stderr.slice(-2000)).toBe('');
+    expect(JSON.parse(r.stdout)).toEqual({ status: 200, rendered: false, driverLoaded: false });
+  }, 120_000);
+});
