@@ -1,5 +1,6 @@
 import { SiftError } from '../common/errors';
 import { ERROR_CODES, type ErrorCode } from '../common/error-codes';
+import type { RunEnd } from './parser-process';
 
 /**
  * Why a document failed, for the log and the tests; the caller sees the code, message and hint.
@@ -79,3 +80,22 @@ export const parserBusy = () =>
     'sift has as many documents waiting for a parser as it may queue',
     'try again in a few seconds',
   ).retryAfter(5);
+
+/** What a run that ended without a document means for the caller. */
+export function failureOf(end: RunEnd, page: number, pageTimeoutMs: number): SiftError | Error {
+  const where = page === 0 ? 'opening the document' : `page ${page}`;
+  if ('fail' in end) {
+    if (end.fail === 'encrypted') return encrypted();
+    if (end.fail === 'unreadable') return unreadable(end.message);
+    return tooComplex('memory', `${where} ran out of memory (${end.message})`);
+  }
+  if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);
+  if (end.killed === 'page_deadline')
+    return tooComplex('page_deadline', `${where} took over ${pageTimeoutMs} ms`);
+  if (end.killed === 'aborted' || end.killed === 'closed') return new Error('the parse was stopped');
+  const limit = /out of memory|allocation failed/i.test(end.stderr);
+  const sig = end.signal && ['SIGSEGV', 'SIGABRT', 'SIGBUS', 'SIGTRAP', 'SIGILL'].includes(end.signal);
+  return limit || sig
+    ? tooComplex('memory', `the parser ran out of memory at ${where} (${end.signal ?? end.code})`)
+    : tooComplex('crashed', `the parser died at ${where} (${end.signal ?? end.code})`);
+}

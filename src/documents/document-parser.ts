@@ -1,9 +1,9 @@
 import * as os from 'node:os';
-import { InternalFault, type SiftError } from '../common/errors';
+import { InternalFault } from '../common/errors';
 import { childModule, pdfjsRoot } from './child-source';
-import { encrypted, parserBusy, queuedTooLong, tooComplex, unreadable } from './document-errors';
+import { failureOf, parserBusy, queuedTooLong, tooComplex } from './document-errors';
 import { parsePageRanges, type PageRange } from './page-ranges';
-import { ParserProcess, type RunEnd } from './parser-process';
+import { ParserProcess } from './parser-process';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
 export interface ParseOptions {
@@ -30,6 +30,8 @@ export interface DocumentParserOptions {
   idleMs?: number;
   /** Documents that may wait for a parser; past it, 503 server_busy. */
   maxQueue?: number;
+  /** Bytes of documents that may wait for a parser (held in memory meanwhile); past it, 503. */
+  maxQueueBytes?: number;
   /** The characters gathered from one document at most; past it the rest is cut (truncated). */
   maxChars?: number;
 }
@@ -71,6 +73,7 @@ export class DocumentParser {
   private readonly pageTimeoutMs: number;
   private readonly idleMs: number;
   private readonly maxQueue: number;
+  private readonly maxQueueBytes: number;
   private readonly maxChars: number;
   private childFile?: string;
   private readonly root = pdfjsRoot();
@@ -81,14 +84,8 @@ export class DocumentParser {
     this.pageTimeoutMs = opts.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS;
     this.idleMs = opts.idleMs ?? 60_000;
     this.maxQueue = opts.maxQueue ?? 64;
+    this.maxQueueBytes = opts.maxQueueBytes ?? 256 * 1024 * 1024;
     this.maxChars = opts.maxChars ?? DEFAULT_MAX_CHARS;
-  }
-
-  /** A PDF: served as one, or its body starts with `%PDF-` (whatever the type, octet-stream included). */
-  static isPdf(contentType: string | undefined, firstBytes: Buffer): boolean {
-    const type = (contentType ?? '').split(';')[0].trim().toLowerCase();
-    if (type === 'application/pdf' || type === 'application/x-pdf') return true;
-    return firstBytes.subarray(0, 5).toString('latin1') === '%PDF-';
   }
 
   /** Live parser processes' pids (for tests and benchmarks). */
@@ -110,7 +107,9 @@ export class DocumentParser {
     }
     if (this.closed) return Promise.reject(new Error('the document parser is closed'));
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason as Error);
-    if (this.queue.length >= this.maxQueue) return Promise.reject(parserBusy());
+    const waiting = this.queue.reduce((n, t) => n + (t.proc ? 0 : t.job.bytes.length), 0);
+    if (this.queue.length >= this.maxQueue || (waiting > 0 && waiting + bytes.length > this.maxQueueBytes))
+      return Promise.reject(parserBusy());
     return new Promise<ParsedDocument>((resolve, reject) => {
       const task: Task = {
         job: { bytes, ranges, maxPages: opts.maxPages, maxChars: this.maxChars },
@@ -141,10 +140,17 @@ export class DocumentParser {
     else task.resolve(result);
   }
 
-  /** The request's time is up: waiting, it times out; parsing, the document was too much for it. */
+  /**
+   * The request's time is up: waiting, it times out; parsing, the document was too much for it,
+   * said at once (the process is killed behind it).
+   */
   private overrun(task: Task, ms: number): void {
-    if (task.proc) task.proc.kill('deadline');
-    else this.settle(task, queuedTooLong(ms));
+    if (!task.proc) return this.settle(task, queuedTooLong(ms));
+    task.proc.kill('deadline');
+    this.settle(
+      task,
+      tooComplex('deadline', `the time allowed (${ms} ms) ran out while the document was read`),
+    );
   }
 
   private abort(task: Task): void {
@@ -179,8 +185,18 @@ export class DocumentParser {
   }
 
   private spawn(maxMb: number): void {
-    this.childFile ??= childModule();
-    const proc = new ParserProcess(this.childFile, this.root, { maxMb });
+    let proc: ParserProcess;
+    try {
+      this.childFile ??= childModule();
+      proc = new ParserProcess(this.childFile, this.root, { maxMb });
+    } catch (err) {
+      // No process could be made now (no memory to fork, say): the document that waited for it
+      // is told to try later, and sift goes on.
+      const task = this.queue.find((t) => !t.proc && t.maxMb === maxMb);
+      if (task) this.settle(task, parserBusy());
+      void err;
+      return;
+    }
     this.all.add(proc);
     this.starting++;
     proc.hold(true);
@@ -217,26 +233,8 @@ export class DocumentParser {
     if ('died' in end || ('fail' in end && end.fail === 'memory')) this.retire(proc);
     else if (proc.documents >= this.perProcess) this.retire(proc);
     else this.release(proc);
-    this.settle(task, 'died' in end || 'fail' in end ? this.failure(end, page) : end);
+    this.settle(task, 'died' in end || 'fail' in end ? failureOf(end, page, this.pageTimeoutMs) : end);
     this.dispatch();
-  }
-
-  private failure(end: RunEnd, page: number): SiftError | Error {
-    const where = page === 0 ? 'opening the document' : `page ${page}`;
-    if ('fail' in end) {
-      if (end.fail === 'encrypted') return encrypted();
-      if (end.fail === 'unreadable') return unreadable(end.message);
-      return tooComplex('memory', `${where} ran out of memory (${end.message})`);
-    }
-    if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);
-    if (end.killed === 'page_deadline')
-      return tooComplex('page_deadline', `${where} took over ${this.pageTimeoutMs} ms`);
-    if (end.killed === 'aborted' || end.killed === 'closed') return new Error('the parse was stopped');
-    const limit = /out of memory|allocation failed/i.test(end.stderr);
-    const sig = end.signal && ['SIGSEGV', 'SIGABRT', 'SIGBUS', 'SIGTRAP', 'SIGILL'].includes(end.signal);
-    return limit || sig
-      ? tooComplex('memory', `the parser ran out of memory at ${where} (${end.signal ?? end.code})`)
-      : tooComplex('crashed', `the parser died at ${where} (${end.signal ?? end.code})`);
   }
 
   /** Back to the idle list, ended after idleMs unused. */

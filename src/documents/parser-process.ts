@@ -23,7 +23,8 @@ export interface ProcessLimits {
 }
 
 /** Why the parent ended a process, when it did. */
-export type KillReason = 'deadline' | 'page_deadline' | 'aborted' | 'retired' | 'closed' | 'start';
+export type KillReason =
+  'deadline' | 'page_deadline' | 'aborted' | 'retired' | 'closed' | 'start' | 'malformed';
 
 /** How a run ended other than with a document: a failure the document caused, or the process's end. */
 export type RunEnd =
@@ -69,6 +70,8 @@ export class ParserProcess {
         '--',
         'prlimit',
         `--data=${bytes}`,
+        // A parser that aborts (V8 out of memory) leaves no core file behind.
+        '--core=0',
         '--',
         process.execPath,
         '--v8-pool-size=1',
@@ -115,11 +118,20 @@ export class ParserProcess {
         ),
       );
       this.proc.on('message', (m: ChildReply) => {
+        // The child reads hostile documents: what it says is checked before it is believed.
+        if (typeof m !== 'object' || m === null) return this.kill('malformed');
         if ('ready' in m) resolve();
         else this.reply(m);
       });
     });
     this.ready.catch(() => undefined);
+    // A child that never says it is ready would hold its slot for good.
+    const startTimer = setTimeout(() => this.kill('start'), START_TIMEOUT_MS);
+    startTimer.unref();
+    this.ready.then(
+      () => clearTimeout(startTimer),
+      () => clearTimeout(startTimer),
+    );
   }
 
   get pid(): number | undefined {
@@ -129,7 +141,11 @@ export class ParserProcess {
   private reply(m: Exclude<ChildReply, { ready: true }>): void {
     const run = this.current;
     if (!run || run.id !== m.id) return;
-    if ('progress' in m) return run.progress(m.progress);
+    if ('progress' in m) return run.progress(Number(m.progress));
+    if ('ok' in m && !wellFormed(m.ok)) {
+      this.kill('malformed');
+      return;
+    }
     this.current = undefined;
     this.documents++;
     run.done('ok' in m ? m.ok : { fail: m.fail, message: m.message });
@@ -166,4 +182,24 @@ export class ParserProcess {
       channel?.unref?.();
     }
   }
+}
+
+/** A parser that has not started in this long is killed (node and pdf.js load in about 0.5 s). */
+const START_TIMEOUT_MS = 20_000;
+
+/** Whether a child's answer has a parsed document's shape (a child gone wrong says anything). */
+function wellFormed(d: unknown): d is ParsedDocument {
+  const x = d as Partial<ParsedDocument> | null;
+  return (
+    typeof x === 'object' &&
+    x !== null &&
+    typeof x.markdown === 'string' &&
+    typeof x.text === 'string' &&
+    typeof x.html === 'string' &&
+    typeof x.truncated === 'boolean' &&
+    typeof x.hasText === 'boolean' &&
+    typeof x.metadata === 'object' &&
+    x.metadata !== null &&
+    Number.isInteger(x.metadata.pages)
+  );
 }

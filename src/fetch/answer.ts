@@ -37,6 +37,7 @@ export async function readBody(
   let cap = caps ? capFor(type, caps) : (given ?? 0);
   // Only the first bytes tell whether an opaque type is a PDF: until then the larger cap holds.
   let sniff = caps !== undefined && mayBePdf(type);
+  let head = Buffer.alloc(0);
   const declared = Number(header(res.headers, 'content-length') ?? NaN);
   const encoding = (header(res.headers, 'content-encoding') ?? '').trim().toLowerCase();
   if (!encoding && declared > cap && truncateAt === undefined) {
@@ -52,8 +53,11 @@ export async function readBody(
   try {
     for await (const chunk of stream) {
       if (sniff && caps) {
-        sniff = false;
-        cap = startsAsPdf(chunk as Buffer) ? caps.document : caps.page;
+        head = Buffer.concat([head, (chunk as Buffer).subarray(0, 5)]);
+        if (head.length >= 5) {
+          sniff = false;
+          cap = startsAsPdf(head) ? caps.document : caps.page;
+        }
       }
       size += (chunk as Buffer).length;
       if (truncateAt !== undefined && size >= truncateAt) {

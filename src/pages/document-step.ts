@@ -1,9 +1,11 @@
-import type { DocumentParser } from '../documents';
+import { parsePageRanges, type DocumentParser } from '../documents';
 import { NO_METADATA, type Metadata } from '../extract/metadata';
 import type { Verdict } from '../extract/verdict';
 
 /** The answer's hint for a document with no text at all. */
 export const NO_TEXT_LAYER = 'no text layer (OCR is not done)';
+/** The parse ends this long before the request's time is up, so that it is said what ran out. */
+const DEADLINE_MARGIN_MS = 250;
 
 /** A document read: its text in every format, its metadata and verdict. */
 export interface ReadDocument {
@@ -42,11 +44,17 @@ export class DocumentStep {
       pages: ask.pages,
       maxPages: this.limits.maxPages,
       maxMb: this.limits.maxMb,
-      deadlineMs: Math.max(1, ask.deadline - Date.now()),
+      deadlineMs: Math.max(1, ask.deadline - Date.now() - DEADLINE_MARGIN_MS),
       signal: ask.signal,
     });
     const m = d.metadata;
-    const heading = /^#{1,3} (.+)$/m.exec(d.markdown)?.[1];
+    // The first heading, as written (markdown's escapes undone).
+    const heading = /^#{1,3} (.+)$/m.exec(d.markdown)?.[1]?.replace(/\\([\\`*_{}[\]()#+\-.!<>|~])/g, '$1');
+    // Pages asked for that the document does not have: nothing read is not a missing text layer.
+    const beyond = ask.pages !== undefined && parsePageRanges(ask.pages).every((r) => r.first > m.pages);
+    const hint = beyond
+      ? `the document has ${m.pages} page(s); none of pages "${ask.pages}" is among them`
+      : NO_TEXT_LAYER;
     return {
       title: m.title ?? heading?.trim() ?? '',
       html: d.html,
@@ -61,7 +69,7 @@ export class DocumentStep {
         pages: m.pages,
       },
       verdict: d.hasText ? 'ok' : 'empty',
-      ...(d.hasText ? {} : { hint: NO_TEXT_LAYER }),
+      ...(d.hasText ? {} : { hint }),
       truncated: d.truncated,
     };
   }

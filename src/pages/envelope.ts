@@ -13,7 +13,10 @@ export class PageMetadata implements Metadata {
   @ApiProperty({ type: String, nullable: true }) description: string | null;
   @ApiProperty({ type: String, nullable: true }) canonical_url: string | null;
   @ApiProperty({ type: String, nullable: true }) image: string | null;
-  @ApiPropertyOptional({ description: "A PDF's pages, all of them (not only those read); pages have none.", example: 12 })
+  @ApiPropertyOptional({
+    description: "A PDF's pages, all of them (not only those read); pages have none.",
+    example: 12,
+  })
   pages?: number;
 }
 

@@ -126,10 +126,9 @@ export class PageLoader {
       doc = ok
         ? await this.documents!.read(raw.body, { ...req.document, deadline, signal: req.signal })
         : undefined;
-      if (doc) {
-        ({ title, metadata, verdict } = doc);
-        written = { html: doc.html, markdown: doc.markdown, text: doc.text };
-      }
+      if (doc) ({ title, metadata, verdict } = doc);
+      // A PDF answered with an error status is not read: its envelope says the status, no text.
+      written = { html: doc?.html ?? '', markdown: doc?.markdown ?? '', text: doc?.text ?? '' };
     } else if (kind) {
       content = decodeBody(raw.body, raw.contentType, false);
     }

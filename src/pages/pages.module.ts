@@ -14,6 +14,10 @@ import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
 import { PageService } from './page.service';
 
+/** The cache keeps content up to the largest class cap. */
+const storeCap = (config: AppConfig) =>
+  Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap);
+
 /** From a URL to an envelope: the page cache, the caller's policy, the fetch, the extraction. */
 @Module({
   imports: [DcacheModule, FetchModule, RenderModule],
@@ -24,8 +28,13 @@ import { PageService } from './page.service';
         new ExtractPool({ size: config.extractWorkers, maxQueue: config.extractQueue }),
       inject: [AppConfig],
     },
-    // PDFs, in parser processes of their own (see DocumentParser).
-    { provide: DocumentParser, useFactory: () => new DocumentParser() },
+    // PDFs, in parser processes of their own (see DocumentParser); no more text is gathered than
+    // the cache keeps.
+    {
+      provide: DocumentParser,
+      useFactory: (config: AppConfig) => new DocumentParser({ maxChars: storeCap(config) }),
+      inject: [AppConfig],
+    },
     {
       provide: PageLoader,
       useFactory: (
@@ -42,7 +51,7 @@ import { PageService } from './page.service';
           extractor: pool,
           cache,
           clock,
-          storeCap: Math.max(config.limits.fleet.outputCap, config.limits.restricted.outputCap),
+          storeCap: storeCap(config),
           browser: new BrowserStep(renderer),
           documents: new DocumentStep(parser, { maxPages: config.pdfMaxPages, maxMb: config.pdfMaxMb }),
         }),

@@ -91,6 +91,9 @@ export function sweepLeftovers(tmp = os.tmpdir(), now = Date.now()): number {
   for (const name of names) {
     const dir = path.join(tmp, name);
     try {
+      // Only real folders of this user: never one another user planted (a link, or not ours).
+      const st = fs.lstatSync(dir);
+      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
       const profile = readOr(path.join(dir, 'profile'));
       const pid = launcherPid(path.join(dir, 'pid'));
       const cmdline = pid ? readOr(`/proc/${pid}/cmdline`) : '';

@@ -36,6 +36,7 @@ describe('PDF documents through the app', () => {
       '/17mb-opaque': send(200, 'application/octet-stream', broken(17)),
       '/12mb.bin': send(200, 'application/octet-stream', Buffer.alloc(12 << 20, 0x41)),
       '/image.png': send(200, 'image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47])),
+      '/gone.pdf': send(404, 'application/pdf', report),
     });
     await fx.start();
     ({ app } = await createTestApp({
@@ -123,6 +124,22 @@ describe('PDF documents through the app', () => {
     expect(r.status).toBe(400);
     expect(r.body.error.code).toBe('invalid_request');
     expect(r.body.error.message).toMatch(/pages/);
+  });
+
+  it('a PDF answered 404 is the error page it is, not read, and not a fault', async () => {
+    for (let i = 0; i < 2; i++) {
+      const r = await post({ url: fx.url('/gone.pdf'), formats: ['markdown', 'text', 'html'] });
+      expect(r.status).toBe(200);
+      expect(r.body).toMatchObject({ status: 404, verdict: 'error_page', cached: i === 1 });
+      expect(r.body.formats).toEqual({ markdown: '', text: '', html: '' });
+    }
+  });
+
+  it('pages the document does not have: empty, and the hint says how many it has', async () => {
+    const r = await post({ url: fx.url('/book.pdf'), pages: '50-60' });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ verdict: 'empty', truncated: true, content: '' });
+    expect(r.body.verdict_hint).toBe('the document has 12 page(s); none of pages "50-60" is among them');
   });
 
   it('a scan with no text layer: verdict empty, with the hint that OCR is not done', async () => {

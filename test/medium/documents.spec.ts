@@ -24,6 +24,7 @@ import {
   twoColumns,
   withMetadata,
 } from '../support/pdf-documents';
+import { pageKind } from '../../src/fetch/decode';
 
 /**
  * Documents made at test time, read by real parser processes: what comes out in each format,
@@ -283,13 +284,15 @@ describe('pages, caps and truncation', () => {
 
 describe('what is a PDF', () => {
   const pdf = Buffer.from('%PDF-1.7\n');
+  const isPdf = (type: string, body: Buffer) => pageKind(type, body) === 'pdf';
   it('application/pdf whatever the body; a %PDF- body whatever the type', () => {
-    expect(DocumentParser.isPdf('application/pdf', Buffer.from('?'))).toBe(true);
-    expect(DocumentParser.isPdf('Application/PDF; charset=binary', Buffer.alloc(0))).toBe(true);
-    expect(DocumentParser.isPdf('application/octet-stream', pdf)).toBe(true);
-    expect(DocumentParser.isPdf(undefined, pdf)).toBe(true);
-    expect(DocumentParser.isPdf('text/html', Buffer.from('<html>%PDF-'))).toBe(false);
-    expect(DocumentParser.isPdf('application/octet-stream', Buffer.from('%PDF'))).toBe(false);
+    expect(isPdf('application/pdf', Buffer.from('?'))).toBe(true);
+    expect(isPdf('Application/PDF; charset=binary', Buffer.alloc(0))).toBe(true);
+    expect(isPdf('application/octet-stream', pdf)).toBe(true);
+    expect(isPdf('', pdf)).toBe(true);
+    expect(isPdf('text/html', pdf)).toBe(true);
+    expect(isPdf('text/html', Buffer.from('<html>%PDF-'))).toBe(false);
+    expect(isPdf('application/octet-stream', Buffer.from('%PDF'))).toBe(false);
   });
 });
 

@@ -201,12 +201,22 @@ describe('what the browsers of killed processes left', () => {
     fs.writeFileSync(path.join(launch, 'pid'), `${gone}\n`);
     fs.writeFileSync(path.join(launch, 'profile'), profile);
     fs.writeFileSync(path.join(profile, 'Local State'), '{}');
+    // A link planted under the prefix, to a folder naming the same kind of leftovers: left alone.
+    const elsewhere = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-elsewhere-'));
+    const planted = `${fs.mkdtempSync(path.join(os.tmpdir(), 'sift-chromium-'))}-link`;
+    fs.writeFileSync(path.join(elsewhere, 'pid'), `${gone}\n`);
+    fs.writeFileSync(path.join(elsewhere, 'profile'), profile);
+    fs.symlinkSync(elsewhere, planted);
     const a = testRenderer();
     const b = testRenderer();
     let own: { launch: string; profile: string } | undefined;
     try {
       expect((await a.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
       expect([fs.existsSync(launch), fs.existsSync(profile)]).toEqual([false, false]);
+      expect([fs.lstatSync(planted).isSymbolicLink(), fs.existsSync(path.join(elsewhere, 'pid'))]).toEqual([
+        true,
+        true,
+      ]);
       own = foldersOf(a.processes());
       // Another instance's launch sweeps too, and leaves a live browser's folders alone.
       expect((await b.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
@@ -214,8 +224,8 @@ describe('what the browsers of killed processes left', () => {
       expect((await a.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
     } finally {
       await Promise.all([a.close(), b.close()]);
-      fs.rmSync(launch, { recursive: true, force: true });
-      fs.rmSync(profile, { recursive: true, force: true });
+      for (const p of [launch, profile, elsewhere, planted, planted.slice(0, -'-link'.length)])
+        fs.rmSync(p, { recursive: true, force: true });
     }
     // Closed: nothing of its own is left either.
     expect([fs.existsSync(own.launch), fs.existsSync(own.profile)]).toEqual([false, false]);
