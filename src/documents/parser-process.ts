@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import * as fs from 'node:fs';
 import type { ChildReply } from './document-child';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
@@ -58,7 +59,7 @@ export class ParserProcess {
     pdfjsRoot: string,
     readonly limits: ProcessLimits,
   ) {
-    const bytes = Math.floor(limits.maxMb * 1024 * 1024);
+    const bytes = Math.floor(limits.maxMb * 1024 * 1024) + codeReservation();
     // V8 is told a heap limit below the data limit, so that it collects garbage hard before the
     // kernel refuses it memory; decoded streams live outside the heap, in the rest.
     const heapMb = Math.max(32, Math.floor(limits.maxMb * 0.6));
@@ -202,4 +203,27 @@ function wellFormed(d: unknown): d is ParsedDocument {
     x.metadata !== null &&
     Number.isInteger(x.metadata.pages)
   );
+}
+
+let reserved: number | undefined;
+/**
+ * Executable memory node reserves as it starts, counted in the data limit though it holds no
+ * data: V8's code range, writable on Node 24 (about 512 MB, so node would not start under a limit
+ * of 256 MB), not on Node 20 (0 here). Read once from this process, the same node binary: added
+ * to the limit, so that the limit is the memory a document may have.
+ */
+function codeReservation(): number {
+  if (reserved !== undefined) return reserved;
+  reserved = 0;
+  try {
+    for (const line of fs.readFileSync('/proc/self/maps', 'utf8').split('\n')) {
+      const [range, perms, , , inode] = line.split(/\s+/);
+      if (perms !== 'rwxp' || inode !== '0') continue;
+      const [from, to] = range.split('-').map((h) => parseInt(h, 16));
+      reserved += to - from;
+    }
+  } catch {
+    // no /proc: nothing is added
+  }
+  return reserved;
 }

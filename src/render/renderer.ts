@@ -77,6 +77,10 @@ export class Renderer {
       const work = this.inContext(req, deadline, ac.signal);
       cleanup = work.cleanup.finally(() => this.slots.give());
       return await untilAborted(work.result, ac.signal);
+    } catch (err) {
+      // A step the driver timed out at what was left of the deadline, a moment before the
+      // deadline's own timer: the same timeout.
+      throw (err as Error)?.name === 'TimeoutError' ? renderTimeout(req.timeoutMs) : err;
     } finally {
       clearTimeout(timer);
       req.signal.removeEventListener('abort', onCancel);

@@ -83,11 +83,12 @@ describe('ExtractPool', () => {
       cwd: ROOT,
     });
     // Node 20's V8 reports the semi-spaces exactly (16 and 8); Node 24's counts a page or a few more
-    // (16.5-16.75 and 8-11 MB). A worker that took the launch flag would reach the main thread's 16.
+    // (16.5-16.75 and 8-12.25 MB seen). A worker that took the launch flag would reach the main
+    // thread's 16.
     const { main, worker } = JSON.parse(stdout) as { main: number; worker: number };
     expect(main).toBeGreaterThanOrEqual(16);
     expect(main).toBeLessThan(17);
     expect(worker).toBeGreaterThanOrEqual(8);
-    expect(worker).toBeLessThan(12);
+    expect(worker).toBeLessThan(14);
   });
 });
