@@ -210,3 +210,36 @@ describe('PDF documents through the app', () => {
     expect(items[2].result!.content).not.toContain('Chapter 2');
   });
 });
+
+describe('PDF documents under the default caps', () => {
+  let app: INestApplication;
+  let fx: Fixture;
+
+  beforeAll(async () => {
+    fx = new Fixture({
+      '/30mb.pdf': send(200, 'application/pdf', broken(30)),
+      '/50mb.pdf': send(200, 'application/pdf', broken(50)),
+    });
+    await fx.start();
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1/32' }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await fx?.stop();
+  });
+
+  it('a 50 MB file is too_large at 32 MiB; a 30 MB one is read', async () => {
+    const post = (path: string) =>
+      request(app.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url(path) });
+    const big = await post('/50mb.pdf');
+    expect(big.status).toBe(502);
+    expect(big.body.error.code).toBe('too_large');
+    expect(big.body.error.message).toContain(String(32 << 20));
+    // Read, and found to be no PDF at all past its first line.
+    expect((await post('/30mb.pdf')).body.error.code).toBe('unsupported_document');
+  }, 60_000);
+});
