@@ -81,6 +81,15 @@ export const parserBusy = () =>
     'try again in a few seconds',
   ).retryAfter(5);
 
+/** sift is shutting down: the document was not (or not wholly) read. */
+export const parserClosed = () =>
+  new SiftError(
+    503,
+    'server_busy',
+    'sift is shutting down: the document was not read',
+    'try again shortly',
+  ).retryAfter(5);
+
 /** What a run that ended without a document means for the caller. */
 export function failureOf(end: RunEnd, page: number, pageTimeoutMs: number): SiftError | Error {
   const where = page === 0 ? 'opening the document' : `page ${page}`;
@@ -92,7 +101,8 @@ export function failureOf(end: RunEnd, page: number, pageTimeoutMs: number): Sif
   if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);
   if (end.killed === 'page_deadline')
     return tooComplex('page_deadline', `${where} took over ${pageTimeoutMs} ms`);
-  if (end.killed === 'aborted' || end.killed === 'closed') return new Error('the parse was stopped');
+  if (end.killed === 'closed') return parserClosed();
+  if (end.killed === 'aborted') return new Error('the parse was stopped');
   const limit = /out of memory|allocation failed/i.test(end.stderr);
   const sig = end.signal && ['SIGSEGV', 'SIGABRT', 'SIGBUS', 'SIGTRAP', 'SIGILL'].includes(end.signal);
   return limit || sig

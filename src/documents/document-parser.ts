@@ -1,7 +1,7 @@
 import * as os from 'node:os';
 import { InternalFault } from '../common/errors';
 import { childModule, pdfjsRoot } from './child-source';
-import { failureOf, parserBusy, queuedTooLong, tooComplex } from './document-errors';
+import { failureOf, parserBusy, parserClosed, queuedTooLong, tooComplex } from './document-errors';
 import { parsePageRanges, type PageRange } from './page-ranges';
 import { ParserProcess } from './parser-process';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
@@ -105,7 +105,7 @@ export class DocumentParser {
     } catch (err) {
       return Promise.reject(err as Error);
     }
-    if (this.closed) return Promise.reject(new Error('the document parser is closed'));
+    if (this.closed) return Promise.reject(parserClosed());
     if (opts.signal?.aborted) return Promise.reject(opts.signal.reason as Error);
     const waiting = this.queue.reduce((n, t) => n + (t.proc ? 0 : t.job.bytes.length), 0);
     if (this.queue.length >= this.maxQueue || (waiting > 0 && waiting + bytes.length > this.maxQueueBytes))
@@ -273,8 +273,7 @@ export class DocumentParser {
   /** Fails what waits and kills every parser process; resolves once they have all exited. */
   async close(): Promise<void> {
     this.closed = true;
-    for (const task of [...this.queue])
-      if (!task.proc) this.settle(task, new Error('the document parser is closed'));
+    for (const task of [...this.queue]) if (!task.proc) this.settle(task, parserClosed());
     const procs = [...this.all];
     for (const p of procs) {
       p.hold(true); // until its exit is seen: close() resolves only then

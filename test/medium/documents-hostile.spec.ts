@@ -197,7 +197,9 @@ describe('parser processes end', () => {
     await new Promise((r) => setTimeout(r, 200));
     await p.close();
     expect(pids.filter(alive)).toEqual([]);
-    await Promise.all(running);
+    // What was being read, and what is asked after, is told to come back: 503, never a fault.
+    for (const e of [...(await Promise.all(running)), await settled(p.parse(doc, OPTS))])
+      expect(e).toMatchObject({ status: 503, code: 'server_busy' });
   });
 
   it('close() resolves once its processes have exited, in a process with nothing else to wait for', async () => {
