@@ -65,13 +65,15 @@ export function parseCidrs(raw: string): Cidr[] {
  * when none is (so that what was looked for can be said).
  */
 export function firstExecutable(list: string): string {
-  for (const file of list.split(':').filter(Boolean)) {
-    try {
-      fs.accessSync(file, fs.constants.X_OK);
-      if (fs.statSync(file).isFile()) return file;
-    } catch {
-      // not there: the next one
-    }
+  return list.split(':').find((file) => file !== '' && isExecutable(file)) ?? list;
+}
+
+/** Whether `file` is there, a file, and executable. */
+export function isExecutable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.X_OK);
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
   }
-  return list;
 }

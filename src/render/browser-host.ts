@@ -1,10 +1,10 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Browser, BrowserContext } from 'playwright-core';
+import { isExecutable } from '../config/parsers';
 import {
   CHROMIUM_ARGS,
   chromiumLauncher,
-  isExecutable,
   killTree,
   launcherPid,
   sweepLeftovers,

@@ -126,16 +126,6 @@ function readOr(file: string): string {
 /** Whether the launcher puts Chromium in a PID namespace of its own. */
 export const ownNamespace = (): boolean => namespaceArgs().length > 0;
 
-/** Whether `file` is there and executable. */
-export function isExecutable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.X_OK);
-    return fs.statSync(file).isFile();
-  } catch {
-    return false;
-  }
-}
-
 function parentOf(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
