@@ -1,11 +1,11 @@
 /**
  * robots.txt rules as RFC 9309 reads them, for one agent, parsed and matched in linear time.
  *
- * The file's groups for the agent (else `*`) are kept, nothing else: a file that names thousands of
- * agents per group costs what its lines cost, not lines × agents. A path is matched against each
- * rule by its literal pieces between `*`s, each found left to right with one string search (the
- * leftmost match of each piece is never worse than a later one), so a rule costs at most one pass
- * over the path however many `*`s it has. Longest rule wins; Allow wins a tie.
+ * The file's groups for the agent (else `*`) are kept, and its Sitemap lines (which belong to no
+ * group), nothing else: a file that names thousands of agents per group costs what its lines cost,
+ * not lines × agents. A path is matched against each rule by its literal pieces between `*`s, each
+ * found left to right with one string search (the leftmost match of each piece is never worse than
+ * a later one), so a rule costs at most one pass over the path however many `*`s it has. Longest rule wins; Allow wins a tie.
  */
 
 /**
@@ -20,6 +20,10 @@ export const MAX_SEARCHED_RULES = 1000;
  * (it then disallows more) and an Allow is ignored (cut, it would allow more than it says).
  */
 export const MAX_RULE_CHARS = 16_664;
+/** Sitemap lines kept from a file; the rest are ignored. */
+export const MAX_SITEMAPS = 50;
+/** A longer Sitemap value is ignored (the sitemap protocol's longest URL). */
+export const MAX_SITEMAP_CHARS = 2048;
 /** A quoted rule, in an error message, is at most this long. */
 const QUOTE_CHARS = 200;
 
@@ -41,6 +45,8 @@ export interface AgentRules {
   rules: Rule[];
   /** Seconds, when the group says. */
   crawlDelayS?: number;
+  /** The file's `Sitemap:` values, whatever their group, in file order (not checked as URLs). */
+  sitemaps: string[];
   /** A rough count of the bytes these rules hold in memory. */
   bytes: number;
 }
@@ -52,11 +58,15 @@ interface Group {
   crawlDelayS?: number;
 }
 
-/** The rules of `agent`'s group (several groups naming it are one), else of `*`, else none. */
+/**
+ * The rules of `agent`'s group (several groups naming it are one), else of `*`, else none; and
+ * the first MAX_SITEMAPS Sitemap values of at most MAX_SITEMAP_CHARS, anywhere in the file.
+ */
 export function parseRobots(body: string, agent: string): AgentRules {
   const me = productToken(agent);
   const mine: Group = { seen: false, rules: [], searched: 0 };
   const star: Group = { seen: false, rules: [], searched: 0 };
+  const sitemaps: string[] = [];
   let groups: Group[] = [];
   let inAgents = false;
   const lines = body.split(/\r\n|\r|\n/);
@@ -91,6 +101,9 @@ export function parseRobots(body: string, agent: string): AgentRules {
         }
         g.rules.push(rule);
       }
+    } else if (field === 'sitemap') {
+      // The value's own `#` went with the comment: a sitemap URL has no use for a fragment.
+      if (value && value.length <= MAX_SITEMAP_CHARS && sitemaps.length < MAX_SITEMAPS) sitemaps.push(value);
     } else if (field === 'crawl-delay') {
       const delay = Number(value);
       for (const g of groups) {
@@ -100,8 +113,9 @@ export function parseRobots(body: string, agent: string): AgentRules {
     }
   }
   const g = mine.seen ? mine : star.seen ? star : { rules: [], crawlDelayS: undefined };
-  const bytes = g.rules.reduce((n, r) => n + 2 * (r.text.length + r.length) + 96, 64);
-  return { rules: g.rules, crawlDelayS: g.crawlDelayS, bytes };
+  const ruleBytes = g.rules.reduce((n, r) => n + 2 * (r.text.length + r.length) + 96, 64);
+  const bytes = sitemaps.reduce((n, s) => n + 2 * s.length + 32, ruleBytes);
+  return { rules: g.rules, crawlDelayS: g.crawlDelayS, sitemaps, bytes };
 }
 
 /** The rule that decides `url`'s path, undefined when none matches (allowed). */

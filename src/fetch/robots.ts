@@ -84,6 +84,17 @@ export class Robots {
     return Number.isFinite(delay) && delay > 0 ? Math.min(delay, MAX_CRAWL_DELAY_S) * 1000 : 0;
   }
 
+  /**
+   * The Sitemap URLs `origin`'s robots.txt names (as written, unchecked), through the same cache
+   * as check(): none when the file is absent, failed or could not be fetched. Throws only what
+   * fetching the file for this caller throws (blocked_address, dns_error) or a storage error;
+   * never robots_denied. `origin` is a URL's `origin` (`https://a.test`).
+   */
+  async sitemaps(origin: string, callerClass: CallerClass, who: string): Promise<string[]> {
+    const { rules } = await this.rules(origin, callerClass, who);
+    return [...(rules?.sitemaps ?? [])];
+  }
+
   /** Parsed rules kept in memory (tests and metrics). */
   memory(): { origins: number; bytes: number } {
     return { origins: this.parsed.size, bytes: this.parsedBytes };

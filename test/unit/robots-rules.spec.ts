@@ -1,4 +1,10 @@
-import { MAX_SEARCHED_RULES, decidingRule, parseRobots } from '../../src/fetch/robots-rules';
+import {
+  MAX_SEARCHED_RULES,
+  MAX_SITEMAPS,
+  MAX_SITEMAP_CHARS,
+  decidingRule,
+  parseRobots,
+} from '../../src/fetch/robots-rules';
 import { normalHostname } from '../../src/common/urls';
 
 const decide = (body: string, path: string) =>
@@ -44,6 +50,34 @@ describe('robots.txt rules (RFC 9309), matched in linear time', () => {
     expect(parsed.rules[0].pieces).toEqual(['/a', 'b']);
     expect(decidingRule(parsed, new URL(`http://s.test/a${'c'.repeat(8000)}b`))?.allow).toBe(false);
     expect(decidingRule(parsed, new URL(`http://s.test/a${'c'.repeat(8000)}`))).toBeUndefined();
+  });
+});
+
+describe('Sitemap lines', () => {
+  it('are kept from anywhere in the file, whatever the group, in order, trimmed; the rules are unchanged', () => {
+    const body =
+      'Sitemap: https://s.test/top.xml\nUser-agent: other\nSitemap:   https://s.test/in-other.xml.gz  # comment\nDisallow: /\n\n' +
+      'User-agent: sift\nDisallow: /private\nSITEMAP: https://s.test/in-mine.txt\nsitemap:\n';
+    const parsed = parseRobots(body, 'sift');
+    expect(parsed.sitemaps).toEqual([
+      'https://s.test/top.xml',
+      'https://s.test/in-other.xml.gz',
+      'https://s.test/in-mine.txt',
+    ]);
+    expect(decidingRule(parsed, new URL('http://s.test/private/x'))?.allow).toBe(false);
+    expect(decidingRule(parsed, new URL('http://s.test/public'))).toBeUndefined();
+    expect(parseRobots('User-agent: *\nDisallow: /x\n', 'sift').sitemaps).toEqual([]);
+  });
+
+  it(`keeps at most ${MAX_SITEMAPS}, each of at most ${MAX_SITEMAP_CHARS} characters, and counts them in bytes`, () => {
+    const long = `https://s.test/${'a'.repeat(MAX_SITEMAP_CHARS)}`;
+    const lines = Array.from({ length: MAX_SITEMAPS + 10 }, (_, i) => `Sitemap: https://s.test/${i}.xml`);
+    const parsed = parseRobots(`Sitemap: ${long}\n${lines.join('\n')}\n`, 'sift');
+    expect(parsed.sitemaps).toHaveLength(MAX_SITEMAPS);
+    expect(parsed.sitemaps[0]).toBe('https://s.test/0.xml');
+    expect(parsed.sitemaps.at(-1)).toBe(`https://s.test/${MAX_SITEMAPS - 1}.xml`);
+    const none = parseRobots('', 'sift');
+    expect(parsed.bytes).toBeGreaterThan(none.bytes + MAX_SITEMAPS * 2 * 'https://s.test/0.xml'.length);
   });
 });
 

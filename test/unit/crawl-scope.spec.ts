@@ -1,0 +1,138 @@
+import {
+  CrawlScope,
+  MAX_GLOB_CHARS,
+  MAX_GLOB_PATH,
+  globProblem,
+  type ScopeSpec,
+} from '../../src/crawl/scope';
+
+const allows = (spec: Partial<ScopeSpec>, url: string) =>
+  new CrawlScope({ seed: 'https://example.com/docs/', ...spec }).allows(new URL(url));
+
+describe('CrawlScope: which discovered links a crawl follows', () => {
+  it('the seed host, with or without www., over http or https, on any port', () => {
+    for (const url of [
+      'https://example.com/a',
+      'http://example.com/a',
+      'https://www.example.com/a',
+      'https://EXAMPLE.com./a',
+      'https://example.com:8443/a',
+    ])
+      expect(allows({}, url)).toBe(true);
+    expect(allows({ seed: 'https://www.example.com/' }, 'https://example.com/a')).toBe(true);
+    for (const url of [
+      'https://docs.example.com/a',
+      'https://www.www.example.com/a',
+      'https://notexample.com/a',
+      'https://example.com.evil.test/a',
+      'https://other.test/a',
+      'ftp://example.com/a',
+    ])
+      expect(allows({}, url)).toBe(false);
+  });
+
+  it('allowSubdomains takes any host under the seed name (less its www.); allowExternal takes any host', () => {
+    const sub = { seed: 'https://www.example.com/', allowSubdomains: true };
+    expect(allows(sub, 'https://docs.example.com/a')).toBe(true);
+    expect(allows(sub, 'https://a.b.example.com/a')).toBe(true);
+    expect(allows(sub, 'https://example.com/a')).toBe(true);
+    expect(allows(sub, 'https://badexample.com/a')).toBe(false);
+    expect(allows(sub, 'https://other.test/a')).toBe(false);
+    expect(allows({ allowExternal: true }, 'https://other.test/a')).toBe(true);
+    expect(allows({ allowExternal: true }, 'mailto:a@other.test')).toBe(false);
+  });
+
+  it('include globs: the path must match one', () => {
+    const inc = { includePaths: ['/docs/**', '/blog/*'] };
+    expect(allows(inc, 'https://example.com/docs')).toBe(true);
+    expect(allows(inc, 'https://example.com/docs/')).toBe(true);
+    expect(allows(inc, 'https://example.com/docs/a/b/c.html')).toBe(true);
+    expect(allows(inc, 'https://example.com/blog/post')).toBe(true);
+    expect(allows(inc, 'https://example.com/blog/post/')).toBe(true);
+    expect(allows(inc, 'https://example.com/blog/2024/post')).toBe(false);
+    expect(allows(inc, 'https://example.com/docsx')).toBe(false);
+    expect(allows(inc, 'https://example.com/')).toBe(false);
+    expect(allows(inc, 'https://example.com/Docs/a')).toBe(false);
+    // The query is not part of the path.
+    expect(allows(inc, 'https://example.com/other?next=/docs/a')).toBe(false);
+    // A host out of scope stays out whatever the path.
+    expect(allows(inc, 'https://other.test/docs/a')).toBe(false);
+  });
+
+  it('exclude globs: the path must match none; they win over includes', () => {
+    const spec = { includePaths: ['/docs/**'], excludePaths: ['/docs/old/**', '*.pdf'] };
+    expect(allows(spec, 'https://example.com/docs/new')).toBe(true);
+    expect(allows(spec, 'https://example.com/docs/old')).toBe(false);
+    expect(allows(spec, 'https://example.com/docs/old/x')).toBe(false);
+    expect(allows(spec, 'https://example.com/docs/manual.pdf')).toBe(false);
+    expect(allows(spec, 'https://example.com/docs/manual.pdfx')).toBe(true);
+    expect(allows({ excludePaths: ['/private/*'] }, 'https://example.com/anything')).toBe(true);
+    expect(allows({ excludePaths: ['/private/*'] }, 'https://example.com/private/x')).toBe(false);
+  });
+
+  it('globs starting with * : without / the last segment, with / the path less its leading /', () => {
+    expect(allows({ includePaths: ['*.html'] }, 'https://example.com/a/b/c.html')).toBe(true);
+    expect(allows({ includePaths: ['*.html'] }, 'https://example.com/c.html')).toBe(true);
+    expect(allows({ includePaths: ['*.html'] }, 'https://example.com/c.html/d')).toBe(false);
+    expect(allows({ includePaths: ['*/docs/**'] }, 'https://example.com/en/docs/a')).toBe(true);
+    expect(allows({ includePaths: ['*/docs/**'] }, 'https://example.com/docs/a')).toBe(false);
+    expect(allows({ includePaths: ['**/docs/**'] }, 'https://example.com/docs/a')).toBe(true);
+    expect(allows({ includePaths: ['**/docs/**'] }, 'https://example.com/x/y/docs/a')).toBe(true);
+  });
+
+  it('dot segments match; paths are matched as escaped in the URL; braces alternate, extglobs are literal', () => {
+    expect(allows({ includePaths: ['/.well-known/**'] }, 'https://example.com/.well-known/x')).toBe(true);
+    expect(allows({ includePaths: ['/a%20b/*'] }, 'https://example.com/a b/c')).toBe(true);
+    expect(allows({ includePaths: ['/{en,fr}/**'] }, 'https://example.com/fr/x')).toBe(true);
+    expect(allows({ includePaths: ['/{en,fr}/**'] }, 'https://example.com/de/x')).toBe(false);
+    expect(allows({ includePaths: ['/x/+(a|b)'] }, 'https://example.com/x/a')).toBe(false);
+  });
+
+  it(`a path over ${MAX_GLOB_PATH} characters is out of scope once any glob is given`, () => {
+    const long = `https://example.com/docs/${'a'.repeat(MAX_GLOB_PATH)}`;
+    expect(allows({}, long)).toBe(true);
+    expect(allows({ includePaths: ['/docs/**'] }, long)).toBe(false);
+    expect(allows({ excludePaths: ['/nothing'] }, long)).toBe(false);
+  });
+
+  it('a hostile path against the most wildcards a glob may hold is matched in bounded steps', () => {
+    const scope = new CrawlScope({ seed: 'https://example.com/', includePaths: ['/*a*z', '/**/a/**/z'] });
+    // Without the wildcard cap, `/*a*a*a*z` would take minutes here; with it, each glob is
+    // quadratic at worst in a path of at most MAX_GLOB_PATH characters.
+    expect(scope.allows(new URL(`https://example.com/${'a'.repeat(MAX_GLOB_PATH - 1)}`))).toBe(false);
+    expect(scope.allows(new URL(`https://example.com/${'a/'.repeat(MAX_GLOB_PATH / 2 - 1)}`))).toBe(false);
+    expect(globProblem('/*a*a*a*z')).toMatch(/wildcards/);
+  });
+});
+
+describe('globProblem', () => {
+  it('accepts paths and leading-* globs', () => {
+    for (const g of [
+      '/docs/**',
+      '/blog/*',
+      '*.pdf',
+      '**/docs/**',
+      '/a/*/b/*/c/*',
+      '/docs/**/*.md',
+      '/',
+      '/{a,b}/x?y/[0-9]',
+    ])
+      expect(globProblem(g)).toBeUndefined();
+  });
+
+  it('refuses what would be a 400, saying why', () => {
+    expect(globProblem('docs/**')).toMatch(/must start with "\/"/);
+    expect(globProblem('!/docs/**')).toMatch(/must start with/);
+    expect(globProblem('')).toMatch(/must start with/);
+    expect(globProblem('/a\0b')).toMatch(/NUL/);
+    expect(globProblem(`/${'a'.repeat(MAX_GLOB_CHARS)}`)).toMatch(/at most 512 characters/);
+    expect(globProblem(`/${'a'.repeat(MAX_GLOB_CHARS - 1)}`)).toBeUndefined();
+    expect(globProblem('/**/docs/**/*.md')).toMatch(/more than 2/);
+    expect(globProblem('/*a*b*')).toMatch(/more than 2/);
+    expect(globProblem('*a*b*c')).toMatch(/more than 2/);
+    // A scope is never built on a glob refused here.
+    expect(() => new CrawlScope({ seed: 'https://e.test/', excludePaths: ['/*a*a*a*z'] })).toThrow(
+      /wildcards/,
+    );
+  });
+});
