@@ -5,6 +5,7 @@ import * as m0003 from './0003-job-ttl-retries-webhooks';
 import * as m0004 from './0004-robots-and-host-state';
 import * as m0005 from './0005-caller-fair-outbox';
 import * as m0006 from './0006-cancelled-targets-precise-times';
+import * as m0007 from './0007-crawls';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -14,6 +15,7 @@ export const migrations: Record<string, Migration> = {
   '0004-robots-and-host-state': m0004,
   '0005-caller-fair-outbox': m0005,
   '0006-cancelled-targets-precise-times': m0006,
+  '0007-crawls': m0007,
 };
 
 /**

@@ -3,6 +3,8 @@ import { JobStreams } from './job-streams';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchController } from './batch.controller';
+import { CrawlController } from './crawl.controller';
+import { CrawlModule } from '../crawl/crawl.module';
 import { PagesModule } from '../pages/pages.module';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
@@ -16,8 +18,8 @@ import { MetricsGuard } from './metrics.guard';
 import { RunnerModule } from '../runner/runner.module';
 
 @Module({
-  imports: [DcacheModule, PagesModule, BatchModule, RunnerModule],
-  controllers: [HealthController, FetchController, BatchController, MetricsController],
+  imports: [DcacheModule, PagesModule, BatchModule, CrawlModule, RunnerModule],
+  controllers: [HealthController, FetchController, BatchController, CrawlController, MetricsController],
   providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission, MetricsAggregates, MetricsGuard],
 })
 export class ApiModule {}

@@ -39,6 +39,7 @@ import { JobStreams } from './job-streams';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { BatchSubmitDto, RedeliverDto } from './dto/batch.dto';
+import { checkIdemKey } from './dto/validators';
 import {
   DeleteQueryDto,
   DeliveriesQueryDto,
@@ -52,12 +53,6 @@ import { JOB_STATUSES, TARGET_STATUSES } from '../common/job-status';
 
 function wants(req: Request, type: string): boolean {
   return (req.headers.accept ?? '').split(',').some((t) => t.trim().toLowerCase().startsWith(type));
-}
-
-function checkIdemKey(idemKey: string | undefined): void {
-  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 256)) {
-    throw invalidRequest('Idempotency-Key must be 1 to 256 characters', 'send a shorter key, such as a UUID');
-  }
 }
 
 @ApiTags('batch')

@@ -14,6 +14,8 @@ export const BODY_LIMITS: Record<string, Record<CallerClass, number>> = {
   'POST /v1/fetch': { fleet: 64 * KiB, restricted: 64 * KiB },
   'POST /v1/batch': { fleet: 32 * MiB, restricted: 2 * MiB },
   'POST /v1/batch/:id/deliveries/redeliver': { fleet: 4 * KiB, restricted: 4 * KiB },
+  'POST /v1/crawl': { fleet: 64 * KiB, restricted: 64 * KiB },
+  'POST /v1/map': { fleet: 64 * KiB, restricted: 64 * KiB },
 };
 
 const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);

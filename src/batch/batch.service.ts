@@ -4,9 +4,10 @@ import { Clock } from '../common/clock';
 import { notFound } from '../common/errors';
 import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob, type TargetFilter } from '../dcache';
 import type { Caller } from '../pages/caller-policy';
-import { JobLifecycle, type SubmitLimits } from './job-lifecycle';
+import { JobLifecycle, type JobDraft, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
-import { draftJob, type SubmitRequest } from './submission';
+import { draftJob, type DraftLimits, type SubmitRequest } from './submission';
+import { draftCrawl, type CrawlRequest } from './crawl-submission';
 import { PENDING_DELIVERIES } from './job-creation';
 import { isTerminalJob, type JobStatus } from '../common/job-status';
 import { resultLines } from './result-lines';
@@ -53,17 +54,33 @@ export class BatchService {
   }
 
   /** Checks the request, then hands it to the lifecycle; the 202 follows a durable commit. */
-  async submit(
+  submit(
     caller: Caller,
     req: SubmitRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    const draft = draftJob(caller, req, {
+    return this.submitDraft(caller, draftJob(caller, req, this.draftLimits(caller, headerKey)));
+  }
+
+  /** A crawl: a job of its seed that grows as its pages are read (see crawl-growth.ts). */
+  submitCrawl(
+    caller: Caller,
+    req: CrawlRequest,
+    headerKey?: string,
+  ): Promise<{ job: JobView; replayed: boolean }> {
+    return this.submitDraft(caller, draftCrawl(caller, req, this.draftLimits(caller, headerKey)));
+  }
+
+  private draftLimits(caller: Caller, headerKey: string | undefined): DraftLimits {
+    return {
       headerKey,
       maxTargets: this.config.limits[caller.callerClass].maxTargets,
       maxTtlS: this.config.batchMaxTtlS,
       defaultTtlS: this.config.batchTtlS,
-    });
+    };
+  }
+
+  private async submitDraft(caller: Caller, draft: JobDraft): Promise<{ job: JobView; replayed: boolean }> {
     const { job, replayed } = await this.lifecycle.submit(draft, this.limits(caller));
     // A job that ended at submit (every target invalid) stored its rows with no runner after
     // it: the byte budget is held here, as after the runner's writes.

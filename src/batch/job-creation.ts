@@ -6,6 +6,7 @@ import type { Caller } from '../pages/caller-policy';
 import { markDuplicates } from './dedupe';
 import type { JobEvents } from './job-events';
 import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from '../common/job-status';
+import type { CrawlSpec } from '../crawl/spec';
 
 /** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
 export const INVALID_URL = 'invalid_url';
@@ -21,6 +22,9 @@ export interface DraftTarget {
   dupOf?: number;
   /** Stored failed at once (an invalid URL under ignore_invalid_urls). */
   failed?: { code: string; message: string; hint: string };
+  /** A crawl's seed: link hops (0) and its canonical URL. */
+  depth?: number;
+  canonical?: string;
 }
 
 export interface JobDraft {
@@ -33,6 +37,8 @@ export interface JobDraft {
   ttlS?: number | null;
   parentId?: string;
   webhook?: Webhook;
+  /** A crawl: what it was asked. */
+  crawl?: CrawlSpec;
 }
 
 export interface SubmitLimits {
@@ -153,6 +159,8 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
       fingerprint: draft.fingerprint,
       ttlS: draft.ttlS ?? null,
       parentId: draft.parentId ?? null,
+      kind: draft.crawl ? 'crawl' : 'batch',
+      crawl: draft.crawl ? JSON.stringify(draft.crawl) : null,
     },
     rowBytesOf(draft.targets),
   );
@@ -171,8 +179,11 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
       code: t.failed?.code ?? null,
       parentIdx: t.parentIdx ?? null,
       dupOf: t.dupOf ?? null,
+      depth: t.depth ?? null,
+      canonical: t.canonical ?? null,
     })),
   );
+  for (const [idx, t] of draft.targets.entries()) if (t.canonical) await tx.crawls.note(id, t.canonical, idx);
   await events.append(
     tx,
     { jobId: id, type: 'batch.queued', at: now },

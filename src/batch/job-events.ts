@@ -4,6 +4,15 @@ import { callerKeyOf, type BatchJob, type Tx, type Webhook } from '../dcache';
 import { JobSignals } from './job-signals';
 import { finalStatus, terminalEvent, type EventType } from '../common/job-status';
 import { iso, jobView } from './views';
+import { crawlSpecOf, type CrawlSpec } from '../crawl/spec';
+
+/** What never changes about a job once submitted. */
+export interface JobFacts {
+  hook: Webhook | undefined;
+  dups: boolean;
+  /** A crawl's seed and scope; undefined for a batch. */
+  crawl?: CrawlSpec;
+}
 
 /** The NOTIFY channel of job events, payload `type:jobId`. */
 export const JOBS_CHANNEL = 'sift_jobs';
@@ -15,15 +24,20 @@ export class JobEvents {
    * What never changes about a job once it is submitted, read once per job instead of at every
    * event and result: its webhook, and whether any of its targets waits for a duplicate.
    */
-  private readonly facts = new SizedLru<{ hook: Webhook | undefined; dups: boolean }>(50_000, () => 1);
+  private readonly facts = new SizedLru<JobFacts>(50_000, () => 1);
 
   constructor(private readonly signals: JobSignals) {}
 
-  /** The job's webhook and whether it has duplicates (see `facts`). */
-  async factsOf(tx: Tx, jobId: string): Promise<{ hook: Webhook | undefined; dups: boolean }> {
+  /** The job's webhook, whether it has duplicates, and a crawl's spec (see `facts`). */
+  async factsOf(tx: Tx, jobId: string): Promise<JobFacts> {
     let f = this.facts.get(jobId);
     if (!f) {
-      f = { hook: await tx.deliveries.webhookOf(jobId), dups: await tx.targets.hasDuplicates(jobId) };
+      const job = await tx.jobs.batchJob(jobId);
+      f = {
+        hook: await tx.deliveries.webhookOf(jobId),
+        dups: await tx.targets.hasDuplicates(jobId),
+        crawl: crawlSpecOf(job?.crawl),
+      };
       this.facts.set(jobId, f);
     }
     return f;

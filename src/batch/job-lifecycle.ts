@@ -15,6 +15,10 @@ import {
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
 import { isLiveJob, isTerminalJob } from '../common/job-status';
+import { duplicateOf, endOf, recordPage } from './crawl-growth';
+import type { Claim, ResultRecord } from './lifecycle-types';
+
+export type { Claim, ResultRecord, TargetOutcome } from './lifecycle-types';
 
 export { INVALID_URL, type DraftTarget, type JobDraft, type SubmitLimits } from './job-creation';
 export { JOBS_CHANNEL } from './job-events';
@@ -22,25 +26,6 @@ export { INSTANCE_LOST, SERVER_RESTARTED, type RestartReport } from './job-recov
 
 /** Commits a caller is told of survive a power cut (see TxOptions.durable). */
 const DURABLE = { durable: true };
-
-/** Targets claimed, and whether pending ones are left. */
-export interface Claim {
-  targets: { idx: number; url: string; options: string; deferrals: number }[];
-  more: boolean;
-}
-
-/** How a fetched target ended. */
-export type TargetOutcome =
-  | { kind: 'done'; result: string; verdict?: string }
-  | { kind: 'failed'; code: string; message: string; hint: string };
-
-/** A target's outcome as `holder` reports it. */
-export interface ResultRecord {
-  jobId: string;
-  idx: number;
-  holder: string;
-  outcome: TargetOutcome;
-}
 
 /**
  * Every change of a job's or a target's status, each in one transaction with its events, and the
@@ -193,19 +178,19 @@ export class JobLifecycle {
   }
 
   private async recordIn(tx: Tx, r: ResultRecord, now: number): Promise<boolean> {
-    const { jobId, idx, holder, outcome } = r;
-    // Written only while the job runs and `holder` still holds the target: one taken back (cancel,
-    // restart, recovery of a lost instance) is another's now, or pending again. One statement: the
-    // job's status is checked in the update itself.
-    const end =
-      outcome.kind === 'done'
-        ? { status: 'done' as const, result: outcome.result, verdict: outcome.verdict }
-        : { status: 'failed' as const, error: outcome.message, hint: outcome.hint, code: outcome.code };
+    const { jobId, idx, holder, outcome, found } = r;
+    const facts = await this.events.factsOf(tx, jobId);
+    // A crawl's page that landed on, or reads as, one the job already has is done as its duplicate.
+    const dup =
+      facts.crawl && found && outcome.kind === 'done' ? await duplicateOf(tx, jobId, idx, found) : undefined;
+    // Written only while the job runs and `holder` still holds the target (one taken back is another's
+    // now, or pending again); the job's status is checked in the update itself.
+    const end = endOf(outcome, dup);
     if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
+    if (facts.crawl)
+      return recordPage({ tx, events: this.events, signals: this.signals, now }, r, facts.crawl, dup);
     // Targets with the same URL and options wait for this one, and get what it got.
-    const dups = (await this.events.factsOf(tx, jobId)).dups
-      ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end })
-      : [];
+    const dups = facts.dups ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end }) : [];
     // The schema's triggers have moved the counts; each event's insert reads them back.
     let left = 0;
     for (const i of [idx, ...dups]) {
@@ -293,6 +278,4 @@ export class JobLifecycle {
   }
 }
 
-function cmp(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
-}
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

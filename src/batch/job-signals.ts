@@ -13,6 +13,15 @@ export class JobSignals {
     this.emitter.emit('submitted', jobId);
   }
 
+  /** A crawl's page added targets to its job. */
+  grown(jobId: string): void {
+    this.emitter.emit('grown', jobId);
+  }
+
+  onGrown(fn: (jobId: string) => void): void {
+    this.emitter.on('grown', fn);
+  }
+
   cancelled(jobId: string): void {
     this.emitter.emit('cancelled', jobId);
   }

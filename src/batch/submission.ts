@@ -28,7 +28,7 @@ export interface SubmitRequest {
 }
 
 /** Why a target URL is not one sift fetches, or undefined when it is. */
-function urlProblem(url: string): string | undefined {
+export function urlProblem(url: string): string | undefined {
   if (url.length > MAX_URL_LENGTH) return `is over ${MAX_URL_LENGTH} characters`;
   if (!isHttpUrl(url)) return 'must be an absolute http or https URL';
   return undefined;
@@ -56,22 +56,63 @@ export interface DraftLimits {
   defaultTtlS: number;
 }
 
-/** Checks a submission against the caller's policy and limits; the job to create, or a 4xx. */
-export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): JobDraft {
-  checkTargetCount(o.maxTargets, req.targets.length, caller);
+/** What every job's submission asks beside its targets: checked the same for batches and crawls. */
+export interface JobAsk {
+  options?: object;
+  on_restart?: RestartPolicy;
+  idempotency_key?: string;
+  webhook?: { url: string; secret: string; events?: string[] };
+  ttl_s?: number;
+}
+
+/**
+ * The checks and settings every job shares: the idempotency key (header and body agree), its TTL,
+ * its webhook, and what the caller's class may ask in `optionSets` (headers, robots: false).
+ */
+export function jobBasics(
+  caller: Caller,
+  req: JobAsk,
+  o: DraftLimits,
+  optionSets: (object | undefined)[],
+): Pick<JobDraft, 'idemKey' | 'onRestart' | 'ttlS' | 'webhook'> {
   if (o.headerKey !== undefined && req.idempotency_key !== undefined && o.headerKey !== req.idempotency_key) {
     throw invalidRequest(
       'the Idempotency-Key header and idempotency_key differ',
       'send the key once, or the same in both',
     );
   }
-  const onRestart = req.on_restart ?? DEFAULT_RESTART_POLICY;
   if (req.ttl_s !== undefined && req.ttl_s > o.maxTtlS) {
     throw invalidRequest(
       `ttl_s must not be greater than ${o.maxTtlS}`,
       `ask for at most ${o.maxTtlS} seconds (SIFT_BATCH_MAX_TTL_S)`,
     );
   }
+  if (caller.callerClass !== 'fleet' && optionSets.some(hasHeaders)) {
+    throw forbidden(
+      'restricted callers may not send custom request headers',
+      'remove "headers" from the options',
+    );
+  }
+  // robots: false is for fleet callers only, as on /v1/fetch.
+  for (const options of optionSets) {
+    checkRobotsOption(caller, (options as { robots?: boolean } | undefined)?.robots);
+  }
+  const webhook = req.webhook && {
+    url: req.webhook.url,
+    secret: req.webhook.secret,
+    events: req.webhook.events ?? [...DEFAULT_WEBHOOK_EVENTS],
+  };
+  return {
+    idemKey: o.headerKey ?? req.idempotency_key ?? '',
+    onRestart: req.on_restart ?? DEFAULT_RESTART_POLICY,
+    ttlS: req.ttl_s ?? o.defaultTtlS,
+    webhook,
+  };
+}
+
+/** Checks a submission against the caller's policy and limits; the job to create, or a 4xx. */
+export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): JobDraft {
+  checkTargetCount(o.maxTargets, req.targets.length, caller);
   const defaults = req.options ?? {};
   const targets = req.targets.map((t, idx): DraftTarget => {
     const options = { ...defaults, ...(t.options ?? {}) };
@@ -90,38 +131,18 @@ export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): Jo
         : undefined,
     };
   });
-  if (
-    caller.callerClass !== 'fleet' &&
-    (hasHeaders(req.options) || req.targets.some((t) => hasHeaders(t.options)))
-  ) {
-    throw forbidden(
-      'restricted callers may not send custom request headers',
-      'remove "headers" from the options',
-    );
-  }
-  // robots: false is for fleet callers only, as on /v1/fetch.
-  for (const options of [req.options, ...req.targets.map((t) => t.options)]) {
-    checkRobotsOption(caller, (options as { robots?: boolean } | undefined)?.robots);
-  }
-  const webhook = req.webhook && {
-    url: req.webhook.url,
-    secret: req.webhook.secret,
-    events: req.webhook.events ?? [...DEFAULT_WEBHOOK_EVENTS],
-  };
+  const basics = jobBasics(caller, req, o, [req.options, ...req.targets.map((t) => t.options)]);
   return {
     caller,
-    idemKey: o.headerKey ?? req.idempotency_key ?? '',
+    ...basics,
     fingerprint: fingerprintOf({
       targets: req.targets,
       options: req.options ?? null,
-      on_restart: onRestart,
-      webhook: webhook ?? null,
+      on_restart: basics.onRestart,
+      webhook: basics.webhook ?? null,
       ttl_s: req.ttl_s ?? null,
       ignore_invalid_urls: req.ignore_invalid_urls ?? false,
     }),
-    onRestart,
-    ttlS: req.ttl_s ?? o.defaultTtlS,
-    webhook,
     targets: markDuplicates(targets),
   };
 }

@@ -16,6 +16,10 @@ import {
   type TargetStatus,
 } from '../common/job-status';
 import { withoutUserinfo } from '../common/urls';
+import { crawlSpecOf } from '../crawl/spec';
+
+export const JOB_KINDS = ['batch', 'crawl'] as const;
+export type JobKind = (typeof JOB_KINDS)[number];
 
 /*
  * What the batch API answers: each class is both the runtime shape and its OpenAPI schema, and is
@@ -66,6 +70,11 @@ export class JobView {
     description: 'The job whose failed targets this one retries; null for a submitted job.',
   })
   parent_id: string | null;
+  @ApiProperty({ enum: JOB_KINDS, description: 'batch: a list of URLs; crawl: a site, read from its seed.' })
+  kind: JobKind;
+  @ApiPropertyOptional({ description: "A crawl's seed URL." }) seed?: string;
+  @ApiPropertyOptional({ description: 'The most targets a crawl may hold, its seed included.' })
+  limit?: number;
 }
 
 @ApiSchema({ name: 'TargetResultDto' })
@@ -83,9 +92,19 @@ export class TargetResult {
   @ApiProperty({
     type: Number,
     nullable: true,
-    description: "In a retry job: the idx of the parent's target this one fetched again.",
+    description:
+      "In a retry job: the idx of the parent's target this one fetched again. In a crawl: the idx of the page it was found on (null for the seed and a sitemap's entries).",
   })
   parent_idx: number | null;
+  @ApiPropertyOptional({ description: "A crawl's target: link hops from the seed (a sitemap's entry: 1)." })
+  depth?: number;
+  @ApiPropertyOptional({
+    type: Number,
+    nullable: true,
+    description:
+      "A crawl's done target whose page the job already has (a redirect landed on it, or the body is the same): that target's idx, and no result of its own.",
+  })
+  duplicate_of?: number | null;
 }
 
 @ApiSchema({ name: 'EventDto' })
@@ -163,7 +182,15 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
     on_restart: j.onRestart ?? DEFAULT_RESTART_POLICY,
     ttl_s: ttlS,
     parent_id: j.parentId ?? null,
+    kind: j.kind === 'crawl' ? 'crawl' : 'batch',
+    ...crawlFields(j),
   };
+}
+
+/** A crawl's seed and limit, for its view. */
+function crawlFields(j: BatchJob): { seed?: string; limit?: number } {
+  const spec = crawlSpecOf(j.crawl);
+  return spec ? { seed: withoutUserinfo(spec.seed), limit: spec.limit } : {};
 }
 
 function errorOf(t: BatchTarget): ErrorBody | null {
@@ -179,7 +206,11 @@ export function resultJson(t: BatchTarget): string {
     url: withoutUserinfo(t.url),
     status: t.status,
   } satisfies Partial<TargetResult>);
-  return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(errorOf(t))},"parent_idx":${t.parentIdx ?? null}}`;
+  const crawl =
+    t.depth === null || t.depth === undefined
+      ? ''
+      : `,"depth":${t.depth},"duplicate_of":${t.duplicateOf ?? null}`;
+  return `${head.slice(0, -1)},"result":${t.result ?? 'null'},"error":${JSON.stringify(errorOf(t))},"parent_idx":${t.parentIdx ?? t.foundOn ?? null}${crawl}}`;
 }
 
 export function eventView(e: BatchEvent): EventView {

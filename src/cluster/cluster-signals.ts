@@ -31,6 +31,8 @@ export class ClusterSignals implements OnModuleInit, OnApplicationShutdown {
     if (!jobId) return this.log.warn(`notification without a job: ${payload}`);
     if (type === 'batch.cancelled') this.signals.cancelled(jobId);
     if (type === 'batch.queued' || type === 'batch.requeued') this.signals.submitted(jobId);
+    // A crawl's page may have added targets another instance can take.
+    if (type === 'crawl.page') this.signals.grown(jobId);
     this.signals.evented(jobId);
   }
 

@@ -66,6 +66,7 @@ export const EVENT_TYPES = [
   'batch.failed',
   'batch.cancelled',
   'batch.requeued',
+  'crawl.page',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
 

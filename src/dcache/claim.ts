@@ -19,6 +19,8 @@ export interface ClaimedTarget {
   url: string;
   options: string;
   deferrals: number;
+  /** A crawl's target: link hops from the seed. */
+  depth: number | null;
 }
 
 /**
@@ -97,7 +99,7 @@ export async function claimTargets(
     .where('job_id', '=', c.jobId)
     .where('status', '=', 'pending')
     .where('idx', 'in', picked)
-    .returning(['idx', 'url', 'options', 'deferrals'])
+    .returning(['idx', 'url', 'options', 'deferrals', 'depth'])
     .execute();
   return rows.sort((a, b) => a.idx - b.idx);
 }

@@ -1,3 +1,4 @@
+import { CrawlRepository } from './crawl.repository';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { Logger } from '@nestjs/common';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
@@ -60,6 +61,7 @@ export class Tx {
   readonly events: EventRepository;
   readonly deliveries: DeliveryRepository;
   readonly instances: InstanceRepository;
+  readonly crawls: CrawlRepository;
 
   /** The Kysely transaction: use it, never the Db's handle, until fn returns. */
   readonly q: Kysely<DB>;
@@ -79,6 +81,7 @@ export class Tx {
     this.events = new EventRepository(this);
     this.deliveries = new DeliveryRepository(this);
     this.instances = new InstanceRepository(this);
+    this.crawls = new CrawlRepository(this);
   }
 
   /**

@@ -40,3 +40,4 @@ export { migrate, openDatabase, openPostgres, type Backend } from './database';
 export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { DB } from './schema';
 export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';
+export type { FoundTarget } from './crawl.repository';

@@ -222,6 +222,8 @@ export class JobRepository extends JobReader {
         ttl_s: j.ttlS ?? null,
         parent_id: j.parentId ?? null,
         row_bytes: rowBytes,
+        kind: j.kind ?? 'batch',
+        crawl: j.crawl ?? null,
       })
       .execute();
   }

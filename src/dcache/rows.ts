@@ -31,6 +31,10 @@ export interface BatchJob {
   targetsFlagged?: number;
   /** Targets the job's cancel ended before they finished (not in targetsDone). Maintained by the store. */
   targetsCancelled?: number;
+  /** batch (the default) or crawl. */
+  kind?: string;
+  /** A crawl's seed and scope, as JSON (see src/crawl). */
+  crawl?: string | null;
 }
 
 export interface BatchTarget {
@@ -49,6 +53,14 @@ export interface BatchTarget {
   /** The earlier target of the job with the same URL and options, whose result this one gets. */
   dupOf?: number | null;
   verdict?: string | null;
+  /** A crawl's target: link hops from the seed. */
+  depth?: number | null;
+  /** A crawl's target: the idx of the page it was found on. */
+  foundOn?: number | null;
+  /** A crawl's target: its canonical URL. */
+  canonical?: string | null;
+  /** A crawl's target: the earlier one whose page it is. */
+  duplicateOf?: number | null;
 }
 
 export interface BatchEvent {
@@ -110,6 +122,8 @@ export function toJob(r: Selectable<BatchJobTable>): BatchJob {
     parentId: r.parent_id,
     targetsFlagged: r.targets_flagged,
     targetsCancelled: r.targets_cancelled,
+    kind: r.kind,
+    crawl: r.crawl,
   };
 }
 
@@ -127,5 +141,9 @@ export function toTarget(r: Selectable<BatchTargetTable>): BatchTarget {
     parentIdx: r.parent_idx,
     dupOf: r.dup_of,
     verdict: r.verdict,
+    depth: r.depth,
+    foundOn: r.found_on,
+    canonical: r.canonical,
+    duplicateOf: r.duplicate_of,
   };
 }

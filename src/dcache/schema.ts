@@ -27,6 +27,10 @@ export interface BatchJobTable {
   targets_cancelled: Generated<number>;
   /** Bytes of the job's rows beside its results (targets, events, deliveries): see whole-jobs.ts. */
   row_bytes: Generated<number>;
+  /** batch or crawl. */
+  kind: Generated<string>;
+  /** A crawl's seed and scope (CrawlSpec, JSON); null for a batch. */
+  crawl: Generated<string | null>;
 }
 
 export interface BatchTargetTable {
@@ -52,6 +56,23 @@ export interface BatchTargetTable {
   verdict: Generated<string | null>;
   /** Times the target went back to pending for a paused host. */
   deferrals: Generated<number>;
+  /** A crawl's target: link hops from the seed. */
+  depth: Generated<number | null>;
+  /** A crawl's target: the idx of the page it was found on (null: the seed, or a sitemap's). */
+  found_on: Generated<number | null>;
+  /** A crawl's target: its canonical URL. */
+  canonical: Generated<string | null>;
+  /** A crawl's done target: the digest of its page's body. */
+  digest: Generated<string | null>;
+  /** A crawl's done target: the earlier target whose page it is (by redirect or by body). */
+  duplicate_of: Generated<number | null>;
+}
+
+export interface CrawlSeenTable {
+  job_id: string;
+  canonical: string;
+  /** The target it is, or that reached it. */
+  idx: number;
 }
 
 export interface RobotsTxtTable {
@@ -146,6 +167,7 @@ export interface DB {
   sift_instance: SiftInstanceTable;
   batch_webhook: BatchWebhookTable;
   batch_delivery: BatchDeliveryTable;
+  crawl_seen: CrawlSeenTable;
   robots_txt: RobotsTxtTable;
   host_state: HostStateTable;
 }

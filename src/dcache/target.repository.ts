@@ -65,6 +65,9 @@ export class TargetRepository extends TargetReader {
             code: t.code ?? null,
             parent_idx: t.parentIdx ?? null,
             dup_of: t.dupOf ?? null,
+            depth: t.depth ?? null,
+            found_on: t.foundOn ?? null,
+            canonical: t.canonical ?? null,
           })),
         )
         .execute();

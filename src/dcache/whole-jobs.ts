@@ -9,8 +9,8 @@ import { ID_CHUNK, chunks } from './rows';
  * itself (restart, lost instance). Each takes the jobs' rows first (see locks.ts).
  */
 
-/** The tables whose rows belong to one job (by job_id), beside batch_job itself. */
-const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const;
+/** The tables whose rows belong to one job (by job_id), beside batch_job itself (and a crawl's URLs). */
+const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery', 'crawl_seen'] as const;
 
 /**
  * Target rows one delete statement removes, at most: each statement stays well inside the

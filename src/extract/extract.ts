@@ -37,6 +37,8 @@ export interface Extraction {
   links?: Link[];
   /** Some of the links were left out or cut at their bounds. */
   linksTruncated?: boolean;
+  /** With `pageLinks`: the links of the whole page (navigation and footer too), as it was fetched. */
+  pageLinks?: Link[];
   /**
    * With `include` selectors: the page's own text (its first VERDICT_READ_CHARS), which the
    * verdict judges: a short selection of a full page is not an empty page.
@@ -47,6 +49,8 @@ export interface Extraction {
 export interface ExtractOptions {
   /** List the main content's links. */
   links?: boolean;
+  /** List the whole page's links too (a crawl follows them), read before anything is removed. */
+  pageLinks?: boolean;
   /** CSS selectors: the content is what they match, in document order (Readability is not asked). */
   include?: string[];
   /** CSS selectors: what they match is removed before anything else. */
@@ -105,6 +109,9 @@ export function extractHtml(
   const { html, source } = parseWithinDepth(page, baseUrl);
   const head = readHead(source as unknown as Document);
   const metadata = pageMetadata(source as unknown as Document, head, baseUrl);
+  const whole = opts.pageLinks
+    ? { pageLinks: linksOf(source.documentElement as unknown as HTMLElement, baseUrl).links }
+    : {};
   const done = (title: string, root: HTMLElement): Extraction => {
     // Read before rendering, which rewrites formulas.
     const described = withDescription(metadata, root as unknown as Element);
@@ -113,7 +120,7 @@ export function extractHtml(
     // A title is held to a metadata field's bound: a page's <title> may be megabytes.
     const bounded = boundedText(title, FIELD_BYTES) ?? '';
     const contents = renderEach(root, [...new Set<Format>([format, ...(opts.formats ?? []), 'html'])]);
-    return { title: bounded, content: contents[format]!, contents, metadata: described, ...links };
+    return { title: bounded, content: contents[format]!, contents, metadata: described, ...links, ...whole };
   };
   // The caller's selectors share one deadline on this page (selector_too_costly past it).
   const selectors = new SelectorRun();

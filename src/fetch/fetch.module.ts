@@ -41,6 +41,6 @@ export const RESOLVER = Symbol('RESOLVER');
       inject: [Fetcher, Robots, HostStore, Clock, AppConfig],
     },
   ],
-  exports: [Fetcher, Upstream, RESOLVER],
+  exports: [Fetcher, Upstream, Robots, RESOLVER],
 })
 export class FetchModule {}

@@ -94,6 +94,7 @@ export class PageLoader {
     let html = '';
     let metadata: Metadata | undefined;
     let links: Link[] | undefined;
+    let pageLinks: Link[] | undefined;
     let linksCut = false;
     let pageText: string | undefined;
     let written: Partial<Record<Format, string>> = {};
@@ -117,7 +118,7 @@ export class PageLoader {
         x = await this.extract(html, finalUrl, req);
         verdict = undefined;
       }
-      ({ title, content, metadata, links, pageText } = x);
+      ({ title, content, metadata, links, pageText, pageLinks } = x);
       written = x.contents ?? { [formats[0] ?? 'html']: x.content };
       linksCut = x.linksTruncated === true;
     } else if (kind === 'pdf') {
@@ -139,6 +140,7 @@ export class PageLoader {
     // The links are kept within what the shortest format leaves of the largest cap, as an answer is.
     const shortest = Math.min(stored.bytes, ...Object.values(rendered ?? {}).map((r) => byteLength(r.text)));
     const kept = links && linksWithin(links, this.storeCap - shortest);
+    const whole = pageLinks && linksWithin(pageLinks, this.storeCap);
     verdict ??= verdictOf({ status, html, title, content: pageText ?? content, isHtml: kind === 'html' });
     const meta: PageMeta = {
       url: req.url.href,
@@ -156,6 +158,7 @@ export class PageLoader {
       ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
       ...(metadata ? { metadata } : {}),
       ...(kept ? { links: kept.links } : {}),
+      ...(whole ? { page_links: whole.links } : {}),
       ...shown,
     };
     const fetchedAt = this.clock.now();

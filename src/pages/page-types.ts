@@ -36,6 +36,8 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   last_modified?: string;
   metadata?: Metadata;
   links?: Link[];
+  /** Asked by a crawl: the whole page's links, which it follows. */
+  page_links?: Link[];
 } & BrowserMeta;
 
 /**

@@ -8,6 +8,7 @@ import { ContentCache, sha256Hex, type CachedPage } from '../dcache';
 import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
+import type { Link } from '../extract/links';
 import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
 import { renderKeyPart, type RenderMode } from './browser-step';
 import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
@@ -39,6 +40,8 @@ export interface FetchParams {
   screenshot?: boolean;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
+  /** Also the whole page's links (a crawl's own; no API option sets it). */
+  page_links?: boolean;
 }
 
 export interface FetchOutcome {
@@ -47,6 +50,8 @@ export interface FetchOutcome {
   retryAfterS?: number;
   /** A cache hit's answer, kept with its JSON once written (see PageService.answers). */
   answer?: Answer;
+  /** With `page_links`: the whole page's links. */
+  pageLinks?: Link[];
 }
 
 /**
@@ -158,6 +163,7 @@ export class PageService {
     const extract: ExtractOptions = {
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
+      ...(p.page_links ? { pageLinks: true } : {}),
     };
     const key = sha256Hex(
       JSON.stringify([
@@ -220,13 +226,19 @@ export class PageService {
         answer.fetchedAt === page.fetchedAt &&
         answer.meta === page.meta
       ) {
-        return { envelope: answer.envelope, answer };
+        return {
+          envelope: answer.envelope,
+          answer,
+          ...(p.page_links ? { pageLinks: page.meta.page_links ?? [] } : {}),
+        };
       }
     }
     const envelope = envelopeOf(p.url, asked, page, cap);
-    if (!hit) return { envelope, retryAfterS: page.retryAfterS };
+    const pageLinks = p.page_links ? { pageLinks: page.meta.page_links ?? [] } : {};
+    if (!hit) return { envelope, retryAfterS: page.retryAfterS, ...pageLinks };
     return {
       envelope,
+      ...pageLinks,
       answer: { key: answerKey, digest: page.digest, fetchedAt: page.fetchedAt, meta: page.meta, envelope },
     };
   }

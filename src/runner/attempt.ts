@@ -20,10 +20,23 @@ export interface PendingTarget {
   options: string;
   /** Times it already went back to wait for its host. */
   deferrals?: number;
+  /** A crawl's target: link hops from the seed. */
+  depth?: number | null;
 }
 
-/** How a try ended: as the lifecycle records it, or deferred (back to pending until the host's pause ends). */
-export type AttemptOutcome = TargetOutcome | { kind: 'deferred' };
+/** A crawl's page as fetched: where it ended, its body's digest, and the whole page's links. */
+export interface FetchedPage {
+  finalUrl: string;
+  /** Empty for a page with no content: an empty page says nothing about its body. */
+  digest: string;
+  links: string[];
+}
+
+/**
+ * How a try ended: as the lifecycle records it (a crawl's page with what it holds), or deferred
+ * (back to pending until the host's pause ends).
+ */
+export type AttemptOutcome = (TargetOutcome & { page?: FetchedPage }) | { kind: 'deferred' };
 
 /**
  * Fetches one target with at most two retries for resets and 429/502/503 without Retry-After. A
@@ -37,10 +50,16 @@ export async function attempt(a: {
   target: PendingTarget;
   signal: AbortSignal;
   log: Logger;
+  /** A crawl's page: its whole page's links are read too. */
+  crawl?: boolean;
 }): Promise<AttemptOutcome | undefined> {
   const { pages: fetcher, caller, target: t, signal, log } = a;
   const mayDefer = (t.deferrals ?? 0) < MAX_DEFERRALS;
-  const params = { ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>), url: t.url };
+  const params: FetchParams = {
+    ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>),
+    url: t.url,
+    ...(a.crawl ? { page_links: true } : {}),
+  };
   for (let n = 0; ; n++) {
     let out: FetchOutcome;
     try {
@@ -69,7 +88,17 @@ export async function attempt(a: {
       if (await backoff(n, signal)) continue;
       if (signal.aborted) return undefined;
     }
-    return { kind: 'done', result: JSON.stringify(out.envelope), verdict: out.envelope.verdict };
+    const e = out.envelope;
+    const page = a.crawl
+      ? {
+          page: {
+            finalUrl: e.final_url,
+            digest: e.verdict === 'empty' ? '' : e.digest,
+            links: (out.pageLinks ?? []).map((l) => l.url),
+          },
+        }
+      : {};
+    return { kind: 'done', result: JSON.stringify(e), verdict: e.verdict, ...page };
   }
 }
 

@@ -8,6 +8,8 @@ import type { JobLifecycle } from '../batch/job-lifecycle';
 import type { JobRecovery } from '../batch/job-recovery';
 import type { Caller } from '../pages/caller-policy';
 import type { PendingTarget } from './attempt';
+import { crawlSpecOf, type CrawlSpec } from '../crawl/spec';
+import { linkRulesOf, type LinkRules } from '../crawl/site-links';
 
 /** Targets claimed for a job at a time, at most. */
 const CLAIM = 16;
@@ -24,6 +26,8 @@ export interface ActiveJob {
   notBefore?: number;
   refilling?: Promise<void>;
   inFlight: Map<number, AbortController>;
+  /** A crawl's spec and the rules its links are held to. */
+  crawl?: { spec: CrawlSpec; rules: LinkRules };
 }
 
 export interface HeldJobsDeps {
@@ -107,13 +111,24 @@ export class HeldJobs {
     // Asked twice at once (a local signal and a notification): the first one stands. Replacing it
     // would lose the targets it has claimed.
     if (this.hooks.stopped() || this.jobs.has(id)) return;
+    const spec = crawlSpecOf(job.crawl);
     this.jobs.set(id, {
       id,
       caller: { name: job.caller, callerClass: job.callerClass as CallerClass },
       buffer: [],
       exhausted: false,
       inFlight: new Map(),
+      ...(spec ? { crawl: { spec, rules: linkRulesOf(spec) } } : {}),
     });
+    this.hooks.pump();
+  }
+
+  /** A crawl's job gained targets: claimed here when it is held, taken up when it is not. */
+  async grown(id: string): Promise<void> {
+    const job = this.jobs.get(id);
+    if (!job) return this.add(id);
+    job.exhausted = false;
+    job.notBefore = undefined;
     this.hooks.pump();
   }
 

@@ -1,4 +1,5 @@
 import type { TargetOutcome } from '../batch/job-lifecycle';
+import type { PageFindings } from '../batch/crawl-growth';
 
 /** Results written in one transaction, at most. */
 const RECORD_GROUP = 64;
@@ -14,6 +15,8 @@ export interface ResultToWrite {
   outcome: TargetOutcome;
   /** May be its job's last: the group commits durably. */
   mayEnd: boolean;
+  /** A crawl's page: what it adds to its job. */
+  found?: PageFindings;
 }
 
 interface QueuedResult extends ResultToWrite {

@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BatchModule } from '../batch/batch.module';
+import { CrawlModule } from '../crawl/crawl.module';
 import { ClusterModule } from '../cluster/cluster.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { PagesModule } from '../pages/pages.module';
@@ -8,7 +9,7 @@ import { RunnerService } from './runner.service';
 import { SweeperService } from './sweeper.service';
 
 @Module({
-  imports: [DcacheModule, BatchModule, PagesModule, WebhooksModule, ClusterModule],
+  imports: [DcacheModule, BatchModule, PagesModule, CrawlModule, WebhooksModule, ClusterModule],
   providers: [RunnerService, SweeperService],
   exports: [RunnerService, SweeperService, WebhooksModule, ClusterModule],
 })

@@ -20,6 +20,9 @@ import { ResultWriter } from './result-writer';
 import { InstanceService } from '../cluster/instance.service';
 import { WebhookService } from '../webhooks/webhook.service';
 import { HeldJobs, type ActiveJob } from './held-jobs';
+import { SiteLinks } from '../crawl/site-links';
+import type { PageFindings } from '../batch/crawl-growth';
+import { findingsOf } from './crawl-step';
 
 /** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
 const POLL_MS = 2000;
@@ -57,7 +60,13 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
   private readonly results = new ResultWriter({
     write: (group, durable) =>
       this.lifecycle.recordResults(
-        group.map((r) => ({ jobId: r.jobId, idx: r.idx, holder: this.instance.id, outcome: r.outcome })),
+        group.map((r) => ({
+          jobId: r.jobId,
+          idx: r.idx,
+          holder: this.instance.id,
+          outcome: r.outcome,
+          found: r.found,
+        })),
         // A group that may end a job commits durably (see recordResult).
         { durable },
       ),
@@ -83,6 +92,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     private readonly instance: InstanceService,
     private readonly pages: PageService,
     private readonly webhooks: WebhookService,
+    private readonly links: SiteLinks,
     signals: JobSignals,
     private readonly config: AppConfig,
     private readonly metrics: Metrics,
@@ -101,6 +111,9 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       (id) => void this.held.add(id).catch((err: Error) => this.unreachable(err, 'taking a job up')),
     );
     signals.onCancelled((id) => this.held.drop(id));
+    signals.onGrown(
+      (id) => void this.held.grown(id).catch((err: Error) => this.unreachable(err, 'taking a job up')),
+    );
   }
 
   /**
@@ -250,6 +263,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       target: t,
       signal,
       log: this.log,
+      crawl: job.crawl !== undefined,
     });
     if (outcome === undefined) return;
     if (outcome.kind === 'deferred') {
@@ -264,7 +278,15 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     // With nothing of the job left to start, this result may be its last: the commit that ends a
     // job is durable (FULL), so the last few results of a job commit that way.
     const mayEnd = job.exhausted && job.buffer.length === 0;
-    await this.results.record({ jobId: job.id, idx: t.idx, outcome, mayEnd });
+    const { page, ...ended } = outcome;
+    let found: PageFindings | undefined;
+    if (job.crawl) {
+      found = page
+        ? await findingsOf(this.links, { caller: job.caller, crawl: job.crawl }, t, page, signal)
+        : { depth: t.depth ?? 0, links: [] };
+      if (signal.aborted) return;
+    }
+    await this.results.record({ jobId: job.id, idx: t.idx, outcome: ended, mayEnd, found });
   }
 
   private pauseForStorage(why = 'the database is full'): void {

@@ -222,3 +222,10 @@ export function IsPageRanges(options?: ValidationOptions): PropertyDecorator {
       validator: { validate: (v: unknown) => typeof v === 'string' && pageRangesError(v) === undefined },
     });
 }
+
+/** An Idempotency-Key header: 1 to 256 characters. */
+export function checkIdemKey(idemKey: string | undefined): void {
+  if (idemKey !== undefined && (idemKey.length === 0 || idemKey.length > 256)) {
+    throw invalidRequest('Idempotency-Key must be 1 to 256 characters', 'send a shorter key, such as a UUID');
+  }
+}

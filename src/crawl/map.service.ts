@@ -1,0 +1,90 @@
+import { Injectable } from '@nestjs/common';
+import { PageService } from '../pages/page.service';
+import type { Caller } from '../pages/caller-policy';
+import { canonicalUrl } from './canonical';
+import { SiteLinks, linkRulesOf } from './site-links';
+import type { SitemapMode } from './spec';
+
+export const DEFAULT_MAP_LIMIT = 5000;
+export const MAX_MAP_LIMIT = 30_000;
+
+export interface MapRequest {
+  url: string;
+  limit?: number;
+  sitemap?: SitemapMode;
+  include_paths?: string[];
+  exclude_paths?: string[];
+  allow_subdomains?: boolean;
+  /** The seed page's fetch options (robots, headers, timeout_ms…). */
+  options?: object;
+}
+
+export interface MapLink {
+  url: string;
+  /** The link's text on the seed page; null for a sitemap's entry. */
+  title: string | null;
+  source: 'sitemap' | 'page';
+}
+
+/**
+ * A site's URLs without reading its pages: the seed page's links (the whole page's, through the
+ * page cache, as a crawl reads them) and its sitemaps' entries, in scope and allowed by
+ * robots.txt, each canonical URL once, the seed first, then its links, then the sitemaps'.
+ */
+@Injectable()
+export class MapService {
+  constructor(
+    private readonly pages: PageService,
+    private readonly links: SiteLinks,
+  ) {}
+
+  async map(caller: Caller, req: MapRequest, signal?: AbortSignal): Promise<{ links: MapLink[] }> {
+    const limit = Math.min(req.limit ?? DEFAULT_MAP_LIMIT, MAX_MAP_LIMIT);
+    const sitemap = req.sitemap ?? 'include';
+    const rules = linkRulesOf({
+      seed: req.url,
+      include_paths: req.include_paths ?? [],
+      exclude_paths: req.exclude_paths ?? [],
+      allow_subdomains: req.allow_subdomains ?? false,
+      allow_external: false,
+      ignore_query: false,
+      options: req.options,
+    });
+    const out: MapLink[] = [];
+    const seen = new Set<string>();
+    const add = (url: string, title: string | null, source: MapLink['source']) => {
+      const c = canonicalUrl(url);
+      if (!c || seen.has(c) || out.length >= limit) return;
+      seen.add(c);
+      out.push({ url, title, source });
+    };
+    if (sitemap !== 'only') {
+      // The seed page fails as a fetch would (blocked, robots, not found…): the caller is told.
+      const page = await this.pages.fetchDetailed(
+        caller,
+        { ...req.options, url: req.url, page_links: true },
+        signal,
+      );
+      const titles = new Map((page.pageLinks ?? []).map((l) => [l.url, l.text]));
+      add(page.envelope.final_url, page.envelope.title || null, 'page');
+      const kept = await this.links.inScope(caller, [...titles.keys()], rules, limit);
+      for (const l of kept) add(l.url, titles.get(l.url) || null, 'page');
+    }
+    if (sitemap !== 'skip' && out.length < limit) {
+      const read = await this.links.sitemapEntries(
+        caller,
+        new URL(req.url),
+        (u) => rules.scope.allows(u),
+        signal,
+      );
+      const kept = await this.links.inScope(
+        caller,
+        read.entries.map((e) => e.url),
+        rules,
+        limit,
+      );
+      for (const l of kept) add(l.url, null, 'sitemap');
+    }
+    return { links: out };
+  }
+}

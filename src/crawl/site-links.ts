@@ -1,0 +1,123 @@
+import { Injectable } from '@nestjs/common';
+import { SiftError } from '../common/errors';
+import { Fetcher } from '../fetch/fetcher';
+import { Robots } from '../fetch/robots';
+import type { Caller } from '../pages/caller-policy';
+import { canonicalUrl } from './canonical';
+import { CrawlScope } from './scope';
+import { readSitemaps, type SitemapResult } from './sitemaps';
+import type { CrawlSpec } from './spec';
+
+/** How long one sitemap file may take. */
+const SITEMAP_TIMEOUT_MS = 20_000;
+
+/** A URL in a crawl's scope, with its canonical form. */
+export interface ScopedLink {
+  url: string;
+  canonical: string;
+}
+
+/** What a crawl or a map is held to: its scope, and whether robots.txt is asked. */
+export interface LinkRules {
+  scope: CrawlScope;
+  ignoreQuery: boolean;
+  robots: boolean;
+}
+
+export function linkRulesOf(
+  spec: Pick<
+    CrawlSpec,
+    | 'seed'
+    | 'include_paths'
+    | 'exclude_paths'
+    | 'allow_subdomains'
+    | 'allow_external'
+    | 'ignore_query'
+    | 'options'
+  >,
+): LinkRules {
+  return {
+    scope: new CrawlScope({
+      seed: spec.seed,
+      includePaths: spec.include_paths,
+      excludePaths: spec.exclude_paths,
+      allowSubdomains: spec.allow_subdomains,
+      allowExternal: spec.allow_external,
+    }),
+    ignoreQuery: spec.ignore_query,
+    robots: (spec.options as { robots?: boolean } | undefined)?.robots !== false,
+  };
+}
+
+/**
+ * The URLs a crawl or a map may follow: links and sitemap entries, each made canonical, held to
+ * the scope, and (unless the caller turned robots.txt off) to what the site's robots.txt allows,
+ * so a disallowed page is never added, let alone requested.
+ */
+@Injectable()
+export class SiteLinks {
+  constructor(
+    private readonly fetcher: Fetcher,
+    private readonly robots: Robots,
+  ) {}
+
+  /** The links in scope, each canonical URL once, in the order given, at most `max`. */
+  async inScope(caller: Caller, urls: string[], rules: LinkRules, max: number): Promise<ScopedLink[]> {
+    const out: ScopedLink[] = [];
+    const seen = new Set<string>();
+    for (const raw of urls) {
+      if (out.length >= max) break;
+      const canonical = canonicalUrl(raw, { ignoreQuery: rules.ignoreQuery });
+      if (!canonical || seen.has(canonical)) continue;
+      seen.add(canonical);
+      const u = new URL(canonical);
+      if (!rules.scope.allows(u)) continue;
+      if (rules.robots && !(await this.allowed(u, caller))) continue;
+      // Fetched as written, less its fragment and tracking parameters.
+      out.push({ url: canonicalUrl(raw, { keepPath: true }) ?? raw, canonical });
+    }
+    return out;
+  }
+
+  /**
+   * The page URLs of the site's sitemaps (robots.txt's Sitemap lines and /sitemap.xml), in scope
+   * by `keep`, read within SITEMAP_LIMITS through the caller's address policy.
+   */
+  async sitemapEntries(
+    caller: Caller,
+    seed: URL,
+    keep: (u: URL) => boolean,
+    signal?: AbortSignal,
+  ): Promise<SitemapResult> {
+    let listed: string[] = [];
+    try {
+      listed = await this.robots.sitemaps(seed.origin, caller.callerClass, caller.name);
+    } catch {
+      // The site's robots.txt could not be read: /sitemap.xml is still looked at.
+    }
+    return readSitemaps(
+      [...listed, `${seed.origin}/sitemap.xml`],
+      async (url, maxBytes) => {
+        const raw = await this.fetcher.fetch(url, {
+          callerClass: caller.callerClass,
+          caller: caller.name,
+          timeoutMs: SITEMAP_TIMEOUT_MS,
+          truncateAt: maxBytes,
+          signal,
+        });
+        return { status: raw.status, body: raw.body, contentType: raw.contentType };
+      },
+      { keep, signal },
+    );
+  }
+
+  /** Whether robots.txt lets sift fetch the URL (a robots.txt that cannot be read: the fetch will say). */
+  private async allowed(u: URL, caller: Caller): Promise<boolean> {
+    try {
+      await this.robots.check(u, caller.callerClass, caller.name);
+      return true;
+    } catch (err) {
+      return !(err instanceof SiftError && err.code === 'robots_denied');
+    }
+  }
+}

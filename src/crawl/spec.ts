@@ -1,0 +1,36 @@
+/** What a crawl was asked, kept with its job (batch_job.crawl, JSON). */
+export interface CrawlSpec {
+  seed: string;
+  /** Targets the crawl may hold in all, the seed included. */
+  limit: number;
+  /** Link hops from the seed a page may be (the seed is 0; a sitemap's entry is 1). */
+  max_depth: number;
+  include_paths: string[];
+  exclude_paths: string[];
+  allow_subdomains: boolean;
+  allow_external: boolean;
+  ignore_query: boolean;
+  sitemap: SitemapMode;
+  /** The fetch options of every page (those of /v1/fetch). */
+  options?: object;
+}
+
+export const SITEMAP_MODES = ['include', 'skip', 'only'] as const;
+export type SitemapMode = (typeof SITEMAP_MODES)[number];
+
+export const DEFAULT_CRAWL_LIMIT = 100;
+export const DEFAULT_MAX_DEPTH = 3;
+export const MAX_DEPTH = 20;
+/** Globs in include_paths or exclude_paths, each. */
+export const MAX_GLOBS = 20;
+
+/** The spec a job stores, or undefined for a batch (or a value no build of sift wrote). */
+export function crawlSpecOf(json: string | null | undefined): CrawlSpec | undefined {
+  if (!json) return undefined;
+  try {
+    const s = JSON.parse(json) as CrawlSpec;
+    return typeof s.seed === 'string' && typeof s.limit === 'number' ? s : undefined;
+  } catch {
+    return undefined;
+  }
+}
