@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   scale: benchScale,
   render: benchRender,
   documents: () => import('./documents').then((m) => m.benchDocuments()),
+  crawl: () => import('./crawl').then((m) => m.benchCrawl()),
 };
 
 async function main(): Promise<void> {
