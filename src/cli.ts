@@ -25,6 +25,19 @@ client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
                                          URLs one a line (blank and # lines skipped); --wait shows
                                          progress, then writes the results as NDJSON (to --out or stdout);
                                          --webhook signs with SIFT_WEBHOOK_SECRET (see webhook-secret)
+  crawl URL [--limit N] [--max-depth N] [--include-paths GLOB,...] [--exclude-paths GLOB,...]
+        [--allow-subdomains] [--allow-external] [--ignore-query] [--sitemap include|skip|only]
+        [fetch options] [--wait [--out FILE]] [--ttl SECONDS] [--on-restart fail|retry|resume]
+        [--idempotency-key KEY] [--webhook URL [--webhook-events TYPE,...]]
+                                         a job that reads the site from URL, following its links (on
+                                         its host, at most N pages, default 100, and N hops, default
+                                         3) and its sitemaps; results carry depth and parent_idx; read
+                                         it as a batch (watch, results, cancel); --wait as for batch
+  map URL [--limit N] [--sitemap include|skip|only] [--include-paths GLOB,...]
+        [--exclude-paths GLOB,...] [--allow-subdomains] [--json]
+                                         the site's URLs, one a line (the page's links and its
+                                         sitemaps' entries, each once), without reading the pages;
+                                         --json: the whole answer
   retry ID [--wait [--out FILE]] [--idempotency-key KEY]
                                          a new job of the failed and cancelled targets of job ID
   watch ID [--out FILE]                  follow a job's progress until it ends (then its results to FILE)
@@ -45,8 +58,8 @@ exit codes:
   1    error: sift answered an error or could not be reached; or fetch printed a page the site
        answered with HTTP 400 or more, or whose verdict is not ok (the reason is on stderr)
   2    usage: an unknown or malformed flag or argument, a missing SIFT_TOKEN, an unreadable file
-  3    partial: a job that batch --wait, retry --wait or watch followed ended partial, failed or
-       cancelled (not every target done)
+  3    partial: a job that batch --wait, crawl --wait, retry --wait or watch followed ended partial,
+       failed or cancelled (not every target done)
   130  interrupted (Ctrl-C): what had come is written, and stderr says how to resume or cancel
 `;
 
@@ -67,6 +80,8 @@ const COMMANDS: Record<string, Command> = {
   },
   fetch: async (args) => (await import('./cli/fetch')).fetchCmd(args),
   batch: async (args) => (await import('./cli/jobs')).batchCmd(args),
+  crawl: async (args) => (await import('./cli/crawl')).crawlCmd(args),
+  map: async (args) => (await import('./cli/crawl')).mapCmd(args),
   retry: async (args) => (await import('./cli/jobs')).retryCmd(args),
   jobs: async (args) => (await import('./cli/jobs')).jobsCmd(args),
   cancel: async (args) => (await import('./cli/jobs')).cancelCmd(args),

@@ -78,15 +78,26 @@ function progress(done: number, total: number, failed: number): void {
   if (done >= total) process.stderr.write('\n');
 }
 
+/** A target's end in the event stream: a batch's target.done/failed, or a crawl's crawl.page. */
+interface TargetEnd {
+  idx?: number;
+  status?: string;
+  /** A crawl's page: the links it added to the job. */
+  added?: number;
+}
+
 /**
  * Shows the job's progress from its event stream until its terminal event, opening the stream
- * again (from the last event) if it ends early. The job's final status, or undefined when
- * interrupted.
+ * again (from the last event) if it ends early. A crawl's total grows by each page's `added`
+ * (its seed is its one first target); events replayed from the start never count twice. The
+ * job's final status, or undefined when interrupted.
  */
 export async function followEvents(a: Api, job: JobView, signal: AbortSignal): Promise<string | undefined> {
   const finished = new Set<number>();
   let failed = 0;
   let lastSeq = 0;
+  let total = job.targets_total;
+  let added = 0;
   for (let opened = 0; ; opened++) {
     let status: string | undefined;
     let res;
@@ -110,13 +121,18 @@ export async function followEvents(a: Api, job: JobView, signal: AbortSignal): P
           buf = buf.slice(i + 2);
           const type = /^event: (.+)$/m.exec(block)?.[1];
           lastSeq = Number(/^id: (\d+)$/m.exec(block)?.[1] ?? lastSeq);
-          if (type === 'target.done' || type === 'target.failed') {
+          if (type === 'target.done' || type === 'target.failed' || type === 'crawl.page') {
             const data = /^data: (.+)$/m.exec(block)?.[1];
-            const idx = (JSON.parse(data ?? '{}') as { data?: { idx?: number } }).data?.idx ?? -lastSeq;
+            const end = (JSON.parse(data ?? '{}') as { data?: TargetEnd }).data ?? {};
+            const idx = end.idx ?? -lastSeq;
             if (!finished.has(idx)) {
               finished.add(idx);
-              if (type === 'target.failed') failed++;
-              progress(finished.size, job.targets_total, failed);
+              if (type === 'target.failed' || end.status === 'failed') failed++;
+              if (type === 'crawl.page') {
+                added += end.added ?? 0;
+                total = Math.max(total, 1 + added);
+              }
+              progress(finished.size, total, failed);
             }
           } else if (type && /^batch\.(done|partial|failed|cancelled)$/.test(type)) {
             status = type.slice('batch.'.length);
@@ -127,7 +143,7 @@ export async function followEvents(a: Api, job: JobView, signal: AbortSignal): P
       // Interrupted, or the stream was cut off: then the job's state says whether to open it again.
       if (signal.aborted) return undefined;
     }
-    if (process.stderr.isTTY && finished.size < job.targets_total) process.stderr.write('\n');
+    if (process.stderr.isTTY && finished.size < total) process.stderr.write('\n');
     if (status) return status;
     const view = await getJson<JobView>(a, jobPath(job.id), signal).catch((err: unknown) => {
       if (signal.aborted) return undefined;

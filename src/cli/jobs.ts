@@ -6,17 +6,24 @@ import { FETCH_FLAGS, fetchOptions } from './fetch-options';
 import { followJob, ResultsOut, type JobView } from './follow';
 import { inFileTerms, readUrlFile } from './url-file';
 
-const WAIT_FLAGS = {
+export const WAIT_FLAGS = {
   wait: { type: 'boolean' },
   out: { type: 'string' },
   'idempotency-key': { type: 'string' },
 } as const;
 
-/** Prints the new job's id; with --wait, follows it to its end and writes its results. */
-async function submitted(res: Reply, values: { wait?: boolean; out?: string }): Promise<void> {
+/**
+ * Prints the new job's id; with --wait, follows it to its end and writes its results. `what` says
+ * what the job is (by default its number of targets).
+ */
+export async function submitted(
+  res: Reply,
+  values: { wait?: boolean; out?: string },
+  what: (job: JobView) => string = (job) => `${job.targets_total} targets`,
+): Promise<void> {
   const job = (await res.json()) as JobView;
   const replayed = res.header('idempotent-replayed') === 'true' ? ' (the job this key already made)' : '';
-  console.error(`job ${job.id}: ${job.targets_total} targets${replayed}`);
+  console.error(`job ${job.id}: ${what(job)}${replayed}`);
   if (!values.wait) {
     console.log(job.id);
     return;
@@ -24,8 +31,24 @@ async function submitted(res: Reply, values: { wait?: boolean; out?: string }): 
   return followJob(job, new ResultsOut(values.out));
 }
 
-const idemHeader = (key: string | undefined): Record<string, string> =>
+export const idemHeader = (key: string | undefined): Record<string, string> =>
   key === undefined ? {} : { 'idempotency-key': key };
+
+/** The webhook of --webhook and --webhook-events, signed with SIFT_WEBHOOK_SECRET. */
+export function webhookOf(values: { webhook?: string; 'webhook-events'?: string }): object | undefined {
+  if (!values.webhook) {
+    if (values['webhook-events']) usage('--webhook-events needs --webhook URL');
+    return undefined;
+  }
+  // From the environment, not the command line, where every process could read it.
+  const secret = process.env.SIFT_WEBHOOK_SECRET;
+  if (!secret) usage('--webhook needs SIFT_WEBHOOK_SECRET (make one with: sift webhook-secret)');
+  return {
+    url: values.webhook,
+    secret,
+    ...(values['webhook-events'] ? { events: values['webhook-events'].split(',') } : {}),
+  };
+}
 
 export async function batchCmd(args: string[]): Promise<void> {
   const { positionals, values } = parse('batch', args, {
@@ -42,17 +65,7 @@ export async function batchCmd(args: string[]): Promise<void> {
     usage('--out needs --wait (or use: sift results ID --out FILE)');
   const options = fetchOptions(values);
   const ttl = int('ttl', values.ttl);
-  let webhook: object | undefined;
-  if (values.webhook) {
-    // From the environment, not the command line, where every process could read it.
-    const secret = process.env.SIFT_WEBHOOK_SECRET;
-    if (!secret) usage('--webhook needs SIFT_WEBHOOK_SECRET (make one with: sift webhook-secret)');
-    webhook = {
-      url: values.webhook,
-      secret,
-      ...(values['webhook-events'] ? { events: values['webhook-events'].split(',') } : {}),
-    };
-  } else if (values['webhook-events']) usage('--webhook-events needs --webhook URL');
+  const webhook = webhookOf(values);
   const file = readUrlFile(positionals[0]);
   let res: Reply;
   try {
