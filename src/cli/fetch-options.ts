@@ -20,7 +20,7 @@ export const FETCH_FLAGS = {
   pages: { type: 'string' },
 } as const;
 
-export const FETCH_FLAGS_USAGE = `fetch options (for fetch, and for every target of a batch):
+export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a batch, and every page of a crawl):
   --format markdown|text|html            the format of content (default markdown)
   --formats F,F,...                      several formats of one fetch (markdown, text, html, links);
                                          fetch prints the whole envelope as JSON then

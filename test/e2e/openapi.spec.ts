@@ -33,6 +33,8 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}/retry',
         '/v1/batch/{id}/deliveries',
         '/v1/batch/{id}/deliveries/redeliver',
+        '/v1/crawl',
+        '/v1/map',
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');
@@ -119,8 +121,28 @@ describe('response shapes', () => {
         .post('/v1/batch')
         .set(auth)
         .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
-      expect(keys(sub.body)).toEqual(props('JobViewDto'));
+      // seed and limit are a crawl's; depth and duplicate_of its targets'.
+      const batchJobProps = props('JobViewDto').filter((k) => !['seed', 'limit'].includes(k));
+      const batchTargetProps = props('TargetResultDto').filter((k) => !['depth', 'duplicate_of'].includes(k));
+      expect(keys(sub.body)).toEqual(batchJobProps);
       await waitForJob(app, sub.body.id);
+      const crawl = await http()
+        .post('/v1/crawl')
+        .set(auth)
+        .send({ url: fx.url('/page'), limit: 2 });
+      expect(keys(crawl.body)).toEqual(props('JobViewDto'));
+      await waitForJob(app, crawl.body.id);
+      const pages = (await http().get(`/v1/batch/${crawl.body.id}/results`).set(auth)).body.results;
+      for (const r of pages) expect(keys(r)).toEqual(props('TargetResultDto'));
+      const map = (
+        await http()
+          .post('/v1/map')
+          .set(auth)
+          .send({ url: fx.url('/page') })
+      ).body;
+      expect(keys(map)).toEqual(props('MapResponseDto'));
+      for (const l of map.links) expect(keys(l)).toEqual(props('MapLinkDto'));
+      expect(map.links.length).toBeGreaterThan(0);
       // A webhook nobody answers (a closed port): its deliveries hold an error.
       const hooked = await http()
         .post('/v1/batch')
@@ -135,17 +157,18 @@ describe('response shapes', () => {
         return d.deliveries[0]?.last_error ? true : undefined;
       }, 'a failed delivery');
       const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(auth)).body.results;
-      for (const r of results) expect(keys(r)).toEqual(props('TargetResultDto'));
+      for (const r of results) expect(keys(r)).toEqual(batchTargetProps);
       expect(keys(results[0].result)).toEqual(envelopeProps);
       expect(keys(results[1].error)).toEqual(props('ErrorBodyDto'));
       const events = (await http().get(`/v1/batch/${sub.body.id}/events`).set(auth)).body.events;
       for (const e of events) expect(keys(e)).toEqual(props('EventDto'));
       const list = (await http().get('/v1/batch').set(auth)).body;
       expect(keys(list)).toEqual(props('JobListResponseDto'));
-      for (const j of list.jobs) expect(keys(j)).toEqual(props('JobViewDto'));
+      for (const j of list.jobs)
+        expect(keys(j)).toEqual(j.kind === 'crawl' ? props('JobViewDto') : batchJobProps);
       const retry = await http().post(`/v1/batch/${sub.body.id}/retry`).set(auth);
       expect(retry.status).toBe(202);
-      expect(keys(retry.body)).toEqual(props('JobViewDto'));
+      expect(keys(retry.body)).toEqual(batchJobProps);
       const deliveries = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(auth)).body;
       expect(keys(deliveries)).toEqual(props('DeliveriesResponseDto'));
       expect(keys(deliveries.webhook)).toEqual(props('WebhookViewDto'));
