@@ -11,6 +11,7 @@ import {
 } from '../support/app';
 import { startCrawlSite, resolverTable, TRAPS, type CrawlSite } from '../support/crawl-site';
 import { Fixture, html, redirect, send } from '../support/fixture';
+import { Receiver, newSecret } from '../support/receiver';
 import { waitUntil } from '../support/wait';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
@@ -222,6 +223,30 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
       await slow.close();
     }
   }, 120_000);
+
+  it('a webhook that names crawl.page gets each page, then the end', async () => {
+    const secret = newSecret();
+    const hook = await new Receiver(secret).start();
+    try {
+      const sub = await crawl({
+        url: `${site.origin}/`,
+        limit: 5,
+        webhook: { url: hook.url, secret, events: ['crawl.page', 'batch.done'] },
+      });
+      await waitForJob(app, sub.body.id);
+      await waitUntil(() => (hook.unique().length >= 6 ? true : undefined), 'six deliveries');
+      const got = hook.unique().map((r) => r.payload);
+      expect(got.map((p) => p.type)).toEqual([...Array(5).fill('crawl.page'), 'batch.done']);
+      expect(
+        got
+          .slice(0, 5)
+          .map((p) => (p.data as { idx: number }).idx)
+          .sort(),
+      ).toEqual([0, 1, 2, 3, 4]);
+    } finally {
+      await hook.stop();
+    }
+  });
 
   it('answers 400 for what it cannot crawl, naming the field', async () => {
     const url = `${site.origin}/`;
