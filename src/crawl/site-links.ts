@@ -1,5 +1,4 @@
 import { Injectable } from '@nestjs/common';
-import { SiftError } from '../common/errors';
 import { Fetcher } from '../fetch/fetcher';
 import { Robots } from '../fetch/robots';
 import type { Caller } from '../pages/caller-policy';
@@ -72,7 +71,9 @@ export class SiteLinks {
       seen.add(canonical);
       const u = new URL(canonical);
       if (!rules.scope.allows(u)) continue;
-      if (rules.robots && !(await this.allowed(u, caller))) continue;
+      // Disallowed by a robots.txt already read: dropped. A site not asked yet is asked by the
+      // page's own fetch, which never requests a disallowed page either.
+      if (rules.robots && (await this.robots.allowedIfKnown(u, caller.callerClass)) === false) continue;
       // Fetched as written, less its fragment and tracking parameters.
       out.push({ url: canonicalUrl(raw, { keepPath: true }) ?? raw, canonical });
     }
@@ -109,15 +110,5 @@ export class SiteLinks {
       },
       { keep, signal },
     );
-  }
-
-  /** Whether robots.txt lets sift fetch the URL (a robots.txt that cannot be read: the fetch will say). */
-  private async allowed(u: URL, caller: Caller): Promise<boolean> {
-    try {
-      await this.robots.check(u, caller.callerClass, caller.name);
-      return true;
-    } catch (err) {
-      return !(err instanceof SiftError && err.code === 'robots_denied');
-    }
   }
 }

@@ -95,6 +95,25 @@ export class Robots {
     return [...(rules?.sitemaps ?? [])];
   }
 
+  /**
+   * Whether the agent may fetch `url` by the rules already at hand (this process's, or a fresh copy
+   * in the database), without asking the site: undefined when none is. A crawl drops the links
+   * robots.txt disallows by it, and leaves those of sites not asked yet to their fetch's own check
+   * (asking every linked site's robots.txt while a page's links are read would hold its slot).
+   */
+  async allowedIfKnown(url: URL, callerClass: CallerClass): Promise<boolean | undefined> {
+    const key = `${callerClass} ${url.origin}`;
+    let known: Rules | undefined = this.parsed.get(key);
+    if (!known || known.row.expires_at <= this.clock.now()) {
+      const row = await this.hosts.robots(key);
+      if (!row || row.expires_at <= this.clock.now()) return undefined;
+      known = this.parse(key, row);
+    }
+    if (known.row.kind !== 'rules') return known.row.kind === 'allow';
+    const rule = decidingRule(known.rules!, url);
+    return !rule || rule.allow;
+  }
+
   /** Parsed rules kept in memory (tests and metrics). */
   memory(): { origins: number; bytes: number } {
     return { origins: this.parsed.size, bytes: this.parsedBytes };
@@ -130,6 +149,11 @@ export class Robots {
       row = { ...(await this.fetchRobots(origin, callerClass, who, now)), origin: key };
       await this.hosts.putRobots(row);
     }
+    return this.parse(key, row);
+  }
+
+  /** A robots.txt row, parsed and kept in memory. */
+  private parse(key: string, row: RobotsRow): Rules {
     const rules = row.kind === 'rules' ? parseRobots(row.body, this.agent) : undefined;
     // Only the parsed group is kept; the body is the database's.
     const kept: Rules = { row: { ...row, body: row.kind === 'rules' ? '' : row.body }, rules, bytes: 0 };
