@@ -9,6 +9,8 @@ import type { CrawlSpec } from './spec';
 
 /** How long one sitemap file may take. */
 const SITEMAP_TIMEOUT_MS = 20_000;
+/** How long a site's sitemaps may take in all: what was read by then is the answer. */
+export const SITEMAPS_DEADLINE_MS = 60_000;
 
 /** A URL in a crawl's scope, with its canonical form. */
 export interface ScopedLink {
@@ -82,7 +84,8 @@ export class SiteLinks {
 
   /**
    * The page URLs of the site's sitemaps (robots.txt's Sitemap lines and /sitemap.xml), in scope
-   * by `keep`, read within SITEMAP_LIMITS through the caller's address policy.
+   * by `keep`, read within SITEMAP_LIMITS and SITEMAPS_DEADLINE_MS through the caller's address
+   * policy.
    */
   async sitemapEntries(
     caller: Caller,
@@ -90,6 +93,8 @@ export class SiteLinks {
     keep: (u: URL) => boolean,
     signal?: AbortSignal,
   ): Promise<SitemapResult> {
+    const deadline = AbortSignal.timeout(SITEMAPS_DEADLINE_MS);
+    signal = signal ? AbortSignal.any([signal, deadline]) : deadline;
     let listed: string[] = [];
     try {
       listed = await this.robots.sitemaps(seed.origin, caller.callerClass, caller.name);
