@@ -219,6 +219,10 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
       expect(after.targets_total).toBe(job.targets_total);
       const events = await eventsOf(app, sub.body.id);
       expect(events[events.length - 1].type).toBe('batch.cancelled');
+      // Its robots.txt's Crawl-delay of 1 s spaced the pages it asked for.
+      const times = slow.log.filter((l) => l.path !== '/robots.txt').map((l) => l.at);
+      expect(times.length).toBeGreaterThanOrEqual(3);
+      for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(950);
     } finally {
       await slow.close();
     }
