@@ -145,7 +145,7 @@ export async function benchCrawl(): Promise<Record<string, number | string>> {
       SIFT_PER_HOST_CONCURRENCY: String(CONCURRENCY),
       SIFT_FLEET_MAX_TARGETS: String(Math.max(10_000, PAGES)),
     },
-    NODE_FLAGS,
+    process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? NODE_FLAGS,
   );
   const pid = sift.child.pid!;
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };

@@ -13,7 +13,7 @@ export async function up(db: Kysely<any>): Promise<void> {
   await sql`ALTER TABLE batch_target ADD COLUMN canonical TEXT`.execute(db);
   await sql`ALTER TABLE batch_target ADD COLUMN digest TEXT`.execute(db);
   await sql`ALTER TABLE batch_target ADD COLUMN duplicate_of INTEGER`.execute(db);
-  await sql`CREATE INDEX batch_target_digest ON batch_target(job_id, digest) WHERE digest IS NOT NULL`.execute(
+  await sql`CREATE INDEX batch_target_digest ON batch_target(job_id, digest, idx) WHERE digest IS NOT NULL`.execute(
     db,
   );
   await sql`CREATE TABLE crawl_seen (
