@@ -41,28 +41,29 @@ export async function duplicateOf(
   return f.digest === undefined ? undefined : tx.crawls.sameBody(jobId, f.digest, idx);
 }
 
-/** A target's row as its outcome ends it; a crawl's duplicate page keeps no result of its own. */
-export function endOf(outcome: TargetOutcome, dup?: number) {
-  return outcome.kind === 'done'
-    ? { status: 'done' as const, result: dup === undefined ? outcome.result : null, verdict: outcome.verdict }
-    : { status: 'failed' as const, error: outcome.message, hint: outcome.hint, code: outcome.code };
+/**
+ * A target's row as its outcome ends it. A crawl's page keeps its body's digest, or, duplicating
+ * an earlier page, that page's idx and no result of its own.
+ */
+export function endOf(outcome: TargetOutcome, found?: PageFindings, dup?: number) {
+  if (outcome.kind === 'failed')
+    return { status: 'failed' as const, error: outcome.message, hint: outcome.hint, code: outcome.code };
+  if (dup !== undefined)
+    return { status: 'done' as const, result: null, verdict: outcome.verdict, duplicateOf: dup };
+  return { status: 'done' as const, result: outcome.result, verdict: outcome.verdict, digest: found?.digest };
 }
 
 /**
- * Once a crawl's page is written, in the same transaction (which holds the job's row): what it
- * turned out to be is kept, and, unless it duplicates another page, the links it found that the
- * job has not met become its targets, as many as the job's limit leaves room for. Returns how
- * many were added.
+ * Once a crawl's page (not a duplicate) is written, in the same transaction (which holds the
+ * job's row): where a redirect took it is noted, and the links it found that the job has not met
+ * become its targets, as many as the job's limit leaves room for. Returns how many were added.
  */
 export async function growCrawl(
   tx: Tx,
   job: { id: string; targetsTotal: number; spec: CrawlSpec; options: string },
   idx: number,
   f: PageFindings,
-  dup: number | undefined,
 ): Promise<number> {
-  await tx.crawls.markPage(job.id, idx, dup === undefined ? { digest: f.digest } : { duplicateOf: dup });
-  if (dup !== undefined) return 0;
   if (f.landed !== undefined) await tx.crawls.note(job.id, f.landed, idx);
   const room = job.spec.limit - job.targetsTotal;
   if (room <= 0 || f.links.length === 0) return 0;
@@ -98,16 +99,10 @@ export async function recordPage(
   const { tx, events, now } = at;
   const { jobId, idx, outcome, found } = r;
   let added = 0;
-  if (outcome.kind === 'done' && found) {
+  if (outcome.kind === 'done' && found && dup === undefined) {
     const job = (await tx.jobs.batchJob(jobId))!;
     const options = JSON.stringify(spec.options ?? {});
-    added = await growCrawl(
-      tx,
-      { id: jobId, targetsTotal: job.targetsTotal, spec, options },
-      idx,
-      found,
-      dup,
-    );
+    added = await growCrawl(tx, { id: jobId, targetsTotal: job.targetsTotal, spec, options }, idx, found);
   }
   if (added > 0) tx.onCommit(() => at.signals.grown(jobId));
   const left = await events.append(

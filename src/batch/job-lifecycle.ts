@@ -185,7 +185,7 @@ export class JobLifecycle {
       facts.crawl && found && outcome.kind === 'done' ? await duplicateOf(tx, jobId, idx, found) : undefined;
     // Written only while the job runs and `holder` still holds the target (one taken back is another's
     // now, or pending again); the job's status is checked in the update itself.
-    const end = endOf(outcome, dup);
+    const end = endOf(outcome, found, dup);
     if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
     if (facts.crawl)
       return recordPage({ tx, events: this.events, signals: this.signals, now }, r, facts.crawl, dup);

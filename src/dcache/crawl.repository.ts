@@ -105,14 +105,4 @@ export class CrawlRepository {
       .executeTakeFirst();
     return row?.idx;
   }
-
-  /** What a crawl's page turned out to be: its body's digest, or the page it duplicates. */
-  async markPage(jobId: string, idx: number, m: { digest?: string; duplicateOf?: number }): Promise<void> {
-    await this.tx.q
-      .updateTable('batch_target')
-      .set({ digest: m.digest ?? null, duplicate_of: m.duplicateOf ?? null })
-      .where('job_id', '=', jobId)
-      .where('idx', '=', idx)
-      .execute();
-  }
 }

@@ -15,6 +15,8 @@ function written(w: TargetWrite) {
     hint: w.hint ?? null,
     code: w.code ?? null,
     verdict: w.verdict ?? null,
+    digest: w.digest ?? null,
+    duplicate_of: w.duplicateOf ?? null,
     updated_at: w.now,
   };
 }
@@ -31,6 +33,9 @@ export interface TargetWrite {
   code?: string | null;
   /** A done target's verdict (see FetchEnvelope.verdict). */
   verdict?: string | null;
+  /** A crawl's done page: its body's digest, or the earlier page it duplicates. */
+  digest?: string | null;
+  duplicateOf?: number | null;
 }
 
 /**
