@@ -228,6 +228,44 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
     }
   }, 120_000);
 
+  it('ignore_query: URLs that differ only in their query are one page', async () => {
+    const words = 'word '.repeat(80);
+    const list = (n: number) =>
+      send(
+        200,
+        'text/html',
+        html(
+          `<a href="/list?page=${n + 1}">next</a> <a href="/list?sort=new&page=${n}">sorted</a><p>${words} ${n}</p>`,
+        ),
+      );
+    const fx = await new Fixture({
+      '/list': (q, r) => list(Number(new URL(q.url!, 'http://x').searchParams.get('page') ?? 1))(q, r),
+    }).start();
+    try {
+      const asked = await crawl({ url: fx.url('/list?page=1'), max_depth: 3, sitemap: 'skip' });
+      await waitForJob(app, asked.body.id);
+      expect((await resultsOf(app, asked.body.id)).map((r) => new URL(r.url).search)).toEqual([
+        '?page=1',
+        '?page=2',
+        '?sort=new&page=1',
+        '?page=3',
+        '?sort=new&page=2',
+        '?page=4',
+        '?sort=new&page=3',
+      ]);
+      const once = await crawl({
+        url: fx.url('/list?page=1'),
+        max_depth: 3,
+        sitemap: 'skip',
+        ignore_query: true,
+      });
+      await waitForJob(app, once.body.id);
+      expect((await resultsOf(app, once.body.id)).map((r) => new URL(r.url).search)).toEqual(['?page=1']);
+    } finally {
+      await fx.stop();
+    }
+  });
+
   it('a webhook that names crawl.page gets each page, then the end', async () => {
     const secret = newSecret();
     const hook = await new Receiver(secret).start();
