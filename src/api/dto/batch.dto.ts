@@ -57,30 +57,21 @@ export class WebhookDto {
   events?: EventType[];
 }
 
-export class BatchSubmitDto {
-  /** The URLs to fetch, in order; results keep this order (idx 0, 1, …). */
-  @IsArray()
-  @ArrayMinSize(1)
-  @ArrayMaxSize(HARD_MAX_TARGETS)
-  @IsObject({ each: true })
-  @SelectorBudget()
-  @ValidateNested({ each: true })
-  @Type(() => BatchTargetDto)
-  targets: BatchTargetDto[];
-
-  /** Default fetch options for every target. */
+/** What every job's submission may ask beside what it fetches: batches and crawls alike. */
+export class JobAskDto {
+  /** Fetch options for every target (a crawl: every page); a batch target's own override them. */
   @IsOptional()
   @IsObject()
   @ValidateNested()
   @Type(() => FetchOptionsDto)
   options?: FetchOptionsDto;
 
-  /** What happens to this job if sift restarts while it is live. */
+  /** What happens to the job if sift restarts while it is live. */
   @IsOptional()
   @IsIn(RESTART_POLICIES)
   on_restart?: RestartPolicy;
 
-  /** Signed deliveries of this job's events to a URL of the caller's. */
+  /** Signed deliveries of the job's events to a URL of the caller's (a crawl's pages: `crawl.page`). */
   @IsOptional()
   @IsObject()
   @ValidateNested()
@@ -96,17 +87,29 @@ export class BatchSubmitDto {
   @Min(60)
   ttl_s?: number;
 
-  /** Targets whose URL is not an absolute http(s) URL become failed targets (`invalid_url`) instead of a 400. */
-  @IsOptional()
-  @IsBoolean()
-  ignore_invalid_urls?: boolean;
-
   /** Same as the Idempotency-Key header. */
   @IsOptional()
   @IsString()
   @MinLength(1)
   @MaxLength(256)
   idempotency_key?: string;
+}
+
+export class BatchSubmitDto extends JobAskDto {
+  /** The URLs to fetch, in order; results keep this order (idx 0, 1, …). */
+  @IsArray()
+  @ArrayMinSize(1)
+  @ArrayMaxSize(HARD_MAX_TARGETS)
+  @IsObject({ each: true })
+  @SelectorBudget()
+  @ValidateNested({ each: true })
+  @Type(() => BatchTargetDto)
+  targets: BatchTargetDto[];
+
+  /** Targets whose URL is not an absolute http(s) URL become failed targets (`invalid_url`) instead of a 400. */
+  @IsOptional()
+  @IsBoolean()
+  ignore_invalid_urls?: boolean;
 }
 
 export class RedeliverDto {

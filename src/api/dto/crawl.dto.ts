@@ -1,25 +1,20 @@
-import { Type } from 'class-transformer';
+import { IntersectionType } from '@nestjs/swagger';
 import {
   ArrayMaxSize,
   IsArray,
   IsBoolean,
   IsIn,
   IsInt,
-  IsObject,
   IsOptional,
   IsString,
   Max,
   MaxLength,
   Min,
-  MinLength,
-  ValidateNested,
 } from 'class-validator';
-import { RESTART_POLICIES, type RestartPolicy } from '../../common/job-status';
 import { MAX_MAP_LIMIT } from '../../crawl/map.service';
 import { MAX_GLOB_CHARS } from '../../crawl/scope';
 import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../../crawl/spec';
-import { HARD_MAX_TARGETS, WebhookDto } from './batch.dto';
-import { FetchOptionsDto } from './fetch.dto';
+import { HARD_MAX_TARGETS, JobAskDto } from './batch.dto';
 import { IsHttpUrl, MAX_URL_LENGTH } from './validators';
 
 /** Where a crawl or a map starts, and which of the site's URLs it takes. */
@@ -57,7 +52,7 @@ class SiteScopeDto {
   sitemap?: SitemapMode;
 }
 
-export class CrawlSubmitDto extends SiteScopeDto {
+export class CrawlSubmitDto extends IntersectionType(SiteScopeDto, JobAskDto) {
   /** The most pages the crawl holds, its seed included (default 100, at most the class's target limit). */
   @IsOptional()
   @IsInt()
@@ -81,38 +76,6 @@ export class CrawlSubmitDto extends SiteScopeDto {
   @IsOptional()
   @IsBoolean()
   ignore_query?: boolean;
-
-  /** Fetch options for every page (those of /v1/fetch). */
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => FetchOptionsDto)
-  options?: FetchOptionsDto;
-
-  /** What happens to this crawl if sift restarts while it is live. */
-  @IsOptional()
-  @IsIn(RESTART_POLICIES)
-  on_restart?: RestartPolicy;
-
-  /** Signed deliveries of this crawl's events (`crawl.page` for each page) to a URL of the caller's. */
-  @IsOptional()
-  @IsObject()
-  @ValidateNested()
-  @Type(() => WebhookDto)
-  webhook?: WebhookDto;
-
-  /** Seconds the crawl and its results are kept after its last activity (60 to SIFT_BATCH_MAX_TTL_S). */
-  @IsOptional()
-  @IsInt()
-  @Min(60)
-  ttl_s?: number;
-
-  /** Same as the Idempotency-Key header. */
-  @IsOptional()
-  @IsString()
-  @MinLength(1)
-  @MaxLength(256)
-  idempotency_key?: string;
 }
 
 export class MapRequestDto extends SiteScopeDto {
