@@ -74,12 +74,40 @@ export async function spawnSiftProcess(
 }
 
 /** Waits until a started process answers /healthz; kills it if it exits or does not in time. */
+/** Whether the process itself listens on the port: a LISTEN socket of that port among its descriptors. */
+function listensOn(pid: number, port: number): boolean {
+  const hex = `:${port.toString(16).toUpperCase().padStart(4, '0')}`;
+  const inodes = new Set<string>();
+  for (const table of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    for (const line of fs.readFileSync(table, 'utf8').split('\n').slice(1)) {
+      const c = line.trim().split(/\s+/);
+      if (c.length > 9 && c[1].endsWith(hex) && c[3] === '0A') inodes.add(c[9]);
+    }
+  }
+  const link = (fd: string) => {
+    try {
+      return fs.readlinkSync(`/proc/${pid}/fd/${fd}`);
+    } catch {
+      return ''; // closed meanwhile
+    }
+  };
+  let fds: string[] = [];
+  try {
+    fds = fs.readdirSync(`/proc/${pid}/fd`);
+  } catch {
+    return false; // it has ended: the next look says how
+  }
+  return fds.some((fd) => inodes.has(/^socket:\[(\d+)\]$/.exec(link(fd))?.[1] ?? ''));
+}
+
 export async function waitForHealthz(p: SiftProcess, timeoutMs = 15_000): Promise<void> {
   try {
     await waitUntil(
       async () => {
         if (p.child.exitCode !== null) throw new Error(`sift exited with ${p.child.exitCode}: ${p.output()}`);
-        return (await fetch(`${p.url}/healthz`).catch(() => undefined))?.ok || undefined;
+        const ok = (await fetch(`${p.url}/healthz`).catch(() => undefined))?.ok;
+        // Its own answer: under load a port freed for it may be taken by another test's sift first.
+        return (ok && listensOn(p.child.pid!, Number(new URL(p.url).port))) || undefined;
       },
       'sift to answer /healthz',
       timeoutMs,
