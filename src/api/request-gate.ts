@@ -16,7 +16,16 @@ export const BODY_LIMITS: Record<string, Record<CallerClass, number>> = {
   'POST /v1/batch/:id/deliveries/redeliver': { fleet: 4 * KiB, restricted: 4 * KiB },
   'POST /v1/crawl': { fleet: 64 * KiB, restricted: 64 * KiB },
   'POST /v1/map': { fleet: 64 * KiB, restricted: 64 * KiB },
+  // The Firecrawl-compatible routes and MCP (see SPEC "Agents and tools").
+  'POST /v2/scrape': { fleet: 64 * KiB, restricted: 64 * KiB },
+  'POST /v2/batch/scrape': { fleet: 32 * MiB, restricted: 2 * MiB },
+  'POST /v2/crawl': { fleet: 64 * KiB, restricted: 64 * KiB },
+  'POST /v2/map': { fleet: 64 * KiB, restricted: 64 * KiB },
+  'POST /mcp': { fleet: 1 * MiB, restricted: 1 * MiB },
 };
+
+/** The paths the gate guards: sift's API, the Firecrawl-compatible one, and MCP. */
+const GATED = ['/v1', '/v2', '/mcp'];
 
 const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);
 
@@ -58,7 +67,7 @@ export class RequestGate {
   ) {}
 
   readonly middleware = (req: Request, res: Response, next: NextFunction): void => {
-    if (req.path !== '/v1' && !req.path.startsWith('/v1/')) return next();
+    if (!GATED.some((p) => req.path === p || req.path.startsWith(`${p}/`))) return next();
     this.auth.authenticate(req as AuthedRequest).then((caller) => {
       const route = routeOf(req);
       const limit = BODY_LIMITS[route]?.[caller.callerClass];
