@@ -1,0 +1,30 @@
+// `sift mcp`: the MCP tools over stdio for desktop agent clients, talking to a running sift at
+// SIFT_URL with SIFT_TOKEN. It loads none of the server.
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import { SIFT_VERSION } from '../common/version';
+import { httpPort, type RestCall } from '../mcp/http-port';
+import { registerTools } from '../mcp/tools';
+import { parse } from './args';
+import { ApiError, api, call } from './client';
+
+export async function mcpCmd(args: string[]): Promise<void> {
+  parse('mcp', args, {}, 0);
+  const a = api();
+  const rest: RestCall = async (method, path, body) => {
+    try {
+      return await (await call(a, method, path, { body })).json<unknown>();
+    } catch (err) {
+      // The error envelope, as the tools answer it.
+      if (err instanceof ApiError) throw { code: err.code, message: err.detail, hint: err.hint ?? '' };
+      throw {
+        code: 'internal',
+        message: (err as Error).message,
+        hint: 'check SIFT_URL and that sift runs',
+      };
+    }
+  };
+  const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
+  registerTools(server, httpPort(rest));
+  await server.connect(new StdioServerTransport());
+}

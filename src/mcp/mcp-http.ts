@@ -1,0 +1,107 @@
+import { isIP } from 'node:net';
+import { Injectable } from '@nestjs/common';
+import type { Request, Response } from 'express';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { BatchService } from '../batch/batch.service';
+import { MapService } from '../crawl/map.service';
+import { PageService } from '../pages/page.service';
+import type { Caller } from '../pages/caller-policy';
+import { SIFT_VERSION } from '../common/version';
+import { servicePort } from './service-port';
+import { registerTools } from './tools';
+
+/** A loopback host name: localhost, 127.0.0.0/8 or ::1. */
+function isLoopback(hostname: string): boolean {
+  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1') return true;
+  return isIP(h) === 4 && h.startsWith('127.');
+}
+
+/**
+ * Whether a browser's Origin may call: none (not a browser), a loopback origin, or sift's own
+ * host (the request's Host). Any other page's script is refused (the MCP spec's DNS-rebinding rule;
+ * the bearer token is the other half).
+ */
+export function originAllowed(origin: string | undefined, host: string | undefined): boolean {
+  if (origin === undefined) return true;
+  let u: URL;
+  try {
+    u = new URL(origin);
+  } catch {
+    return false;
+  }
+  if (isLoopback(u.hostname)) return true;
+  return host !== undefined && u.host.toLowerCase() === host.toLowerCase() && !!host;
+}
+
+const errorBody = (code: string, message: string, hint: string) => ({ error: { code, message, hint } });
+
+/**
+ * MCP over Streamable HTTP, stateless: each POST /mcp gets its own server and transport, bound to
+ * the caller the request gate authenticated, and answers in JSON. GET and DELETE (a session's
+ * stream and end) are 405: there are no sessions.
+ */
+@Injectable()
+export class McpHttp {
+  constructor(
+    private readonly pages: PageService,
+    private readonly batch: BatchService,
+    private readonly maps: MapService,
+  ) {}
+
+  readonly handler = (req: Request, res: Response): void => {
+    void this.handle(req, res).catch(() => {
+      if (!res.headersSent) {
+        res.status(500).json(errorBody('internal', 'the MCP request failed', 'try again later'));
+      } else res.end();
+    });
+  };
+
+  private async handle(req: Request, res: Response): Promise<void> {
+    if (req.method !== 'POST') {
+      res
+        .status(405)
+        .setHeader('Allow', 'POST')
+        .json(
+          errorBody(
+            'method_not_allowed',
+            `${req.method} /mcp is not served`,
+            'sift MCP is stateless: send POST /mcp',
+          ),
+        );
+      return;
+    }
+    if (!originAllowed(req.headers.origin, req.headers.host)) {
+      res
+        .status(403)
+        .json(
+          errorBody(
+            'forbidden',
+            'this Origin may not call /mcp',
+            "call from a loopback origin, sift's own, or without an Origin",
+          ),
+        );
+      return;
+    }
+    const caller = (req as Request & { caller?: Caller }).caller;
+    if (!caller) throw new Error('no caller on an /mcp request');
+    const gone = new AbortController();
+    const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
+    registerTools(
+      server,
+      servicePort({ pages: this.pages, batch: this.batch, maps: this.maps }, caller, gone.signal),
+    );
+    const transport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: undefined,
+      enableJsonResponse: true,
+    });
+    res.on('close', () => {
+      if (!res.writableFinished) gone.abort();
+      void transport.close();
+      void server.close();
+    });
+    await server.connect(transport);
+    await transport.handleRequest(req, res, req.body);
+  }
+}

@@ -1,0 +1,264 @@
+// The MCP tools, written once over a port: in the server the port is sift's services bound to the
+// caller (service-port.ts), in `sift mcp` it is sift's REST API (http-port.ts). This file loads no
+// server code: the command line's stdio server loads it too.
+import { z } from 'zod';
+import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { SiftError } from '../common/errors';
+
+/** What the tools ask of sift; each answer is plain JSON. */
+export interface SiftPort {
+  fetch(args: FetchArgs): Promise<{ content: string } & Record<string, unknown>>;
+  batchSubmit(args: BatchSubmitArgs): Promise<unknown>;
+  batchStatus(id: string): Promise<unknown>;
+  batchResults(id: string, cursor: number, limit: number): Promise<ResultsPage>;
+  crawl(args: CrawlArgs): Promise<unknown>;
+  map(args: MapArgs): Promise<unknown>;
+  cancel(id: string): Promise<unknown>;
+}
+
+export interface ResultsPage {
+  results: ({ idx: number; result?: { content?: string } | null } & Record<string, unknown>)[];
+  next: number | null;
+}
+
+/** A tool's content is at most this many characters by default (about 20k tokens). */
+export const DEFAULT_MAX_CHARS = 80_000;
+/** A batch_results answer stays under about this much JSON (agent clients cap a result at 25k tokens). */
+export const RESULTS_MAX_CHARS = 80_000;
+export const RESULTS_MAX_LIMIT = 20;
+
+const FORMATS = ['markdown', 'text', 'html'] as const;
+
+/** Fetch options a batch or a crawl applies to each page, as the REST API names them. */
+const pageOptions = {
+  format: z.enum(FORMATS).optional().describe("The content's format (default markdown)."),
+  include_selectors: z.array(z.string()).optional().describe('CSS selectors: keep only these parts.'),
+  exclude_selectors: z.array(z.string()).optional().describe('CSS selectors: drop these parts.'),
+  links: z.boolean().optional().describe("Also the main content's links."),
+  render: z
+    .enum(['never', 'auto', 'always'])
+    .optional()
+    .describe('Run a browser: never, auto (when the page needs it), always.'),
+};
+
+const fetchShape = {
+  url: z.string().describe('An absolute http or https URL.'),
+  ...pageOptions,
+  max_chars: z
+    .number()
+    .int()
+    .min(1000)
+    .max(1_000_000)
+    .optional()
+    .describe(`At most this many characters of content (default ${DEFAULT_MAX_CHARS}).`),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Where the content starts: a previous answer's next_offset."),
+};
+const batchShape = {
+  urls: z.array(z.string()).min(1).describe('The URLs to fetch, each a target of one job.'),
+  ...pageOptions,
+  ttl_s: z.number().int().min(1).optional().describe('Keep the job this many seconds after it ends.'),
+};
+const crawlShape = {
+  url: z.string().describe('The page to start from.'),
+  limit: z.number().int().min(1).optional().describe('At most this many pages (default 100).'),
+  max_depth: z.number().int().min(0).optional().describe('At most this many hops from the seed (default 3).'),
+  include_paths: z.array(z.string()).optional().describe('Path globs a page must match.'),
+  exclude_paths: z.array(z.string()).optional().describe('Path globs that leave a page out.'),
+  sitemap: z
+    .enum(['include', 'skip', 'only'])
+    .optional()
+    .describe("The site's sitemaps: include, skip, only."),
+  ...pageOptions,
+};
+const mapShape = {
+  url: z.string().describe("The site's page to map from."),
+  limit: z.number().int().min(1).max(30_000).optional().describe('At most this many URLs (default 5000).'),
+  sitemap: z.enum(['include', 'skip', 'only']).optional(),
+  include_paths: z.array(z.string()).optional(),
+  exclude_paths: z.array(z.string()).optional(),
+};
+const idShape = { id: z.string().describe("The job's id, from batch_submit or crawl.") };
+const resultsShape = {
+  ...idShape,
+  cursor: z.number().int().min(-1).optional().describe("A previous answer's next (default: from the start)."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(RESULTS_MAX_LIMIT)
+    .optional()
+    .describe('At most this many results (default 10).'),
+};
+
+export type FetchArgs = Omit<z.infer<z.ZodObject<typeof fetchShape>>, 'max_chars' | 'offset'>;
+export type BatchSubmitArgs = z.infer<z.ZodObject<typeof batchShape>>;
+export type CrawlArgs = z.infer<z.ZodObject<typeof crawlShape>>;
+export type MapArgs = z.infer<z.ZodObject<typeof mapShape>>;
+
+/** The page options of a batch's or a crawl's arguments, as the REST API's `options`. */
+export function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>): Record<string, unknown> {
+  const keys = Object.keys(pageOptions) as (keyof typeof pageOptions)[];
+  return Object.fromEntries(keys.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));
+}
+
+type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
+
+const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
+
+/** A sift error as the tool's answer: `isError` and `{code, message, hint}`, never a protocol error. */
+export function errorResult(err: unknown): ToolResult {
+  let body: { code: string; message: string; hint: string };
+  if (err instanceof SiftError) body = err.toJSON();
+  else if (isFault(err)) body = { code: err.code, message: err.message, hint: err.hint ?? '' };
+  else body = { code: 'internal', message: (err as Error)?.message ?? String(err), hint: 'try again later' };
+  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
+}
+
+function isFault(e: unknown): e is { code: string; message: string; hint?: string } {
+  const f = e as { code?: unknown; message?: unknown } | null;
+  return typeof f?.code === 'string' && typeof f?.message === 'string';
+}
+
+/** Where a slice of at most `max` characters from `offset` ends, never between a surrogate pair. */
+export function sliceEnd(s: string, offset: number, max: number): number {
+  let end = Math.min(s.length, offset + max);
+  if (end < s.length && end > offset + 1) {
+    const c = s.charCodeAt(end - 1);
+    if (c >= 0xd800 && c <= 0xdbff) end--;
+  }
+  return end;
+}
+
+/** The envelope with its content cut to one page: `offset`, `total_chars` and `next_offset` (null at the end). */
+export function pageOfContent<T extends { content: string }>(env: T, offset: number, max: number) {
+  const total = env.content.length;
+  const from = Math.min(offset, total);
+  const end = sliceEnd(env.content, from, max);
+  return {
+    ...env,
+    content: env.content.slice(from, end),
+    offset: from,
+    total_chars: total,
+    next_offset: end < total ? end : null,
+  };
+}
+
+/**
+ * A results page held under RESULTS_MAX_CHARS of JSON: results after the budget wait for `next`;
+ * a first result larger than the budget alone has its content cut (`content_truncated`), and the
+ * fetch tool pages it whole.
+ */
+export function boundResults(page: ResultsPage, max = RESULTS_MAX_CHARS): ResultsPage {
+  const kept: ResultsPage['results'] = [];
+  let total = 0;
+  for (const r of page.results) {
+    const size = JSON.stringify(r).length;
+    if (kept.length > 0 && total + size > max) {
+      return { results: kept, next: kept[kept.length - 1].idx };
+    }
+    if (size > max && r.result && typeof r.result.content === 'string') {
+      const room = Math.max(0, r.result.content.length - (size - max) - 200);
+      const end = sliceEnd(r.result.content, 0, room);
+      kept.push({
+        ...r,
+        result: { ...r.result, content: r.result.content.slice(0, end) },
+        content_truncated: true,
+      });
+    } else kept.push(r);
+    total += size;
+  }
+  return { results: kept, next: page.next };
+}
+
+const READ = { readOnlyHint: true, openWorldHint: true } as const;
+const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
+
+/** Registers the seven tools on a server, each calling `port`. */
+export function registerTools(server: McpServer, port: SiftPort): void {
+  const run = async (work: () => Promise<unknown>): Promise<ToolResult> => {
+    try {
+      return ok(await work());
+    } catch (err) {
+      return errorResult(err);
+    }
+  };
+  server.registerTool(
+    'fetch',
+    {
+      description:
+        'Fetch one URL and return its main content (markdown by default). Long content comes a page of max_chars at a time: call again with offset = next_offset until next_offset is null.',
+      inputSchema: fetchShape,
+      annotations: { title: 'Fetch a page', ...READ },
+    },
+    ({ max_chars, offset, ...args }) =>
+      run(async () => pageOfContent(await port.fetch(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS)),
+  );
+  server.registerTool(
+    'batch_submit',
+    {
+      description:
+        'Start a job that fetches many URLs; returns the job (its id). Read it with batch_status and batch_results.',
+      inputSchema: batchShape,
+      annotations: { title: 'Submit a batch', ...WRITE },
+    },
+    (args) => run(() => port.batchSubmit(args)),
+  );
+  server.registerTool(
+    'batch_status',
+    {
+      description: "A batch's or a crawl's status and counts.",
+      inputSchema: idShape,
+      annotations: { title: 'Job status', ...READ, openWorldHint: false },
+    },
+    ({ id }) => run(() => port.batchStatus(id)),
+  );
+  server.registerTool(
+    'batch_results',
+    {
+      description:
+        "A job's results in order, a bounded page at a time: pass the answer's next as cursor until next is null.",
+      inputSchema: resultsShape,
+      annotations: { title: 'Job results', ...READ, openWorldHint: false },
+    },
+    ({ id, cursor, limit }) =>
+      run(async () => boundResults(await port.batchResults(id, cursor ?? -1, limit ?? 10))),
+  );
+  server.registerTool(
+    'crawl',
+    {
+      description:
+        'Start a job that reads a site from url, following its links and sitemaps within the limits; returns the job. Read it with batch_status and batch_results.',
+      inputSchema: crawlShape,
+      annotations: { title: 'Crawl a site', ...WRITE },
+    },
+    (args) => run(() => port.crawl(args)),
+  );
+  server.registerTool(
+    'map',
+    {
+      description: "A site's URLs (the page's links and its sitemaps' entries) without reading the pages.",
+      inputSchema: mapShape,
+      annotations: { title: 'Map a site', ...READ },
+    },
+    (args) => run(() => port.map(args)),
+  );
+  server.registerTool(
+    'cancel',
+    {
+      description: 'Stop a live batch or crawl; its unstarted targets never run.',
+      inputSchema: idShape,
+      annotations: {
+        title: 'Cancel a job',
+        readOnlyHint: false,
+        destructiveHint: true,
+        openWorldHint: false,
+      },
+    },
+    ({ id }) => run(() => port.cancel(id)),
+  );
+}
