@@ -11,6 +11,7 @@ import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
 import { RequestGate } from './request-gate';
 import { FetchController } from './fetch.controller';
+import { FirecrawlController } from './firecrawl/firecrawl.controller';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 import { MetricsAggregates } from './metrics-aggregates';
@@ -19,7 +20,14 @@ import { RunnerModule } from '../runner/runner.module';
 
 @Module({
   imports: [DcacheModule, PagesModule, BatchModule, CrawlModule, RunnerModule],
-  controllers: [HealthController, FetchController, BatchController, CrawlController, MetricsController],
+  controllers: [
+    HealthController,
+    FetchController,
+    BatchController,
+    CrawlController,
+    MetricsController,
+    FirecrawlController,
+  ],
   providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission, MetricsAggregates, MetricsGuard],
 })
 export class ApiModule {}

@@ -2,6 +2,7 @@ import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter 
 import type { Request, Response } from 'express';
 import { routeMethods } from '../tuning/express-routes';
 import type { ErrorCode } from '../common/error-codes';
+import { FirecrawlUnsupported, isFirecrawlPath } from './firecrawl/firecrawl-mapping';
 import {
   SiftError,
   isStorageFull,
@@ -44,10 +45,17 @@ export class ErrorFilter implements ExceptionFilter {
       return;
     }
     for (const [k, v] of Object.entries(env.headers ?? {})) res.setHeader(k, v);
+    // The Firecrawl-compatible API answers in Firecrawl's error shape (see src/api/firecrawl).
+    if (isFirecrawlPath(req.path)) {
+      res.status(env.status).json({ success: false, error: `${env.message} (${env.hint})`, code: env.code });
+      return;
+    }
     res.status(env.status).json({ error: { code: env.code, message: env.message, hint: env.hint } });
   }
 
   private envelope(err: unknown, requestId?: string): Envelope {
+    if (err instanceof FirecrawlUnsupported)
+      return { status: 400, code: 'invalid_request', message: err.message, hint: 'leave the field out' };
     const e = isStorageFull(err) ? storageFull() : isStorageUnavailable(err) ? storageUnavailable() : err;
     if (e instanceof SiftError)
       return { status: e.status, code: e.code, message: e.message, hint: e.hint, headers: e.headers };

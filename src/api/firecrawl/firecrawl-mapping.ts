@@ -1,0 +1,237 @@
+/**
+ * Firecrawl's v2 request and response shapes, translated to and from sift's own: pure functions,
+ * no rule of sift's is checked here (sift's DTOs check the translated body). What sift cannot do
+ * is a FirecrawlUnsupported naming the field, never silently dropped.
+ */
+import type { FetchEnvelope } from '../../pages/envelope';
+import type { JobStatus } from '../../common/job-status';
+
+/** A Firecrawl field sift cannot honour: answered 400 `{success: false, error}` naming it. */
+export class FirecrawlUnsupported extends Error {
+  constructor(
+    readonly field: string,
+    why = 'is not supported by this server',
+  ) {
+    super(`${field} ${why}`);
+  }
+}
+
+type Body = Record<string, unknown>;
+
+/** Fields Firecrawl's SDK sends that change nothing here. */
+const IGNORED = new Set(['origin', 'integration']);
+
+/** The scrape options sift honours (beside `url`); every other field of a scrape is 400. */
+const SCRAPE_FIELDS = new Set([
+  'formats',
+  'onlyMainContent',
+  'includeTags',
+  'excludeTags',
+  'waitFor',
+  'timeout',
+  'maxAge',
+  'headers',
+]);
+
+/** What a document carries: sift's formats and the screenshot, as Firecrawl names them. */
+export interface Wanted {
+  markdown: boolean;
+  html: boolean;
+  links: boolean;
+  screenshot: boolean;
+}
+
+function check(body: Body, allowed: Set<string>, where = ''): void {
+  for (const k of Object.keys(body)) {
+    if (!allowed.has(k) && !IGNORED.has(k)) throw new FirecrawlUnsupported(`${where}${k}`);
+  }
+}
+
+/**
+ * Firecrawl's `formats` onto sift's: markdown, html (sift's html is the main content's, as
+ * Firecrawl's html is with onlyMainContent), links, screenshot (a render). rawHtml is 400: sift
+ * keeps no raw page.
+ */
+export function wantedOf(formats: unknown, where = ''): Wanted {
+  const w: Wanted = { markdown: false, html: false, links: false, screenshot: false };
+  if (formats === undefined) return { ...w, markdown: true };
+  if (!Array.isArray(formats)) throw new FirecrawlUnsupported(`${where}formats`, 'must be a list');
+  for (const f of formats as unknown[]) {
+    const o = (typeof f === 'object' && f !== null ? f : { type: f }) as Body;
+    const type = String(o.type);
+    if (type === 'screenshot' && o.fullPage !== true) w.screenshot = true;
+    else if (type === 'screenshot') throw new FirecrawlUnsupported(`${where}formats: screenshot.fullPage`);
+    else if ((type === 'markdown' || type === 'html' || type === 'links') && Object.keys(o).length === 1)
+      w[type] = true;
+    else throw new FirecrawlUnsupported(`${where}formats: ${type.slice(0, 40)}`);
+  }
+  return w;
+}
+
+/** A Firecrawl scrape's options as sift's fetch options (no `url`), and the document's formats. */
+export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted: Wanted } {
+  check(body, SCRAPE_FIELDS, where);
+  if (body.onlyMainContent === false)
+    throw new FirecrawlUnsupported(
+      `${where}onlyMainContent`,
+      'false is not supported: sift reads the main content',
+    );
+  const wanted = wantedOf(body.formats, where);
+  const formats = [
+    ...(wanted.markdown ? ['markdown'] : []),
+    ...(wanted.html ? ['html'] : []),
+    ...(wanted.links ? ['links'] : []),
+  ];
+  const options: Body = { formats: formats.length > 0 ? formats : ['markdown'] };
+  if (wanted.screenshot) Object.assign(options, { screenshot: true, render: 'always' });
+  const set = (k: string, v: unknown) => v !== undefined && (options[k] = v);
+  set('include_selectors', body.includeTags);
+  set('exclude_selectors', body.excludeTags);
+  set('wait_ms', body.waitFor);
+  set('timeout_ms', body.timeout);
+  set('max_age_s', typeof body.maxAge === 'number' ? Math.floor(body.maxAge / 1000) : body.maxAge);
+  set('headers', body.headers);
+  return { options, wanted };
+}
+
+/** A Firecrawl document from sift's envelope: the formats asked, and Firecrawl's metadata. */
+export function documentOf(e: FetchEnvelope, wanted: Wanted): Body {
+  const f = e.formats ?? {};
+  const m = e.metadata;
+  return {
+    ...(wanted.markdown ? { markdown: f.markdown ?? e.content } : {}),
+    ...(wanted.html ? { html: f.html ?? '' } : {}),
+    ...(wanted.links ? { links: (e.links ?? []).map((l) => l.url) } : {}),
+    ...(wanted.screenshot && e.screenshot
+      ? { screenshot: `data:${e.screenshot.type};base64,${e.screenshot.data}` }
+      : {}),
+    metadata: {
+      title: e.title,
+      description: m.description ?? undefined,
+      language: m.language ?? undefined,
+      sourceURL: e.url,
+      url: e.final_url,
+      statusCode: e.status,
+      contentType: e.content_type,
+      ...(m.author ? { author: m.author } : {}),
+      ...(m.published_at ? { publishedTime: m.published_at } : {}),
+      ...(m.site_name ? { ogSiteName: m.site_name } : {}),
+      ...(m.image ? { ogImage: m.image } : {}),
+      ...(m.canonical_url ? { canonicalUrl: m.canonical_url } : {}),
+      cacheState: e.cached ? 'hit' : 'miss',
+      cachedAt: e.fetched_at,
+    },
+  };
+}
+
+/** Which formats the stored envelope answers: what the job asked (its `formats` and screenshot). */
+export function wantedOfEnvelope(e: FetchEnvelope): Wanted {
+  const f = e.formats ?? {};
+  return {
+    markdown: f.markdown !== undefined || e.format === 'markdown',
+    html: f.html !== undefined,
+    links: e.links !== undefined,
+    screenshot: e.screenshot !== undefined,
+  };
+}
+
+/** A job's status as Firecrawl's. */
+export function statusOf(s: JobStatus): 'scraping' | 'completed' | 'failed' | 'cancelled' {
+  if (s === 'queued' || s === 'running') return 'scraping';
+  if (s === 'done' || s === 'partial') return 'completed';
+  return s;
+}
+
+/** A batch scrape's body as sift's batch submission. */
+export function batchOf(body: Body): Body {
+  const { urls, ignoreInvalidURLs, ...scrape } = body;
+  if (!Array.isArray(urls)) throw new FirecrawlUnsupported('urls', 'must be a list of URLs');
+  const { options } = fetchOptionsOf(scrape);
+  return {
+    targets: (urls as unknown[]).map((url) => ({ url })),
+    options,
+    ...(ignoreInvalidURLs !== undefined ? { ignore_invalid_urls: ignoreInvalidURLs } : {}),
+  };
+}
+
+const CRAWL_FIELDS = new Set([
+  'url',
+  'limit',
+  'maxDiscoveryDepth',
+  'includePaths',
+  'excludePaths',
+  'allowSubdomains',
+  'allowExternalLinks',
+  'ignoreQueryParameters',
+  'sitemap',
+  'scrapeOptions',
+]);
+
+/**
+ * Firecrawl's path patterns are regular expressions; sift's are globs. Only two forms translate
+ * without doubt: `^/literal/path/.*` (the folder, `/literal/path/**`) and `^/literal/path$` (that
+ * path). Any other is 400 naming the field.
+ */
+export function globOf(field: string, re: unknown): string {
+  const s = String(re);
+  const folder = /^\^(\/[A-Za-z0-9_~-]+(?:\/[A-Za-z0-9_~-]+)*)\/\.\*\$?$/.exec(s);
+  if (folder) return `${folder[1]}/**`;
+  const exact = /^\^(\/(?:[A-Za-z0-9_~-]+\/?)*)\$$/.exec(s);
+  if (exact) return exact[1];
+  throw new FirecrawlUnsupported(
+    field,
+    `pattern ${JSON.stringify(s.slice(0, 80))} is not supported: send "^/folder/.*" or "^/exact/path$"`,
+  );
+}
+
+function globsOf(field: string, v: unknown): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (!Array.isArray(v)) throw new FirecrawlUnsupported(field, 'must be a list');
+  return (v as unknown[]).map((re) => globOf(field, re));
+}
+
+/** A Firecrawl crawl's body as sift's crawl submission. */
+export function crawlOf(body: Body): Body {
+  check(body, CRAWL_FIELDS);
+  const scrape = (body.scrapeOptions ?? {}) as Body;
+  if (typeof scrape !== 'object' || Array.isArray(scrape))
+    throw new FirecrawlUnsupported('scrapeOptions', 'must be an object');
+  const out: Body = { url: body.url, options: fetchOptionsOf(scrape, 'scrapeOptions.').options };
+  const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
+  set('limit', body.limit);
+  set('max_depth', body.maxDiscoveryDepth);
+  set('include_paths', globsOf('includePaths', body.includePaths));
+  set('exclude_paths', globsOf('excludePaths', body.excludePaths));
+  set('allow_subdomains', body.allowSubdomains);
+  set('allow_external', body.allowExternalLinks);
+  set('ignore_query', body.ignoreQueryParameters);
+  set('sitemap', body.sitemap);
+  return out;
+}
+
+const MAP_FIELDS = new Set([
+  'url',
+  'limit',
+  'sitemap',
+  'includeSubdomains',
+  'ignoreQueryParameters',
+  'timeout',
+]);
+
+/** A Firecrawl map's body as sift's map request. */
+export function mapOf(body: Body): Body {
+  check(body, MAP_FIELDS);
+  // sift's map lists each canonical URL once; a query is kept, so only false is honoured.
+  if (body.ignoreQueryParameters === true)
+    throw new FirecrawlUnsupported('ignoreQueryParameters', 'true is not supported by map');
+  const out: Body = { url: body.url };
+  const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
+  set('limit', body.limit);
+  set('sitemap', body.sitemap);
+  set('allow_subdomains', body.includeSubdomains);
+  if (body.timeout !== undefined) out.options = { timeout_ms: body.timeout };
+  return out;
+}
+
+/** Paths of the Firecrawl-compatible API, whose errors are `{success: false, error, code}`. */
+export const isFirecrawlPath = (path: string): boolean => path === '/v2' || path.startsWith('/v2/');

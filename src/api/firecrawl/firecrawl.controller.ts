@@ -1,0 +1,216 @@
+import {
+  Body,
+  Controller,
+  Delete,
+  Get,
+  Headers,
+  HttpCode,
+  Param,
+  Post,
+  Query,
+  Req,
+  Res,
+  UseGuards,
+} from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import type { Request, Response } from 'express';
+import { BatchService } from '../../batch/batch.service';
+import type { TargetResult } from '../../batch/views';
+import { invalidRequest, notFound } from '../../common/errors';
+import { MapService } from '../../crawl/map.service';
+import type { Caller } from '../../pages/caller-policy';
+import type { FetchEnvelope } from '../../pages/envelope';
+import { PageService } from '../../pages/page.service';
+import { Admission } from '../admission';
+import { AuthGuard } from '../auth.guard';
+import { CurrentCaller } from '../caller.decorator';
+import { BatchSubmitDto } from '../dto/batch.dto';
+import { CrawlSubmitDto, MapRequestDto } from '../dto/crawl.dto';
+import { FetchRequestDto } from '../dto/fetch.dto';
+import { checkIdemKey } from '../dto/validators';
+import { siftBody } from './firecrawl-body';
+import {
+  batchOf,
+  crawlOf,
+  documentOf,
+  fetchOptionsOf,
+  mapOf,
+  statusOf,
+  wantedOfEnvelope,
+} from './firecrawl-mapping';
+
+type Json = Record<string, unknown>;
+
+/** Documents in one status page unless the caller's `limit` says fewer (1 to 100). */
+const PAGE_DOCS = 100;
+
+/** A signal aborted when the caller hangs up before the answer is written. */
+function goneSignal(res: Response): { signal: AbortSignal; done: () => void } {
+  const gone = new AbortController();
+  const onClose = () => {
+    if (!res.writableFinished) gone.abort();
+  };
+  res.once('close', onClose);
+  return { signal: gone.signal, done: () => res.off('close', onClose) };
+}
+
+/**
+ * Firecrawl's v2 API (scrape, batch scrape, crawl, map), as thin adapters: each request is
+ * translated (firecrawl-mapping.ts), checked by sift's own DTO, and handed to sift's own service.
+ */
+@ApiTags('firecrawl')
+@ApiBearerAuth()
+@Controller('v2')
+@UseGuards(AuthGuard)
+export class FirecrawlController {
+  constructor(
+    private readonly pages: PageService,
+    private readonly batch: BatchService,
+    private readonly maps: MapService,
+    private readonly admission: Admission,
+  ) {}
+
+  /** One page in the formats asked, from one fetch. */
+  @Post('scrape')
+  @HttpCode(200)
+  async scrape(
+    @CurrentCaller() caller: Caller,
+    @Body() body: Json,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Json> {
+    const { url, ...scrape } = body ?? {};
+    const { options, wanted } = fetchOptionsOf(scrape);
+    const req = await siftBody(FetchRequestDto, { url, ...options });
+    const leave = this.admission.enter('fetch', caller);
+    const gone = goneSignal(res);
+    try {
+      const { envelope } = await this.pages.fetchDetailed(caller, req, gone.signal);
+      return { success: true, data: documentOf(envelope, wanted) };
+    } finally {
+      gone.done();
+      leave();
+    }
+  }
+
+  /** Starts a batch scrape: a sift batch job. */
+  @Post('batch/scrape')
+  @HttpCode(200)
+  async startBatch(
+    @CurrentCaller() caller: Caller,
+    @Body() body: Json,
+    @Headers('x-idempotency-key') idemKey: string | undefined,
+    @Req() req: Request,
+  ): Promise<Json> {
+    checkIdemKey(idemKey);
+    const submit = await siftBody(BatchSubmitDto, batchOf(body ?? {}));
+    const { job } = await this.batch.submit(caller, submit, idemKey);
+    return { success: true, id: job.id, url: `${baseOf(req)}/v2/batch/scrape/${job.id}` };
+  }
+
+  /** A batch scrape's status and a page of its documents; `next` reads the following page. */
+  @Get('batch/scrape/:id')
+  batchStatus(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: Record<string, string>,
+    @Req() req: Request,
+  ): Promise<Json> {
+    return this.status(caller, id, q, `${baseOf(req)}/v2/batch/scrape/${id}`, 'batch');
+  }
+
+  /** Starts a crawl: a sift crawl job. */
+  @Post('crawl')
+  @HttpCode(200)
+  async startCrawl(@CurrentCaller() caller: Caller, @Body() body: Json, @Req() req: Request): Promise<Json> {
+    const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}));
+    const { job } = await this.batch.submitCrawl(caller, submit);
+    return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
+  }
+
+  /** A crawl's status and a page of its documents. */
+  @Get('crawl/:id')
+  crawlStatus(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Query() q: Record<string, string>,
+    @Req() req: Request,
+  ): Promise<Json> {
+    return this.status(caller, id, q, `${baseOf(req)}/v2/crawl/${id}`, 'crawl');
+  }
+
+  /** Cancels a crawl: sift's cancel; Firecrawl's answer. */
+  @Delete('crawl/:id')
+  async cancelCrawl(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<Json> {
+    const job = await this.batch.get(caller, id);
+    if (job.kind !== 'crawl') throw notFound('crawl');
+    const after = await this.batch.cancel(caller, id);
+    return { success: true, status: statusOf(after.status) };
+  }
+
+  /** A site's URLs: sift's map. */
+  @Post('map')
+  @HttpCode(200)
+  async map(
+    @CurrentCaller() caller: Caller,
+    @Body() body: Json,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<Json> {
+    const { options, ...rest } = mapOf(body ?? {});
+    const mapReq = { ...(await siftBody(MapRequestDto, rest)), ...(options ? { options } : {}) };
+    if (options) await siftBody(FetchRequestDto, { url: rest.url, ...options });
+    const leave = this.admission.enter('fetch', caller);
+    const gone = goneSignal(res);
+    try {
+      const { links } = await this.maps.map(caller, mapReq, gone.signal);
+      return {
+        success: true,
+        links: links.map((l) => ({ url: l.url, ...(l.title ? { title: l.title } : {}) })),
+      };
+    } finally {
+      gone.done();
+      leave();
+    }
+  }
+
+  private async status(
+    caller: Caller,
+    id: string,
+    q: Record<string, string>,
+    self: string,
+    kind: 'batch' | 'crawl',
+  ): Promise<Json> {
+    const after = intParam('after', q.after, -1) ?? -1;
+    const limit = intParam('limit', q.limit, 1, PAGE_DOCS) ?? PAGE_DOCS;
+    const job = await this.batch.get(caller, id);
+    if (job.kind !== kind) throw notFound(kind === 'batch' ? 'batch scrape' : 'crawl');
+    const page = JSON.parse(
+      await this.batch.resultsJson(caller, id, { after, limit, statuses: ['done'] }),
+    ) as { results: TargetResult[]; next: number | null };
+    const data = page.results
+      .filter((t): t is TargetResult & { result: FetchEnvelope } => t.result !== null)
+      .map((t) => documentOf(t.result, wantedOfEnvelope(t.result)));
+    const more = limit !== PAGE_DOCS ? `&limit=${limit}` : '';
+    return {
+      success: true,
+      status: statusOf(job.status),
+      total: job.targets_total,
+      completed: job.targets_done,
+      expiresAt: job.lease_expires_at,
+      next: page.next === null ? null : `${self}?after=${page.next}${more}`,
+      data,
+    };
+  }
+}
+
+/** This server's base URL as the caller reached it. */
+function baseOf(req: Request): string {
+  return `${req.protocol}://${req.get('host')}`;
+}
+
+function intParam(name: string, v: string | undefined, min: number, max = 2 ** 31 - 1): number | undefined {
+  if (v === undefined) return undefined;
+  const n = Number(v);
+  if (!/^-?\d+$/.test(v) || n < min || n > max)
+    throw invalidRequest(`${name} must be an integer from ${min} to ${max}`, 'use the next URL as given');
+  return n;
+}

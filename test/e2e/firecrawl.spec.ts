@@ -1,0 +1,142 @@
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import * as path from 'node:path';
+import type { INestApplication } from '@nestjs/common';
+import { FLEET_TOKEN, createTestApp } from '../support/app';
+import { Fixture, articleHtml, html, send, slowArticle } from '../support/fixture';
+import { node24 } from '../support/node24';
+
+/** Firecrawl's official SDK (Node 24, a child process) against sift's /v2, sift in this process. */
+describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
+  let app: INestApplication;
+  let fixture: Fixture;
+  let base: string;
+
+  beforeAll(async () => {
+    const links = '<a href="/a">A</a> <a href="/b">B</a>';
+    fixture = await new Fixture({
+      // The home page links only to /a and /b: a crawl of it holds three pages, a map lists three URLs.
+      '/': send(
+        200,
+        'text/html',
+        html(
+          `<nav>${links}</nav><article><h1>Home</h1><p>${'Home words. '.repeat(40)}</p></article>`,
+          'Home',
+        ),
+      ),
+      '/a': send(
+        200,
+        'text/html',
+        articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`),
+      ),
+      '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
+      '/slow/*': slowArticle(3000),
+    }).start();
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
+    await app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+  });
+
+  afterAll(async () => {
+    await app?.close();
+    await fixture?.stop();
+  });
+
+  /** Runs the SDK script under Node 24 and returns what it printed. */
+  function runSdk(): Promise<Record<string, { ok?: any; error?: { message: string; status?: number } }>> {
+    const script = path.join(__dirname, '../support/firecrawl-client.js');
+    return new Promise((resolve, reject) =>
+      execFile(
+        node24(),
+        [script, base, FLEET_TOKEN, `http://127.0.0.1:${fixture.port}`],
+        { cwd: path.join(__dirname, '../..'), timeout: 90_000 },
+        (err, stdout, stderr) =>
+          err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
+      ),
+    );
+  }
+
+  it('scrape, batch scrape, crawl, map and cancel answer in Firecrawl shapes; what sift cannot do is 400', async () => {
+    const out = await runSdk();
+    const site = `http://127.0.0.1:${fixture.port}`;
+
+    for (const call of ['scrape', 'batch', 'crawl', 'map', 'startCrawl', 'cancel'])
+      expect({ call, error: out[call]?.error }).toEqual({ call, error: undefined });
+    const doc = out.scrape.ok;
+    expect(doc.markdown).toContain('Paragraph 0 of the article about apples');
+    expect(doc.html).toContain('<p>Paragraph 0 of the article about apples');
+    expect(doc.links).toEqual(expect.arrayContaining([`${site}/b`]));
+    expect(doc.metadata).toMatchObject({
+      title: 'Page A',
+      sourceURL: `${site}/a`,
+      url: `${site}/a`,
+      statusCode: 200,
+    });
+
+    const batch = out.batch.ok;
+    expect(batch).toMatchObject({ status: 'completed', total: 2, completed: 2, next: null });
+    expect(batch.data.map((d: any) => d.metadata.sourceURL).sort()).toEqual([`${site}/a`, `${site}/b`]);
+    expect(batch.data.every((d: any) => typeof d.markdown === 'string' && d.html === undefined)).toBe(true);
+
+    const crawl = out.crawl.ok;
+    expect(crawl).toMatchObject({ status: 'completed', total: 3, completed: 3 });
+    expect(crawl.data.map((d: any) => d.metadata.sourceURL).sort()).toEqual([
+      `${site}/`,
+      `${site}/a`,
+      `${site}/b`,
+    ]);
+
+    expect(out.map.ok.links.map((l: any) => l.url).sort()).toEqual([`${site}/`, `${site}/a`, `${site}/b`]);
+    expect(out.map.ok.links.find((l: any) => l.url === `${site}/a`).title).toBe('A');
+
+    expect(out.startCrawl.ok.url).toBe(`${base}/v2/crawl/${out.startCrawl.ok.id}`);
+    expect(out.cancel.ok).toBe(true);
+
+    expect(out.json.error).toMatchObject({ status: 400 });
+    expect(out.json.error!.message).toContain('formats: json');
+    expect(out.rawHtml.error).toMatchObject({ status: 400 });
+    expect(out.rawHtml.error!.message).toContain('formats: rawHtml');
+    expect(out.regex.error).toMatchObject({ status: 400 });
+    expect(out.regex.error!.message).toContain('includePaths');
+  }, 90_000);
+
+  it('a status read pages its documents with next, a full URL', async () => {
+    const auth = { Authorization: `Bearer ${FLEET_TOKEN}`, 'Content-Type': 'application/json' };
+    const site = `http://127.0.0.1:${fixture.port}`;
+    const start = await fetch(`${base}/v2/batch/scrape`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ urls: [`${site}/a`, `${site}/b`], formats: ['links'] }),
+    }).then((r) => r.json());
+    expect(start.error).toBeUndefined();
+    expect(start).toMatchObject({ success: true, url: `${base}/v2/batch/scrape/${start.id}` });
+    let first: any;
+    for (let i = 0; i < 200; i++) {
+      first = await fetch(`${start.url}?limit=1`, { headers: auth }).then((r) => r.json());
+      if (first.status !== 'scraping') break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(first).toMatchObject({ success: true, status: 'completed', total: 2, completed: 2 });
+    expect(first.data).toHaveLength(1);
+    expect(first.data[0].links).toEqual(expect.any(Array));
+    expect(first.data[0].markdown).toBeUndefined();
+    const second = await fetch(first.next, { headers: auth }).then((r) => r.json());
+    expect(second.data).toHaveLength(1);
+    expect(second.next).toBeNull();
+    expect([first.data[0], second.data[0]].map((d: any) => d.metadata.sourceURL)).toEqual([
+      `${site}/a`,
+      `${site}/b`,
+    ]);
+
+    const missing = await fetch(`${base}/v2/crawl/${start.id}`, { headers: auth });
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toMatchObject({
+      success: false,
+      error: expect.any(String),
+      code: 'not_found',
+    });
+    const unauth = await fetch(`${base}/v2/scrape`, { method: 'POST', body: '{}' });
+    expect(unauth.status).toBe(401);
+    expect(await unauth.json()).toMatchObject({ success: false });
+  });
+});

@@ -1,0 +1,44 @@
+// Drives sift's /v2 API with Firecrawl's official JavaScript SDK, unchanged (run under Node 24 by
+// test/e2e/firecrawl.spec.ts). Prints one JSON object: each call's return value, or its error.
+const { Firecrawl } = require('@mendable/firecrawl-js');
+
+const [base, token, site] = process.argv.slice(2);
+const fc = new Firecrawl({ apiKey: token, apiUrl: base });
+
+/** The call's value, or its error's message, status and code. */
+async function settle(p) {
+  try {
+    return { ok: await p };
+  } catch (e) {
+    return { error: { message: e.message, status: e.status, code: e.code } };
+  }
+}
+
+(async () => {
+  const out = {};
+  out.scrape = await settle(fc.scrape(`${site}/a`, { formats: ['markdown', 'html', 'links'], maxAge: 0 }));
+  out.batch = await settle(
+    fc.batchScrape([`${site}/a`, `${site}/b`], {
+      options: { formats: ['markdown'] },
+      pollInterval: 1,
+      timeout: 30,
+    }),
+  );
+  out.crawl = await settle(
+    fc.crawl(`${site}/`, {
+      limit: 3,
+      sitemap: 'skip',
+      scrapeOptions: { formats: ['markdown'] },
+      pollInterval: 1,
+      timeout: 30,
+    }),
+  );
+  out.map = await settle(fc.map(`${site}/`, { sitemap: 'skip' }));
+  const started = await settle(fc.startCrawl(`${site}/slow/0`, { limit: 20, sitemap: 'skip' }));
+  out.startCrawl = started;
+  if (started.ok) out.cancel = await settle(fc.cancelCrawl(started.ok.id));
+  out.json = await settle(fc.scrape(`${site}/a`, { formats: [{ type: 'json', prompt: 'the title' }] }));
+  out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml'] }));
+  out.regex = await settle(fc.startCrawl(`${site}/`, { includePaths: ['blog|news'] }));
+  process.stdout.write(JSON.stringify(out));
+})();
