@@ -4,6 +4,7 @@ import { ApiModule } from './api/api.module';
 import { BatchModule } from './batch/batch.module';
 import { ConfigModule } from './config/config.module';
 import { DcacheModule } from './dcache/dcache.module';
+import { McpModule } from './mcp/mcp.module';
 import { RenderModule } from './render/render.module';
 import { RunnerModule } from './runner/runner.module';
 
@@ -16,6 +17,7 @@ import { RunnerModule } from './runner/runner.module';
     BatchModule,
     RunnerModule,
     ApiModule,
+    McpModule,
   ],
 })
 export class AppModule {}

@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import type { INestApplication } from '@nestjs/common';
+import type { Express } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from './config/app-config';
 import { RequestGate } from './api/request-gate';
@@ -7,6 +8,7 @@ import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
 import { SiftValidationPipe } from './api/validation.pipe';
+import { McpHttp } from './mcp/mcp-http';
 
 /** What main.ts and the tests both apply, so tests run the same app users do. */
 export function configureApp<T extends INestApplication>(app: T): T {
@@ -24,6 +26,8 @@ export function configureApp<T extends INestApplication>(app: T): T {
   express.use(requestLog);
   // Authentication, then body limits and parsing: nothing an unknown caller sends is read.
   express.use(app.get(RequestGate).middleware);
+  // MCP over Streamable HTTP: POST only (GET and DELETE answer 405).
+  (express.getHttpAdapter().getInstance() as Express).all('/mcp', app.get(McpHttp).handler);
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(new SiftValidationPipe());
   setupSwagger(app);
