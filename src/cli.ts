@@ -50,6 +50,7 @@ client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
   deliveries ID                          the job's webhook deliveries
   redeliver ID [--all]                   send the job's undelivered deliveries again (--all: every one)
   webhook-secret                         print a new webhook secret (whsec_…)
+  mcp                                    sift's tools for agents (MCP) on stdin/stdout
   help                                   this text
 
 ${FETCH_FLAGS_USAGE}
@@ -90,6 +91,7 @@ const COMMANDS: Record<string, Command> = {
   redeliver: async (args) => (await import('./cli/jobs')).redeliverCmd(args),
   results: async (args) => (await import('./cli/results')).resultsCmd(args),
   watch: async (args) => (await import('./cli/results')).watchCmd(args),
+  mcp: async (args) => (await import('./cli/mcp')).mcpCmd(args),
   'webhook-secret': async (args) => {
     parse('webhook-secret', args, {}, 0);
     console.log(`whsec_${randomBytes(32).toString('base64')}`);
