@@ -30,7 +30,8 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
         articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`),
       ),
       '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
-      '/slow/*': slowArticle(3000),
+      // A page that takes its time: a crawl of it is still running when it is cancelled.
+      '/slow/*': (req, res) => void setTimeout(() => slowArticle(0)(req, res), 3000).unref(),
     }).start();
     ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
     await app.listen(0, '127.0.0.1');
@@ -100,7 +101,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(out.regex.error!.message).toContain('includePaths');
   }, 90_000);
 
-  it('a status read pages its documents with next, a full URL', async () => {
+  it("a status read pages its documents with next, a full URL; scrape options map onto sift's; what sift cannot do is 400 naming the field", async () => {
     const auth = { Authorization: `Bearer ${FLEET_TOKEN}`, 'Content-Type': 'application/json' };
     const site = `http://127.0.0.1:${fixture.port}`;
     const start = await fetch(`${base}/v2/batch/scrape`, {
@@ -135,6 +136,29 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
       error: expect.any(String),
       code: 'not_found',
     });
+    const scrape = (body: object) =>
+      fetch(`${base}/v2/scrape`, { method: 'POST', headers: auth, body: JSON.stringify(body) });
+    const only = await scrape({
+      url: `${site}/a`,
+      includeTags: ['h1'],
+      excludeTags: ['nav'],
+      maxAge: 60_000,
+      timeout: 5000,
+    });
+    expect(only.status).toBe(200);
+    const onlyDoc = (await only.json()).data;
+    expect(onlyDoc.markdown).toContain('Page A');
+    expect(onlyDoc.markdown).not.toContain('Paragraph 0');
+    for (const [body, field] of [
+      [{ onlyMainContent: false }, 'onlyMainContent'],
+      [{ actions: [] }, 'actions'],
+      [{ location: { country: 'US' } }, 'location'],
+      [{ formats: ['summary'] }, 'formats: summary'],
+    ] as const) {
+      const r = await scrape({ url: `${site}/a`, ...body });
+      expect(r.status).toBe(400);
+      expect(await r.json()).toMatchObject({ success: false, error: expect.stringContaining(field) });
+    }
     const unauth = await fetch(`${base}/v2/scrape`, { method: 'POST', body: '{}' });
     expect(unauth.status).toBe(401);
     expect(await unauth.json()).toMatchObject({ success: false });
