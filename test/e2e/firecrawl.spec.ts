@@ -154,11 +154,22 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
       [{ actions: [] }, 'actions'],
       [{ location: { country: 'US' } }, 'location'],
       [{ formats: ['summary'] }, 'formats: summary'],
+      // sift's own rule, named as the caller named the field.
+      [{ timeout: 999_999 }, 'timeout must not be greater than 120000'],
     ] as const) {
       const r = await scrape({ url: `${site}/a`, ...body });
       expect(r.status).toBe(400);
       expect(await r.json()).toMatchObject({ success: false, error: expect.stringContaining(field) });
     }
+    const crawl = await fetch(`${base}/v2/crawl`, {
+      method: 'POST',
+      headers: auth,
+      body: JSON.stringify({ url: site, maxDiscoveryDepth: -1, scrapeOptions: { waitFor: -5 } }),
+    });
+    expect(crawl.status).toBe(400);
+    expect((await crawl.json()).error).toMatch(
+      /maxDiscoveryDepth.*scrapeOptions\.waitFor|scrapeOptions\.waitFor.*maxDiscoveryDepth/,
+    );
     const unauth = await fetch(`${base}/v2/scrape`, { method: 'POST', body: '{}' });
     expect(unauth.status).toBe(401);
     expect(await unauth.json()).toMatchObject({ success: false });

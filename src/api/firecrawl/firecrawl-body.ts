@@ -1,13 +1,48 @@
 /**
  * The /v2 routes' validation: the Firecrawl body, once translated to sift's field names, is checked
- * by sift's own DTO with the app's pipe (the same rules, limits and 400s as on /v1).
+ * by sift's own DTO with the app's pipe (the same rules, limits and 400s as on /v1). Its 400 names
+ * the fields as the caller sent them (Firecrawl's names).
  */
 import type { Type } from '@nestjs/common';
+import { SiftError } from '../../common/errors';
 import { SiftValidationPipe } from '../validation.pipe';
 
 const pipe = new SiftValidationPipe();
 
-/** The translated body as the DTO's instance, or sift's 400 naming the bad fields. */
-export async function siftBody<T extends object>(dto: Type<T>, body: Record<string, unknown>): Promise<T> {
-  return (await pipe.transform(body, { type: 'body', metatype: dto, data: '' })) as T;
+/** sift's field names, as Firecrawl names them (`options` is a batch's own scrape options). */
+const FIRECRAWL_NAMES: Record<string, string> = {
+  targets: 'urls',
+  ignore_invalid_urls: 'ignoreInvalidURLs',
+  include_selectors: 'includeTags',
+  exclude_selectors: 'excludeTags',
+  wait_ms: 'waitFor',
+  timeout_ms: 'timeout',
+  max_age_s: 'maxAge (in seconds)',
+  max_depth: 'maxDiscoveryDepth',
+  include_paths: 'includePaths',
+  exclude_paths: 'excludePaths',
+  allow_subdomains: 'allowSubdomains',
+  allow_external: 'allowExternalLinks',
+  ignore_query: 'ignoreQueryParameters',
+};
+
+/** A message of sift's with its field names as Firecrawl's; a crawl's `options.` is `scrapeOptions.`. */
+export function firecrawlNames(message: string, optionsAs: string): string {
+  return message
+    .replace(/\boptions\.(?=\w)/g, optionsAs)
+    .replace(/\b[a-z]+(?:_[a-z0-9]+)+\b|\btargets\b/g, (w) => FIRECRAWL_NAMES[w] ?? w);
+}
+
+/** The translated body as the DTO's instance, or sift's 400 naming the bad fields as Firecrawl does. */
+export async function siftBody<T extends object>(
+  dto: Type<T>,
+  body: Record<string, unknown>,
+  optionsAs = '',
+): Promise<T> {
+  try {
+    return (await pipe.transform(body, { type: 'body', metatype: dto, data: '' })) as T;
+  } catch (err) {
+    if (!(err instanceof SiftError)) throw err;
+    throw new SiftError(err.status, err.code, firecrawlNames(err.message, optionsAs), err.hint);
+  }
 }

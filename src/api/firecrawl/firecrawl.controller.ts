@@ -122,7 +122,7 @@ export class FirecrawlController {
   @Post('crawl')
   @HttpCode(200)
   async startCrawl(@CurrentCaller() caller: Caller, @Body() body: Json, @Req() req: Request): Promise<Json> {
-    const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}));
+    const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
     const { job } = await this.batch.submitCrawl(caller, submit);
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
   }
