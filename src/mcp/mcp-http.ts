@@ -1,5 +1,5 @@
 import { isIP } from 'node:net';
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
@@ -44,6 +44,8 @@ const errorBody = (code: string, message: string, hint: string) => ({ error: { c
  */
 @Injectable()
 export class McpHttp {
+  private readonly log = new Logger('mcp');
+
   constructor(
     private readonly pages: PageService,
     private readonly batch: BatchService,
@@ -91,6 +93,7 @@ export class McpHttp {
     registerTools(
       server,
       servicePort({ pages: this.pages, batch: this.batch, maps: this.maps }, caller, gone.signal),
+      (err) => this.log.error(`an MCP tool failed: ${(err as Error)?.stack ?? String(err)}`),
     );
     const transport = new StreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -3,7 +3,6 @@
 // server code: the command line's stdio server loads it too.
 import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { SiftError } from '../common/errors';
 
 /** What the tools ask of sift; each answer is plain JSON. */
 export interface SiftPort {
@@ -110,18 +109,31 @@ type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean
 
 const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
 
-/** A sift error as the tool's answer: `isError` and `{code, message, hint}`, never a protocol error. */
-export function errorResult(err: unknown): ToolResult {
+/**
+ * A sift error (SiftError, or the REST API's error envelope) as the tool's answer: `isError` and
+ * `{code, message, hint}`, never a protocol error. Any other fault is told by its code only
+ * (internal, or extraction_failed); its details go to `onFault` (the log). SiftError is recognised
+ * by its shape: importing it would load the server's error table into `sift mcp`.
+ */
+export function errorResult(err: unknown, onFault?: (err: unknown) => void): ToolResult {
   let body: { code: string; message: string; hint: string };
-  if (err instanceof SiftError) body = err.toJSON();
-  else if (isFault(err)) body = { code: err.code, message: err.message, hint: err.hint ?? '' };
-  else body = { code: 'internal', message: (err as Error)?.message ?? String(err), hint: 'try again later' };
+  if (isSiftError(err)) body = { code: err.code, message: err.message, hint: err.hint };
+  else {
+    onFault?.(err);
+    const code =
+      (err as { code?: unknown } | null)?.code === 'extraction_failed' ? 'extraction_failed' : 'internal';
+    body = {
+      code,
+      message: 'sift failed on this call; the details are in its log',
+      hint: 'try again, or report it',
+    };
+  }
   return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
 }
 
-function isFault(e: unknown): e is { code: string; message: string; hint?: string } {
-  const f = e as { code?: unknown; message?: unknown } | null;
-  return typeof f?.code === 'string' && typeof f?.message === 'string';
+function isSiftError(e: unknown): e is { code: string; message: string; hint: string } {
+  const f = e as { code?: unknown; message?: unknown; hint?: unknown } | null;
+  return typeof f?.code === 'string' && typeof f?.message === 'string' && typeof f?.hint === 'string';
 }
 
 /** Where a slice of at most `max` characters from `offset` ends, never between a surrogate pair. */
@@ -178,13 +190,13 @@ export function boundResults(page: ResultsPage, max = RESULTS_MAX_CHARS): Result
 const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 
-/** Registers the seven tools on a server, each calling `port`. */
-export function registerTools(server: McpServer, port: SiftPort): void {
+/** Registers the seven tools on a server, each calling `port`; faults not sift's errors go to `onFault`. */
+export function registerTools(server: McpServer, port: SiftPort, onFault?: (err: unknown) => void): void {
   const run = async (work: () => Promise<unknown>): Promise<ToolResult> => {
     try {
       return ok(await work());
     } catch (err) {
-      return errorResult(err);
+      return errorResult(err, onFault);
     }
   };
   server.registerTool(
