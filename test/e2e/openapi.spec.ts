@@ -35,6 +35,12 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}/deliveries/redeliver',
         '/v1/crawl',
         '/v1/map',
+        '/v2/scrape',
+        '/v2/batch/scrape',
+        '/v2/batch/scrape/{id}',
+        '/v2/crawl',
+        '/v2/crawl/{id}',
+        '/v2/map',
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');
