@@ -1,4 +1,3 @@
-import { isIP } from 'node:net';
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
@@ -8,14 +7,17 @@ import { MapService } from '../crawl/map.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { SIFT_VERSION } from '../common/version';
+import { AppConfig, isLoopbackHost } from '../config/app-config';
 import { servicePort } from './service-port';
 import { registerTools } from './tools';
 
-/** A loopback host name: localhost, 127.0.0.0/8 or ::1. */
-function isLoopback(hostname: string): boolean {
-  const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
-  if (h === 'localhost' || h.endsWith('.localhost') || h === '::1') return true;
-  return isIP(h) === 4 && h.startsWith('127.');
+/** The host name of a Host header or an origin's host, or undefined when it is not one. */
+function hostnameOf(host: string): string | undefined {
+  try {
+    return new URL(`http://${host}`).hostname;
+  } catch {
+    return undefined;
+  }
 }
 
 /**
@@ -31,8 +33,18 @@ export function originAllowed(origin: string | undefined, host: string | undefin
   } catch {
     return false;
   }
-  if (isLoopback(u.hostname)) return true;
-  return host !== undefined && u.host.toLowerCase() === host.toLowerCase() && !!host;
+  if (isLoopbackHost(u.hostname)) return true;
+  return !!host && u.host.toLowerCase() === host.toLowerCase();
+}
+
+/**
+ * Whether the Host may be answered: any, unless sift listens on loopback only, when it must be a
+ * loopback name (a DNS-rebound name is refused).
+ */
+export function hostAllowed(host: string | undefined, bind: string): boolean {
+  if (!isLoopbackHost(bind)) return true;
+  const name = host === undefined ? undefined : hostnameOf(host);
+  return name !== undefined && isLoopbackHost(name);
 }
 
 const errorBody = (code: string, message: string, hint: string) => ({ error: { code, message, hint } });
@@ -50,6 +62,7 @@ export class McpHttp {
     private readonly pages: PageService,
     private readonly batch: BatchService,
     private readonly maps: MapService,
+    private readonly config: AppConfig,
   ) {}
 
   readonly handler = (req: Request, res: Response): void => {
@@ -70,6 +83,18 @@ export class McpHttp {
             'method_not_allowed',
             `${req.method} /mcp is not served`,
             'sift MCP is stateless: send POST /mcp',
+          ),
+        );
+      return;
+    }
+    if (!hostAllowed(req.headers.host, this.config.host)) {
+      res
+        .status(403)
+        .json(
+          errorBody(
+            'forbidden',
+            'this Host may not call /mcp',
+            'sift listens on loopback: call it by a loopback name',
           ),
         );
       return;

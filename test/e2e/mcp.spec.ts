@@ -1,4 +1,5 @@
 import * as fs from 'node:fs';
+import * as http from 'node:http';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import type { AddressInfo } from 'node:net';
@@ -195,7 +196,7 @@ describe('MCP over Streamable HTTP', () => {
     30_000,
   );
 
-  it('a bad token is 401; GET and DELETE are 405; a foreign Origin is 403', async () => {
+  it('a bad token is 401; GET and DELETE are 405; a foreign Origin or a non-loopback Host is 403', async () => {
     const init = {
       jsonrpc: '2.0',
       id: 1,
@@ -222,6 +223,28 @@ describe('MCP over Streamable HTTP', () => {
     expect((await post({ ...auth, origin: 'http://evil.example' })).status).toBe(403);
     expect((await post({ ...auth, origin: 'http://localhost:3000' })).status).toBe(200);
     expect((await post(auth)).status).toBe(200);
+    // sift listens on loopback: a Host that is not a loopback name (a DNS-rebound one) is refused.
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request(
+        `${base}/mcp`,
+        {
+          method: 'POST',
+          headers: {
+            ...auth,
+            host: 'rebound.example',
+            'content-type': 'application/json',
+            accept: 'application/json, text/event-stream',
+          },
+        },
+        (res) => {
+          res.resume();
+          resolve(res.statusCode ?? 0);
+        },
+      );
+      req.on('error', reject);
+      req.end(JSON.stringify(init));
+    });
+    expect(status).toBe(403);
   });
 });
 
