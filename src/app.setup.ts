@@ -9,6 +9,7 @@ import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
 import { SiftValidationPipe } from './api/validation.pipe';
 import { McpHttp } from './mcp/mcp-http';
+import { Admission } from './api/admission';
 
 /** What main.ts and the tests both apply, so tests run the same app users do. */
 export function configureApp<T extends INestApplication>(app: T): T {
@@ -26,8 +27,13 @@ export function configureApp<T extends INestApplication>(app: T): T {
   express.use(requestLog);
   // Authentication, then body limits and parsing: nothing an unknown caller sends is read.
   express.use(app.get(RequestGate).middleware);
-  // MCP over Streamable HTTP: POST only (GET and DELETE answer 405).
-  (express.getHttpAdapter().getInstance() as Express).all('/mcp', app.get(McpHttp).handler);
+  // MCP over Streamable HTTP: POST only (GET and DELETE answer 405); its fetch and map tools hold
+  // the caller's places among fetches in flight, as /v1/fetch and /v1/map do.
+  const admission = app.get(Admission);
+  (express.getHttpAdapter().getInstance() as Express).all(
+    '/mcp',
+    app.get(McpHttp).handler((caller) => admission.enter('fetch', caller)),
+  );
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(new SiftValidationPipe());
   setupSwagger(app);

@@ -8,7 +8,7 @@ import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
-import { servicePort } from './service-port';
+import { servicePort, type AdmitFetch } from './service-port';
 import { registerTools } from './tools';
 
 /** The host name of a Host header or an origin's host, or undefined when it is not one. */
@@ -65,15 +65,23 @@ export class McpHttp {
     private readonly config: AppConfig,
   ) {}
 
-  readonly handler = (req: Request, res: Response): void => {
-    void this.handle(req, res).catch(() => {
+  /**
+   * The route's handler. `admit` takes a place among the caller's fetches in flight (the cap the
+   * REST API's fetch and map hold) or throws 429; it returns the place's release.
+   */
+  handler(admit?: AdmitFetch): (req: Request, res: Response) => void {
+    return (req, res) => this.serve(req, res, admit);
+  }
+
+  private serve(req: Request, res: Response, admit: AdmitFetch | undefined): void {
+    void this.handle(req, res, admit).catch(() => {
       if (!res.headersSent) {
         res.status(500).json(errorBody('internal', 'the MCP request failed', 'try again later'));
       } else res.end();
     });
-  };
+  }
 
-  private async handle(req: Request, res: Response): Promise<void> {
+  private async handle(req: Request, res: Response, admit: AdmitFetch | undefined): Promise<void> {
     if (req.method !== 'POST') {
       res
         .status(405)
@@ -117,7 +125,7 @@ export class McpHttp {
     const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
     registerTools(
       server,
-      servicePort({ pages: this.pages, batch: this.batch, maps: this.maps }, caller, gone.signal),
+      servicePort({ pages: this.pages, batch: this.batch, maps: this.maps, admit }, caller, gone.signal),
       (err) => this.log.error(`an MCP tool failed: ${(err as Error)?.stack ?? String(err)}`),
     );
     const transport = new StreamableHTTPServerTransport({

@@ -17,6 +17,20 @@ export interface SiftServices {
   pages: PageService;
   batch: BatchService;
   maps: MapService;
+  /** Takes a place among the caller's fetches in flight or throws 429; returns its release. */
+  admit?: AdmitFetch;
+}
+
+export type AdmitFetch = (caller: Caller) => () => void;
+
+/** `work` holding one of the caller's fetch places, when a cap is given. */
+async function admitted<T>(s: SiftServices, caller: Caller, work: () => Promise<T>): Promise<T> {
+  const leave = s.admit?.(caller);
+  try {
+    return await work();
+  } finally {
+    leave?.();
+  }
 }
 
 /**
@@ -26,7 +40,7 @@ export interface SiftServices {
 export function servicePort(s: SiftServices, caller: Caller, signal?: AbortSignal): SiftPort {
   return {
     async fetch(args: FetchArgs) {
-      const out = await s.pages.fetchDetailed(caller, args, signal);
+      const out = await admitted(s, caller, () => s.pages.fetchDetailed(caller, args, signal));
       return out.envelope as unknown as { content: string } & Record<string, unknown>;
     },
     async batchSubmit(a: BatchSubmitArgs) {
@@ -50,7 +64,7 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: AbortSigna
       });
       return job;
     },
-    map: (a: MapArgs) => s.maps.map(caller, strip(a), signal),
+    map: (a: MapArgs) => admitted(s, caller, () => s.maps.map(caller, strip(a), signal)),
     cancel: (id) => s.batch.cancel(caller, id),
   };
 }

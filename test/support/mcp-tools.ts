@@ -1,0 +1,133 @@
+// The MCP tools as an agent calls them, over any transport: the checks test/e2e/mcp.spec.ts runs
+// over Streamable HTTP and over stdio.
+import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { waitUntil } from './wait';
+import { articleHtml, Fixture, html, send } from './fixture';
+
+const TOOLS = ['batch_results', 'batch_status', 'batch_submit', 'cancel', 'crawl', 'fetch', 'map'];
+
+type CallResult = { content: { type: string; text: string }[]; isError?: boolean };
+
+/** A tool's answer, its one text content parsed as JSON. */
+export async function call(c: Client, name: string, args: Record<string, unknown>) {
+  const r = (await c.callTool({ name, arguments: args })) as CallResult;
+  return { isError: r.isError === true, body: JSON.parse(r.content[0].text) as Record<string, any> };
+}
+
+const HOME =
+  '<article><h1>Home</h1><p>Home, linking to alpha and bravo.</p><a href="/a">a</a> <a href="/b">b</a></article>';
+
+/** The fixture site: an article, a ~2 MB page (with characters outside the BMP), a page with links. */
+export function site(): Fixture {
+  const big = Array.from(
+    { length: 18_000 },
+    (_, i) =>
+      `<p>Paragraph ${i} 🦊 of the long page, with enough words to count as content for the extractor here.</p>`,
+  ).join('');
+  return new Fixture({
+    '/a': send(200, 'text/html', articleHtml('Alpha', 8)),
+    '/b': send(200, 'text/html', articleHtml('Bravo', 8)),
+    '/big': send(200, 'text/html', html(`<article><h1>Big</h1>${big}</article>`, 'Big')),
+    '/': send(200, 'text/html', html(HOME, 'Home')),
+  });
+}
+
+/** Every tool once against the fixture, as a fleet caller (127.0.0.0/8 allowed). */
+export async function everyTool(c: Client, fx: Fixture): Promise<void> {
+  const tools = (await c.listTools()).tools;
+  expect(tools.map((t) => t.name).sort()).toEqual(TOOLS);
+  for (const t of tools) {
+    expect(t.inputSchema.type).toBe('object');
+    expect(t.annotations?.readOnlyHint).toBe(
+      ['fetch', 'map', 'batch_status', 'batch_results'].includes(t.name),
+    );
+  }
+  expect(tools.find((t) => t.name === 'cancel')?.annotations?.destructiveHint).toBe(true);
+
+  const f = await call(c, 'fetch', { url: fx.url('/a') });
+  expect(f.isError).toBe(false);
+  expect(f.body.content).toContain('Paragraph 3 of the article');
+  expect(f.body.next_offset).toBeNull();
+
+  const m = await call(c, 'map', { url: fx.url('/'), sitemap: 'skip' });
+  expect(m.body.links.map((l: { url: string }) => l.url)).toEqual(
+    expect.arrayContaining([fx.url('/a'), fx.url('/b')]),
+  );
+
+  const b = await call(c, 'batch_submit', { urls: [fx.url('/a'), fx.url('/b')], format: 'text' });
+  expect(b.isError).toBe(false);
+  let status: Record<string, any> = {};
+  await waitUntil(async () => {
+    status = (await call(c, 'batch_status', { id: b.body.id })).body;
+    return status.status === 'done' || undefined;
+  }, 'the batch to end');
+  const r1 = await call(c, 'batch_results', { id: b.body.id, limit: 1 });
+  expect(r1.body.results).toHaveLength(1);
+  expect(r1.body.results[0].result.content).toContain('Paragraph 0 of the article');
+  const r2 = await call(c, 'batch_results', { id: b.body.id, cursor: r1.body.next, limit: 1 });
+  expect([r2.body.results[0].idx, r2.body.next]).toEqual([1, null]);
+
+  const cr = await call(c, 'crawl', { url: fx.url('/'), limit: 3, sitemap: 'skip' });
+  expect(cr.isError).toBe(false);
+  const x = await call(c, 'cancel', { id: cr.body.id });
+  expect(x.isError).toBe(false);
+  expect(['cancelled', 'done', 'partial', 'cancelling']).toContain(x.body.status);
+
+  const missing = await call(c, 'batch_status', { id: 'no-such-job' });
+  expect(missing).toEqual({
+    isError: true,
+    body: { code: 'not_found', message: expect.any(String), hint: expect.any(String) },
+  });
+}
+
+/** The ~2 MB page, max_chars at a time: the pages join to the whole content. */
+export async function pagesJoin(c: Client, fx: Fixture): Promise<void> {
+  let offset: number | null = 0;
+  const parts: string[] = [];
+  let total = 0;
+  while (offset !== null) {
+    const { body } = await call(c, 'fetch', { url: fx.url('/big'), max_chars: 500_000, offset });
+    expect(body.content.length).toBeLessThanOrEqual(500_000);
+    parts.push(body.content);
+    total = body.total_chars;
+    offset = body.next_offset;
+  }
+  expect(total).toBeGreaterThan(1_700_000);
+  expect(parts.length).toBeGreaterThan(2);
+  const whole = parts.join('');
+  expect(whole.length).toBe(total);
+  expect(whole).toContain('Paragraph 17999 🦊');
+  for (const p of parts) expect(/[\uD800-\uDBFF]$/.test(p)).toBe(false);
+}
+
+/** A restricted token reaches no private address through any tool: a site of its own is never hit. */
+export async function noPrivate(c: Client): Promise<void> {
+  const fx = await site().start();
+  for (const [name, args] of [
+    ['fetch', { url: fx.url('/a') }],
+    ['map', { url: fx.url('/') }],
+  ] as const) {
+    const r = await call(c, name, args);
+    expect([name, r.isError, r.body.code]).toEqual([name, true, 'blocked_address']);
+  }
+  for (const name of ['batch_submit', 'crawl'] as const) {
+    const r = await call(c, name, name === 'crawl' ? { url: fx.url('/') } : { urls: [fx.url('/a')] });
+    if (r.isError) {
+      expect(r.body.code).toBe('blocked_address');
+      continue;
+    }
+    await waitUntil(
+      async () =>
+        ['done', 'partial', 'failed'].includes(
+          (await call(c, 'batch_status', { id: r.body.id })).body.status,
+        ) || undefined,
+      'the job to end',
+    );
+    const res = await call(c, 'batch_results', { id: r.body.id });
+    expect(res.body.results.map((t: any) => [t.status, t.error?.code])).toEqual([
+      ['failed', 'blocked_address'],
+    ]);
+  }
+  expect(fx.hitCount('/a') + fx.hitCount('/')).toBe(0);
+  await fx.stop();
+}
