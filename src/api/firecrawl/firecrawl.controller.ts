@@ -73,7 +73,7 @@ export class FirecrawlController {
   /** One page in the formats asked, from one fetch. */
   @Post('scrape')
   @HttpCode(200)
-  async scrape(
+  async firecrawlScrape(
     @CurrentCaller() caller: Caller,
     @Body() body: Json,
     @Res({ passthrough: true }) res: Response,
@@ -95,7 +95,7 @@ export class FirecrawlController {
   /** Starts a batch scrape: a sift batch job. */
   @Post('batch/scrape')
   @HttpCode(200)
-  async startBatch(
+  async firecrawlBatchScrape(
     @CurrentCaller() caller: Caller,
     @Body() body: Json,
     @Headers('x-idempotency-key') idemKey: string | undefined,
@@ -109,7 +109,7 @@ export class FirecrawlController {
 
   /** A batch scrape's status and a page of its documents; `next` reads the following page. */
   @Get('batch/scrape/:id')
-  batchStatus(
+  firecrawlBatchScrapeStatus(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
     @Query() q: Record<string, string>,
@@ -121,7 +121,11 @@ export class FirecrawlController {
   /** Starts a crawl: a sift crawl job. */
   @Post('crawl')
   @HttpCode(200)
-  async startCrawl(@CurrentCaller() caller: Caller, @Body() body: Json, @Req() req: Request): Promise<Json> {
+  async firecrawlCrawl(
+    @CurrentCaller() caller: Caller,
+    @Body() body: Json,
+    @Req() req: Request,
+  ): Promise<Json> {
     const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
     const { job } = await this.batch.submitCrawl(caller, submit);
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
@@ -129,7 +133,7 @@ export class FirecrawlController {
 
   /** A crawl's status and a page of its documents. */
   @Get('crawl/:id')
-  crawlStatus(
+  firecrawlCrawlStatus(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
     @Query() q: Record<string, string>,
@@ -140,7 +144,7 @@ export class FirecrawlController {
 
   /** Cancels a crawl: sift's cancel; Firecrawl's answer. */
   @Delete('crawl/:id')
-  async cancelCrawl(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<Json> {
+  async firecrawlCrawlCancel(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<Json> {
     const job = await this.batch.get(caller, id);
     if (job.kind !== 'crawl') throw notFound('crawl');
     const after = await this.batch.cancel(caller, id);
@@ -150,7 +154,7 @@ export class FirecrawlController {
   /** A site's URLs: sift's map. */
   @Post('map')
   @HttpCode(200)
-  async map(
+  async firecrawlMap(
     @CurrentCaller() caller: Caller,
     @Body() body: Json,
     @Res({ passthrough: true }) res: Response,
