@@ -14,14 +14,15 @@ import { load, startSift, type LoadRequest, type LoadResult } from './support/ha
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 4);
 const CONNECTIONS = 32;
 
-function page20k(i: number): string {
+export function page20k(i: number): string {
   const p = (k: number) =>
     `<p>Paragraph ${k} of page ${i}. Sift turns pages like this one into clean markdown, text or html, and the benchmark measures how fast, with enough words to be read as an article.</p>`;
   const body = Array.from({ length: 110 }, (_, k) => p(k)).join('\n');
   return `<!doctype html><html><head><title>Page ${i}</title></head><body><nav><a href="/">Home</a></nav><article><h1>Page ${i}</h1>${body}</article><footer>footer</footer></body></html>`;
 }
 
-async function fixture(): Promise<{ server: http.Server; origin: string }> {
+/** A loopback server answering `/…/N` with page N (20 KB). */
+export async function fixture(): Promise<{ server: http.Server; origin: string }> {
   const server = http.createServer((req, res) => {
     const i = Number((req.url ?? '/0').split('/').pop()) || 0;
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });

@@ -15,6 +15,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   render: benchRender,
   documents: () => import('./documents').then((m) => m.benchDocuments()),
   crawl: () => import('./crawl').then((m) => m.benchCrawl()),
+  adapters: () => import('./adapters').then((m) => m.benchAdapters()),
 };
 
 async function main(): Promise<void> {

@@ -7,13 +7,13 @@ import { callerKeyOf } from '../dcache';
 export type Admitted = 'fetch' | 'stream';
 
 const WHAT: Record<Admitted, [string, string]> = {
-  fetch: ['/v1/fetch calls in flight', 'wait for one to finish, or send fewer at once'],
+  fetch: ['fetches in flight', 'wait for one to finish, or send fewer at once'],
   stream: ['open event or NDJSON streams', 'close a stream you no longer read, or poll the JSON form'],
 };
 
 /**
- * Per-caller caps on what holds the server's resources while it runs: /v1/fetch calls in flight and
- * open streams. One caller past its cap gets 429 too_many_requests; the others are not affected.
+ * Per-caller caps on what holds the server's resources while it runs: fetches in flight (/v1/fetch,
+ * /v1/map, /v2/scrape, /v2/map, MCP fetch and map) and open streams. One caller past its cap gets 429 too_many_requests; the others are not affected.
  * The counts are this process's own: each instance protects itself.
  */
 @Injectable()

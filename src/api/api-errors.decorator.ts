@@ -30,7 +30,7 @@ const EXAMPLES: Record<number, Example[]> = {
   429: [
     [
       'too_many_requests',
-      'alice already has 8 /v1/fetch calls in flight, the most a restricted caller may',
+      'alice already has 8 fetches in flight, the most a restricted caller may',
       'wait for one to finish, or send fewer at once',
     ],
     [

@@ -6,6 +6,7 @@ import { JobView } from '../batch/views';
 import { MapService } from '../crawl/map.service';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
+import { hangup } from './hangup';
 import { ApiErrors } from './api-errors.decorator';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
@@ -80,15 +81,11 @@ export class CrawlController {
   ): Promise<MapResponseDto> {
     const leave = this.admission.enter('fetch', caller);
     // A caller that hangs up stops the map (its page fetch and sitemap reads).
-    const gone = new AbortController();
-    const onClose = () => {
-      if (!res.writableFinished) gone.abort();
-    };
-    res.once('close', onClose);
+    const gone = hangup(res);
     try {
-      return await this.maps.map(caller, body, gone.signal);
+      return await this.maps.map(caller, body, gone.signal());
     } finally {
-      res.off('close', onClose);
+      gone.done();
       leave();
     }
   }

@@ -8,6 +8,7 @@ import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
+import { hangup } from './hangup';
 import { FetchRequestDto } from './dto/fetch.dto';
 
 @ApiTags('fetch')
@@ -35,27 +36,15 @@ export class FetchController {
   ): Promise<void> {
     const leave = this.admission.enter('fetch', caller);
     // A caller that hangs up stops waiting; the shared fetch stops when nobody else waits for it.
-    // The signal is made when a wait begins: a cache hit answers without one.
-    let gone: AbortController | undefined;
-    const onClose = () => {
-      if (!res.writableFinished) gone?.abort();
-    };
-    const signal = () => {
-      if (!gone) {
-        gone = new AbortController();
-        if (!res.socket || res.socket.destroyed) gone.abort();
-        else res.once('close', onClose);
-      }
-      return gone.signal;
-    };
+    const gone = hangup(res);
     try {
-      const json = await this.pages.fetchJson(caller, body, signal);
+      const json = await this.pages.fetchJson(caller, body, gone.signal);
       // Written as it is: the envelope is JSON already, and most of a cache hit's bytes are kept.
       res
         .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length })
         .end(json);
     } finally {
-      res.off('close', onClose);
+      gone.done();
       leave();
     }
   }

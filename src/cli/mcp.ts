@@ -25,6 +25,7 @@ export async function mcpCmd(args: string[]): Promise<void> {
     }
   };
   const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
-  registerTools(server, httpPort(rest));
+  const port = httpPort(rest);
+  registerTools(server, () => port);
   await server.connect(new StdioServerTransport());
 }

@@ -243,7 +243,7 @@ export const SCHEMA = {
     ),
     fetchConcurrency: int(
       { env: 'SIFT_FLEET_FETCH_CONCURRENCY', default: 64, min: 1, max: 100_000 },
-      '`/v1/fetch` calls in flight per caller before 429 `too_many_requests`',
+      'fetches in flight per caller (`/v1/fetch`, `/v1/map`, `/v2/scrape`, `/v2/map`, MCP `fetch` and `map`) before 429 `too_many_requests`',
     ),
     maxStreams: int(
       { env: 'SIFT_FLEET_MAX_STREAMS', default: 32, min: 1, max: 100_000 },
@@ -269,7 +269,7 @@ export const SCHEMA = {
     ),
     fetchConcurrency: int(
       { env: 'SIFT_RESTRICTED_FETCH_CONCURRENCY', default: 8, min: 1, max: 100_000 },
-      '`/v1/fetch` calls in flight per caller before 429 `too_many_requests`',
+      'fetches in flight per caller (`/v1/fetch`, `/v1/map`, `/v2/scrape`, `/v2/map`, MCP `fetch` and `map`) before 429 `too_many_requests`',
     ),
     maxStreams: int(
       { env: 'SIFT_RESTRICTED_MAX_STREAMS', default: 4, min: 1, max: 100_000 },

@@ -1,4 +1,4 @@
-import { optionsOf, type ResultsPage, type SiftPort } from './tools';
+import { optionsOf, pageOfContent, type ResultsPage, type SiftPort } from './tools';
 
 /**
  * One request to sift's REST API: the JSON answer, or a thrown `{code, message, hint}` for an
@@ -16,7 +16,10 @@ function strip<T extends object>(o: T): T {
 /** The tools' port over sift's REST API (`sift mcp`): the token's caller, class and policy apply there. */
 export function httpPort(call: RestCall): SiftPort {
   return {
-    fetch: async (args) => (await call('POST', '/v1/fetch', strip(args))) as { content: string },
+    fetchPage: async (args, offset, maxChars) => {
+      const envelope = (await call('POST', '/v1/fetch', strip(args))) as { content: string };
+      return JSON.stringify(pageOfContent(envelope, offset, maxChars));
+    },
     batchSubmit: (a) =>
       call(
         'POST',

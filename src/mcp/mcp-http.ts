@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { BatchService } from '../batch/batch.service';
 import { MapService } from '../crawl/map.service';
 import { PageService } from '../pages/page.service';
@@ -9,7 +9,8 @@ import type { Caller } from '../pages/caller-policy';
 import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
 import { servicePort, type AdmitFetch } from './service-port';
-import { registerTools } from './tools';
+import { JsonPostTransport } from './json-post';
+import { registerTools, type SiftPort } from './tools';
 
 /** The host name of a Host header or an origin's host, or undefined when it is not one. */
 function hostnameOf(host: string): string | undefined {
@@ -49,14 +50,31 @@ export function hostAllowed(host: string | undefined, bind: string): boolean {
 
 const errorBody = (code: string, message: string, hint: string) => ({ error: { code, message, hint } });
 
+/** A server with the tools registered, serving one request at a time with that request's port. */
+interface Served {
+  server: McpServer;
+  transport: JsonPostTransport;
+  port?: SiftPort;
+}
+
 /**
- * MCP over Streamable HTTP, stateless: each POST /mcp gets its own server and transport, bound to
- * the caller the request gate authenticated, and answers in JSON. GET and DELETE (a session's
- * stream and end) are 405: there are no sessions.
+ * Servers kept between requests, each still connected to its transport: building one (its tools'
+ * schemas) and connecting it cost more than a cached fetch.
+ */
+const IDLE_SERVERS = 64;
+
+/**
+ * MCP over Streamable HTTP, stateless: each POST /mcp is served by a server of its own while it
+ * runs, bound to the caller the request gate authenticated, and answered in JSON. A server is lent
+ * again once its POST is answered; one whose caller hung up first is closed. GET and DELETE (a
+ * session's stream and end) are 405: there are no sessions.
  */
 @Injectable()
 export class McpHttp {
   private readonly log = new Logger('mcp');
+  private readonly idle: Served[] = [];
+  /** One JSON-schema validator for every server (each would otherwise compile its own). */
+  private readonly validator = new AjvJsonSchemaValidator();
 
   constructor(
     private readonly pages: PageService,
@@ -122,22 +140,44 @@ export class McpHttp {
     const caller = (req as Request & { caller?: Caller }).caller;
     if (!caller) throw new Error('no caller on an /mcp request');
     const gone = new AbortController();
-    const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
+    const served = this.idle.pop() ?? (await this.build());
+    served.port = servicePort(
+      { pages: this.pages, batch: this.batch, maps: this.maps, admit },
+      caller,
+      gone.signal,
+    );
+    let answered = false;
+    res.once('close', () => {
+      if (answered) return;
+      // The caller left first: what the server still runs for it is aborted, and the server is
+      // closed, never lent again (a late answer must not reach the next caller).
+      gone.abort();
+      void served.server.close();
+    });
+    served.transport.handle(req, res, () => {
+      answered = true;
+      served.port = undefined;
+      if (this.idle.length < IDLE_SERVERS) this.idle.push(served);
+      else void served.server.close();
+    });
+  }
+
+  /** A server with the tools registered, connected to a transport of its own. */
+  private async build(): Promise<Served> {
+    const server = new McpServer(
+      { name: 'sift', version: SIFT_VERSION },
+      { jsonSchemaValidator: this.validator },
+    );
+    const served: Served = { server, transport: new JsonPostTransport() };
     registerTools(
       server,
-      servicePort({ pages: this.pages, batch: this.batch, maps: this.maps, admit }, caller, gone.signal),
+      () => {
+        if (!served.port) throw new Error('an MCP server called without a request');
+        return served.port;
+      },
       (err) => this.log.error(`an MCP tool failed: ${(err as Error)?.stack ?? String(err)}`),
     );
-    const transport = new StreamableHTTPServerTransport({
-      sessionIdGenerator: undefined,
-      enableJsonResponse: true,
-    });
-    res.on('close', () => {
-      if (!res.writableFinished) gone.abort();
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, req.body);
+    await server.connect(served.transport);
+    return served;
   }
 }

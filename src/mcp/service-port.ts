@@ -4,6 +4,7 @@ import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import {
   optionsOf,
+  pageOfContent,
   type BatchSubmitArgs,
   type CrawlArgs,
   type FetchArgs,
@@ -39,10 +40,14 @@ async function admitted<T>(s: SiftServices, caller: Caller, work: () => Promise<
  */
 export function servicePort(s: SiftServices, caller: Caller, signal?: AbortSignal): SiftPort {
   return {
-    async fetch(args: FetchArgs) {
-      const out = await admitted(s, caller, () => s.pages.fetchDetailed(caller, args, signal));
-      return out.envelope as unknown as { content: string } & Record<string, unknown>;
-    },
+    // A cache hit asked again for the same page of content is answered with the text written the
+    // first time (PageService.fetchWritten).
+    fetchPage: (args: FetchArgs, offset: number, maxChars: number) =>
+      admitted(s, caller, () =>
+        s.pages.fetchWritten(caller, args, signal, `mcp ${offset} ${maxChars}`, (e) =>
+          JSON.stringify(pageOfContent(e, offset, maxChars)),
+        ),
+      ),
     async batchSubmit(a: BatchSubmitArgs) {
       const { job } = await s.batch.submit(caller, {
         targets: a.urls.map((url) => ({ url })),

@@ -6,7 +6,8 @@ import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 
 /** What the tools ask of sift; each answer is plain JSON. */
 export interface SiftPort {
-  fetch(args: FetchArgs): Promise<{ content: string } & Record<string, unknown>>;
+  /** The page's envelope as JSON text, its content cut to one page (see pageOfContent). */
+  fetchPage(args: FetchArgs, offset: number, maxChars: number): Promise<string>;
   batchSubmit(args: BatchSubmitArgs): Promise<unknown>;
   batchStatus(id: string): Promise<unknown>;
   batchResults(id: string, cursor: number, limit: number): Promise<ResultsPage>;
@@ -107,7 +108,7 @@ export function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>)
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
-const ok = (value: unknown): ToolResult => ({ content: [{ type: 'text', text: JSON.stringify(value) }] });
+const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', text }] });
 
 /**
  * A sift error (SiftError, or the REST API's error envelope) as the tool's answer: `isError` and
@@ -190,11 +191,20 @@ export function boundResults(page: ResultsPage, max = RESULTS_MAX_CHARS): Result
 const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 
-/** Registers the seven tools on a server, each calling `port`; faults not sift's errors go to `onFault`. */
-export function registerTools(server: McpServer, port: SiftPort, onFault?: (err: unknown) => void): void {
-  const run = async (work: () => Promise<unknown>): Promise<ToolResult> => {
+/**
+ * Registers the seven tools on a server, each calling the port `portOf` gives when the call comes
+ * (a server kept for many requests serves each with its caller's port); faults not sift's errors go
+ * to `onFault`.
+ */
+export function registerTools(
+  server: McpServer,
+  portOf: () => SiftPort,
+  onFault?: (err: unknown) => void,
+): void {
+  const run = async (work: (port: SiftPort) => Promise<unknown>, asText = false): Promise<ToolResult> => {
     try {
-      return ok(await work());
+      const out = await work(portOf());
+      return textResult(asText ? (out as string) : JSON.stringify(out));
     } catch (err) {
       return errorResult(err, onFault);
     }
@@ -208,7 +218,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       annotations: { title: 'Fetch a page', ...READ },
     },
     ({ max_chars, offset, ...args }) =>
-      run(async () => pageOfContent(await port.fetch(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS)),
+      run((port) => port.fetchPage(args, offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS), true),
   );
   server.registerTool(
     'batch_submit',
@@ -218,7 +228,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       inputSchema: batchShape,
       annotations: { title: 'Submit a batch', ...WRITE },
     },
-    (args) => run(() => port.batchSubmit(args)),
+    (args) => run((port) => port.batchSubmit(args)),
   );
   server.registerTool(
     'batch_status',
@@ -227,7 +237,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       inputSchema: idShape,
       annotations: { title: 'Job status', ...READ, openWorldHint: false },
     },
-    ({ id }) => run(() => port.batchStatus(id)),
+    ({ id }) => run((port) => port.batchStatus(id)),
   );
   server.registerTool(
     'batch_results',
@@ -238,7 +248,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       annotations: { title: 'Job results', ...READ, openWorldHint: false },
     },
     ({ id, cursor, limit }) =>
-      run(async () => boundResults(await port.batchResults(id, cursor ?? -1, limit ?? 10))),
+      run(async (port) => boundResults(await port.batchResults(id, cursor ?? -1, limit ?? 10))),
   );
   server.registerTool(
     'crawl',
@@ -248,7 +258,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       inputSchema: crawlShape,
       annotations: { title: 'Crawl a site', ...WRITE },
     },
-    (args) => run(() => port.crawl(args)),
+    (args) => run((port) => port.crawl(args)),
   );
   server.registerTool(
     'map',
@@ -257,7 +267,7 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
       inputSchema: mapShape,
       annotations: { title: 'Map a site', ...READ },
     },
-    (args) => run(() => port.map(args)),
+    (args) => run((port) => port.map(args)),
   );
   server.registerTool(
     'cancel',
@@ -271,6 +281,6 @@ export function registerTools(server: McpServer, port: SiftPort, onFault?: (err:
         openWorldHint: false,
       },
     },
-    ({ id }) => run(() => port.cancel(id)),
+    ({ id }) => run((port) => port.cancel(id)),
   );
 }

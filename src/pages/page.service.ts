@@ -48,7 +48,7 @@ export interface FetchOutcome {
   envelope: FetchEnvelope;
   /** Seconds the upstream asked to wait before trying again (429/503), when it said. */
   retryAfterS?: number;
-  /** A cache hit's answer, kept with its JSON once written (see PageService.answers). */
+  /** A cache hit's answer, kept with what each writer made of it (see PageService.answers). */
   answer?: Answer;
   /** With `page_links`: the whole page's links. */
   pageLinks?: Link[];
@@ -66,9 +66,14 @@ interface Answer {
   fetchedAt: number;
   meta: PageMeta;
   envelope: FetchEnvelope;
-  /** The envelope as UTF-8 JSON, once written. */
-  json?: Buffer;
+  /** The envelope as each writer wrote it (/v1/fetch's JSON, a Firecrawl document…), by writer. */
+  written: ReadonlyMap<string, Written>;
 }
+
+/** An answer as a route sends it: its bytes, or a text another layer sends. */
+export type Written = Buffer | string;
+
+const writtenSize = (w: Written) => (typeof w === 'string' ? w.length * 2 : w.length);
 
 /**
  * What stops the caller's wait: a signal, or what makes one when a wait begins (a cache hit never
@@ -91,13 +96,14 @@ export class PageService {
   private readonly flights = new SingleFlight<Page>();
   /**
    * The answers of recent cache hits, by cache key, cap and URL as given: a page asked for again
-   * is answered with the bytes written the first time (building and escaping the envelope is most
-   * of the cost of a hit). An entry counts only while the cache hands out the same page.
+   * is answered with the envelope built and the bytes written the first time (building and
+   * escaping the envelope is most of the cost of a hit). An entry counts only while the cache
+   * hands out the same page.
    */
   private readonly answers = new SizedLru<Answer>(
     16 * 1024 * 1024,
     (a) =>
-      (a.json?.length ?? 0) +
+      [...a.written.values()].reduce((n, w) => n + writtenSize(w), 0) +
       a.envelope.content.length * 2 +
       (a.envelope.screenshot?.data.length ?? 0) +
       Object.values(a.envelope.formats ?? {}).reduce((n, t) => n + t.length * 2, 0) +
@@ -115,12 +121,27 @@ export class PageService {
    * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A cache hit answered before is sent
    * as it was written then.
    */
-  async fetchJson(caller: Caller, p: FetchParams, signal?: CallerSignal): Promise<Buffer> {
+  fetchJson(caller: Caller, p: FetchParams, signal?: CallerSignal): Promise<Buffer> {
+    return this.fetchWritten(caller, p, signal, 'json', (envelope) => Buffer.from(JSON.stringify(envelope)));
+  }
+
+  /**
+   * The envelope as `write` writes it. A cache hit answered before is answered with what `write`
+   * gave then, kept under the writer's name `as` (a name stands for one way of writing).
+   */
+  async fetchWritten<W extends Written>(
+    caller: Caller,
+    p: FetchParams,
+    signal: CallerSignal | undefined,
+    as: string,
+    write: (envelope: FetchEnvelope) => W,
+  ): Promise<W> {
     const { envelope, answer } = await this.fetchDetailed(caller, p, signal);
-    if (answer?.json) return answer.json;
-    const json = Buffer.from(JSON.stringify(envelope));
-    if (answer) this.answers.set(answer.key, { ...answer, json });
-    return json;
+    const kept = answer?.written.get(as);
+    if (kept !== undefined) return kept as W;
+    const out = write(envelope);
+    if (answer) this.answers.set(answer.key, { ...answer, written: new Map(answer.written).set(as, out) });
+    return out;
   }
 
   async fetchDetailed(
@@ -236,11 +257,16 @@ export class PageService {
     const envelope = envelopeOf(p.url, asked, page, cap);
     const pageLinks = p.page_links ? { pageLinks: page.meta.page_links ?? [] } : {};
     if (!hit) return { envelope, retryAfterS: page.retryAfterS, ...pageLinks };
-    return {
+    const answer: Answer = {
+      key: answerKey,
+      digest: page.digest,
+      fetchedAt: page.fetchedAt,
+      meta: page.meta,
       envelope,
-      ...pageLinks,
-      answer: { key: answerKey, digest: page.digest, fetchedAt: page.fetchedAt, meta: page.meta, envelope },
+      written: new Map(),
     };
+    this.answers.set(answerKey, answer);
+    return { envelope, ...pageLinks, answer };
   }
 
   /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch (see SingleFlight). */

@@ -66,6 +66,7 @@ describe('MCP over Streamable HTTP', () => {
     await waitUntil(() => slow.hitCount('/slow') || undefined, 'the first fetch to reach the site');
     const second = await call(c, 'map', { url: fx.url('/') });
     expect([second.isError, second.body.code]).toEqual([true, 'too_many_requests']);
+    expect(second.body.message).toMatch(/already has 1 fetches in flight/);
     release();
     expect((await first).isError).toBe(false);
     expect((await call(c, 'fetch', { url: fx.url('/a') })).isError).toBe(false);
@@ -122,6 +123,113 @@ describe('MCP over Streamable HTTP', () => {
     });
     expect(status).toBe(403);
   });
+});
+
+describe('MCP over Streamable HTTP: the POST rules, and servers lent again', () => {
+  let t: TestApp;
+  let base: string;
+  let fx: Fixture;
+  const rpc = (method: string, id?: number, params: Record<string, unknown> = {}) => ({
+    jsonrpc: '2.0',
+    ...(id === undefined ? {} : { id }),
+    method,
+    params,
+  });
+  const post = async (body: unknown, headers: Record<string, string> = {}, token = FLEET_TOKEN) => {
+    const r = await fetch(`${base}/mcp`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+        ...headers,
+      },
+      body: JSON.stringify(body),
+    });
+    const text = await r.text();
+    return { status: r.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
+  };
+  const fetchCall = (id: number, url: string) => rpc('tools/call', id, { name: 'fetch', arguments: { url } });
+  const toolBody = (answer: Record<string, any>) => JSON.parse(answer.result.content[0].text);
+
+  beforeAll(async () => {
+    fx = await site().start();
+    t = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+    await t.app.listen(0, '127.0.0.1');
+    base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await t?.app.close();
+    await fx?.stop();
+  });
+
+  it('Accept, the protocol version, the message schema, notifications and lists answer as the MCP transport does', async () => {
+    const notAcceptable = await post(rpc('tools/list', 1), { accept: 'application/json' });
+    expect([notAcceptable.status, notAcceptable.body?.error.code]).toEqual([406, -32000]);
+    const oldVersion = await post(rpc('tools/list', 1), { 'mcp-protocol-version': '1999-01-01' });
+    expect([oldVersion.status, oldVersion.body?.error.message]).toEqual([
+      400,
+      expect.stringMatching(/Unsupported protocol version: 1999-01-01/),
+    ]);
+    const notRpc = await post({ hello: 'world' });
+    expect([notRpc.status, notRpc.body?.error.code, notRpc.body?.id]).toEqual([400, -32700, null]);
+    expect(await post(rpc('notifications/initialized'))).toEqual({ status: 202, body: undefined });
+    const twoInits = await post([
+      rpc('initialize', 1, {
+        protocolVersion: '2025-06-18',
+        capabilities: {},
+        clientInfo: { name: 'x', version: '1' },
+      }),
+      rpc('tools/list', 2),
+    ]);
+    expect([twoInits.status, twoInits.body?.error.code]).toEqual([400, -32600]);
+    const both = await post([rpc('tools/list', 7), fetchCall(8, fx.url('/a'))]);
+    expect(both.status).toBe(200);
+    expect((both.body as unknown as Record<string, any>[]).map((m) => m.id)).toEqual([7, 8]);
+    const [list, page] = both.body as unknown as Record<string, any>[];
+    expect(list.result.tools.map((x: { name: string }) => x.name)).toContain('fetch');
+    expect(toolBody(page).final_url).toBe(fx.url('/a'));
+  }, 30_000);
+
+  it("a server lent again answers each caller under the caller's own policy", async () => {
+    for (let i = 0; i < 3; i++) {
+      const fleet = await post(fetchCall(1, fx.url('/a')));
+      expect(toolBody(fleet.body!).status).toBe(200);
+      const restricted = await post(fetchCall(1, fx.url('/a')), {}, RESTRICTED_TOKEN);
+      expect([restricted.body?.result.isError, toolBody(restricted.body!).code]).toEqual([
+        true,
+        'blocked_address',
+      ]);
+    }
+  }, 30_000);
+
+  it('a caller who hangs up mid-call leaves no answer for the next caller with the same id', async () => {
+    let release = () => {};
+    const held = new Promise<void>((r) => (release = r));
+    const slow = await new Fixture({
+      '/slow': (req, res) => void held.then(() => send(200, 'text/html', articleHtml('Slow', 4))(req, res)),
+    }).start();
+    const gone = new AbortController();
+    const first = fetch(`${base}/mcp`, {
+      method: 'POST',
+      signal: gone.signal,
+      headers: {
+        authorization: `Bearer ${FLEET_TOKEN}`,
+        'content-type': 'application/json',
+        accept: 'application/json, text/event-stream',
+      },
+      body: JSON.stringify(fetchCall(1, slow.url('/slow'))),
+    }).catch((err: Error) => err);
+    await waitUntil(() => slow.hitCount('/slow') || undefined, 'the first fetch to reach the site');
+    gone.abort();
+    expect(((await first) as Error).name).toBe('AbortError');
+    const answers = [];
+    for (let i = 0; i < 4; i++) answers.push(toolBody((await post(fetchCall(1, fx.url('/a')))).body!));
+    release();
+    for (let i = 0; i < 4; i++) answers.push(toolBody((await post(fetchCall(1, fx.url('/a')))).body!));
+    expect(answers.map((a) => a.final_url)).toEqual(Array(8).fill(fx.url('/a')));
+    await slow.stop();
+  }, 30_000);
 });
 
 describe('sift mcp over stdio', () => {

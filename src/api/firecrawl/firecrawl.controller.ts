@@ -22,6 +22,7 @@ import type { Caller } from '../../pages/caller-policy';
 import type { FetchEnvelope } from '../../pages/envelope';
 import { PageService } from '../../pages/page.service';
 import { Admission } from '../admission';
+import { hangup } from '../hangup';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
 import { BatchSubmitDto } from '../dto/batch.dto';
@@ -43,16 +44,6 @@ type Json = Record<string, unknown>;
 
 /** Documents in one status page unless the caller's `limit` says fewer (1 to 100). */
 const PAGE_DOCS = 100;
-
-/** A signal aborted when the caller hangs up before the answer is written. */
-function goneSignal(res: Response): { signal: AbortSignal; done: () => void } {
-  const gone = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) gone.abort();
-  };
-  res.once('close', onClose);
-  return { signal: gone.signal, done: () => res.off('close', onClose) };
-}
 
 /**
  * Firecrawl's v2 API (scrape, batch scrape, crawl, map), as thin adapters: each request is
@@ -76,16 +67,25 @@ export class FirecrawlController {
   async firecrawlScrape(
     @CurrentCaller() caller: Caller,
     @Body() body: Json,
-    @Res({ passthrough: true }) res: Response,
-  ): Promise<Json> {
+    @Res() res: Response,
+  ): Promise<void> {
     const { url, ...scrape } = body ?? {};
     const { options, wanted } = fetchOptionsOf(scrape);
     const req = await siftBody(FetchRequestDto, { url, ...options });
     const leave = this.admission.enter('fetch', caller);
-    const gone = goneSignal(res);
+    const gone = hangup(res);
     try {
-      const { envelope } = await this.pages.fetchDetailed(caller, req, gone.signal);
-      return { success: true, data: documentOf(envelope, wanted) };
+      // Written once per cached answer and sent as bytes, as /v1/fetch sends its envelope.
+      const json = await this.pages.fetchWritten(
+        caller,
+        req,
+        gone.signal,
+        `firecrawl ${JSON.stringify(wanted)}`,
+        (e) => Buffer.from(JSON.stringify({ success: true, data: documentOf(e, wanted) })),
+      );
+      res
+        .writeHead(200, { 'Content-Type': 'application/json; charset=utf-8', 'Content-Length': json.length })
+        .end(json);
     } finally {
       gone.done();
       leave();
@@ -163,9 +163,9 @@ export class FirecrawlController {
     const mapReq = { ...(await siftBody(MapRequestDto, rest)), ...(options ? { options } : {}) };
     if (options) await siftBody(FetchRequestDto, { url: rest.url, ...options });
     const leave = this.admission.enter('fetch', caller);
-    const gone = goneSignal(res);
+    const gone = hangup(res);
     try {
-      const { links } = await this.maps.map(caller, mapReq, gone.signal);
+      const { links } = await this.maps.map(caller, mapReq, gone.signal());
       return {
         success: true,
         links: links.map((l) => ({ url: l.url, ...(l.title ? { title: l.title } : {}) })),

@@ -1,0 +1,130 @@
+import type { Request, Response } from 'express';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import {
+  JSONRPCMessageSchema,
+  SUPPORTED_PROTOCOL_VERSIONS,
+  isInitializeRequest,
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  type JSONRPCMessage,
+  type RequestId,
+} from '@modelcontextprotocol/sdk/types.js';
+
+/** At most this many messages in one POST (the SDK's transport's limit). */
+const MAX_BATCH = 100;
+
+/**
+ * Streamable HTTP's POST, stateless, answered in JSON, one POST at a time. The SDK's own transport
+ * turns every request into a web Request and its answer into a web Response (through
+ * @hono/node-server), and is made and closed for each POST, which costs more than the cached fetch
+ * it carries (bench/adapters); this one reads the body the request gate parsed, writes one buffer,
+ * and stays connected to its server for the next POST once this one is answered. Its rules are the
+ * SDK transport's: Accept must list application/json and text/event-stream (406); an
+ * MCP-Protocol-Version the SDK does not support is 400; each message must pass the SDK's JSON-RPC
+ * schema (400, -32700); an initialize comes alone; notifications and responses alone are 202; a
+ * POST's requests are answered together, one answer as an object and several as a list.
+ * Notifications a tool sends while it runs have no stream to go to and are dropped, as the SDK's
+ * JSON mode drops them. (The gate has already refused any body that is not application/json.)
+ */
+export class JsonPostTransport implements Transport {
+  onclose?: () => void;
+  onerror?: (error: Error) => void;
+  onmessage?: Transport['onmessage'];
+  /** The POST being answered, its requests by id (each with its answer once sent), and what to call once it is. */
+  private post?: {
+    res: Response;
+    answers: Map<RequestId, JSONRPCMessage | undefined>;
+    answered: () => void;
+  };
+  private closed = false;
+
+  async start(): Promise<void> {}
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.post = undefined;
+    this.onclose?.();
+  }
+
+  async send(message: JSONRPCMessage): Promise<void> {
+    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    const post = this.post;
+    const id = message.id as RequestId;
+    if (!post || !post.answers.has(id) || post.answers.get(id) !== undefined) return;
+    post.answers.set(id, message);
+    const all = [...post.answers.values()];
+    if (all.every((m) => m !== undefined)) this.write(200, all.length === 1 ? all[0] : all);
+  }
+
+  /**
+   * Takes a POST (none may be in progress): answers it at once when it is refused or holds no
+   * request, or when the server has answered each of its requests; then calls `answered`.
+   */
+  handle(req: Request, res: Response, answered: () => void): void {
+    if (this.post || this.closed) throw new Error('an MCP transport took a POST while busy or closed');
+    this.post = { res, answers: new Map(), answered };
+    const accept = req.headers.accept ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return this.refuse(
+        406,
+        -32000,
+        'Not Acceptable: Client must accept both application/json and text/event-stream',
+      );
+    }
+    const body: unknown = req.body;
+    const raw = Array.isArray(body) ? body : [body];
+    if (raw.length > MAX_BATCH) {
+      return this.refuse(400, -32600, `Invalid Request: Batch must not exceed ${MAX_BATCH} messages`);
+    }
+    const messages: JSONRPCMessage[] = [];
+    for (const m of raw) {
+      const parsed = JSONRPCMessageSchema.safeParse(m);
+      if (!parsed.success) return this.refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
+      messages.push(parsed.data);
+    }
+    if (messages.some(isInitializeRequest)) {
+      if (messages.length > 1) {
+        return this.refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
+      }
+    } else {
+      const version = req.headers['mcp-protocol-version'];
+      if (typeof version === 'string' && !SUPPORTED_PROTOCOL_VERSIONS.includes(version)) {
+        return this.refuse(
+          400,
+          -32000,
+          `Bad Request: Unsupported protocol version: ${version} (supported versions: ${SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+        );
+      }
+    }
+    const { answers } = this.post;
+    for (const m of messages) if (isJSONRPCRequest(m)) answers.set(m.id, undefined);
+    const hasRequests = answers.size > 0;
+    const extra = { requestInfo: { headers: req.headers } };
+    for (const m of messages) this.onmessage?.(m, extra);
+    if (!hasRequests) this.write(202);
+  }
+
+  private refuse(status: number, code: number, message: string): void {
+    this.onerror?.(new Error(message));
+    this.write(status, { jsonrpc: '2.0', error: { code, message }, id: null });
+  }
+
+  private write(status: number, body?: unknown): void {
+    const post = this.post;
+    if (!post) return;
+    this.post = undefined;
+    const { res } = post;
+    if (!res.headersSent && !res.destroyed) {
+      if (body === undefined) res.writeHead(status).end();
+      else {
+        const json = Buffer.from(JSON.stringify(body));
+        res
+          .writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': json.length })
+          .end(json);
+      }
+    }
+    post.answered();
+  }
+}
