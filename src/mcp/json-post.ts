@@ -10,9 +10,29 @@ import {
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
+import { SizedLru } from '../common/sized-lru';
 
 /** At most this many messages in one POST (the SDK's transport's limit). */
 const MAX_BATCH = 100;
+
+/**
+ * Tool texts as JSON string literals: a cached page's text is the same string each time it is
+ * asked for (PageService.fetchWritten), and escaping it again is most of writing its answer.
+ */
+const literals = new SizedLru<string>(16 * 1024 * 1024, (l) => l.length * 2);
+
+/** A JSON-RPC message as JSON; a tool's single text answer with its text's literal kept. */
+export function encodeMessage(body: unknown): string {
+  const m = body as { id?: unknown; result?: { content?: unknown; isError?: unknown } };
+  const content = m?.result?.content as { type?: unknown; text?: unknown }[] | undefined;
+  const only = Object.keys(m?.result ?? {}).length === 1 && content?.length === 1 ? content[0] : undefined;
+  const text = only?.type === 'text' && Object.keys(only).length === 2 ? only.text : undefined;
+  if (typeof text !== 'string' || text.length < 4096) return JSON.stringify(body);
+  let literal = literals.get(text);
+  if (literal === undefined) literals.set(text, (literal = JSON.stringify(text)));
+  const rest = JSON.stringify({ ...m, result: undefined }).slice(1, -1);
+  return `{${rest}${rest ? ',' : ''}"result":{"content":[{"type":"text","text":${literal}}]}}`;
+}
 
 /**
  * Streamable HTTP's POST, stateless, answered in JSON, one POST at a time. The SDK's own transport
@@ -119,7 +139,7 @@ export class JsonPostTransport implements Transport {
     if (!res.headersSent && !res.destroyed) {
       if (body === undefined) res.writeHead(status).end();
       else {
-        const json = Buffer.from(JSON.stringify(body));
+        const json = Buffer.from(encodeMessage(body));
         res
           .writeHead(status, { 'Content-Type': 'application/json', 'Content-Length': json.length })
           .end(json);

@@ -44,9 +44,19 @@ export function originAllowed(origin: string | undefined, host: string | undefin
  */
 export function hostAllowed(host: string | undefined, bind: string): boolean {
   if (!isLoopbackHost(bind)) return true;
-  const name = host === undefined ? undefined : hostnameOf(host);
-  return name !== undefined && isLoopbackHost(name);
+  if (host === undefined) return false;
+  let loopback = loopbackHosts.get(host);
+  if (loopback === undefined) {
+    const name = hostnameOf(host);
+    loopback = name !== undefined && isLoopbackHost(name);
+    if (loopbackHosts.size >= 256) loopbackHosts.clear();
+    loopbackHosts.set(host, loopback);
+  }
+  return loopback;
 }
+
+/** Host headers seen, and whether each names loopback (a client sends the same one each time). */
+const loopbackHosts = new Map<string, boolean>();
 
 const errorBody = (code: string, message: string, hint: string) => ({ error: { code, message, hint } });
 
