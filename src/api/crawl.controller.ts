@@ -6,7 +6,7 @@ import { JobView } from '../batch/views';
 import { MapService } from '../crawl/map.service';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
-import { hangup } from './hangup';
+import { hangup } from '../common/hangup';
 import { ApiErrors } from './api-errors.decorator';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';

@@ -8,7 +8,7 @@ import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
-import { hangup } from './hangup';
+import { hangup } from '../common/hangup';
 import { FetchRequestDto } from './dto/fetch.dto';
 
 @ApiTags('fetch')

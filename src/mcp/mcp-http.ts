@@ -6,6 +6,7 @@ import { BatchService } from '../batch/batch.service';
 import { MapService } from '../crawl/map.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
+import { hangup } from '../common/hangup';
 import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
 import { servicePort, type AdmitFetch } from './service-port';
@@ -149,7 +150,8 @@ export class McpHttp {
     }
     const caller = (req as Request & { caller?: Caller }).caller;
     if (!caller) throw new Error('no caller on an /mcp request');
-    const gone = new AbortController();
+    // The signal that stops a fetch when the caller hangs up is made only when a wait begins.
+    const gone = hangup(res);
     const served = this.idle.pop() ?? (await this.build());
     served.port = servicePort(
       { pages: this.pages, batch: this.batch, maps: this.maps, admit },
@@ -161,11 +163,11 @@ export class McpHttp {
       if (answered) return;
       // The caller left first: what the server still runs for it is aborted, and the server is
       // closed, never lent again (a late answer must not reach the next caller).
-      gone.abort();
       void served.server.close();
     });
     served.transport.handle(req, res, () => {
       answered = true;
+      gone.done();
       served.port = undefined;
       if (this.idle.length < IDLE_SERVERS) this.idle.push(served);
       else void served.server.close();

@@ -38,7 +38,7 @@ async function admitted<T>(s: SiftServices, caller: Caller, work: () => Promise<
  * The tools' port over sift's own services, every call as `caller`: its class, its limits and
  * its address policy apply as they do to the REST API.
  */
-export function servicePort(s: SiftServices, caller: Caller, signal?: AbortSignal): SiftPort {
+export function servicePort(s: SiftServices, caller: Caller, signal?: () => AbortSignal): SiftPort {
   return {
     // A cache hit asked again for the same page of content is answered with the text written the
     // first time (PageService.fetchWritten).
@@ -69,7 +69,7 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: AbortSigna
       });
       return job;
     },
-    map: (a: MapArgs) => admitted(s, caller, () => s.maps.map(caller, strip(a), signal)),
+    map: (a: MapArgs) => admitted(s, caller, () => s.maps.map(caller, strip(a), signal?.())),
     cancel: (id) => s.batch.cancel(caller, id),
   };
 }

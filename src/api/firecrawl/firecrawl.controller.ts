@@ -22,7 +22,7 @@ import type { Caller } from '../../pages/caller-policy';
 import type { FetchEnvelope } from '../../pages/envelope';
 import { PageService } from '../../pages/page.service';
 import { Admission } from '../admission';
-import { hangup } from '../hangup';
+import { hangup } from '../../common/hangup';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
 import { BatchSubmitDto } from '../dto/batch.dto';
