@@ -3,9 +3,7 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
-  isInitializeRequest,
   isJSONRPCErrorResponse,
-  isJSONRPCRequest,
   isJSONRPCResultResponse,
   type JSONRPCMessage,
   type RequestId,
@@ -104,7 +102,9 @@ export class JsonPostTransport implements Transport {
       if (!parsed.success) return this.refuse(400, -32700, 'Parse error: Invalid JSON-RPC message');
       messages.push(parsed.data);
     }
-    if (messages.some(isInitializeRequest)) {
+    // Each message has passed the schema: a method and an id make it a request.
+    const isRequest = (m: JSONRPCMessage) => 'method' in m && 'id' in m;
+    if (messages.some((m) => isRequest(m) && (m as { method: string }).method === 'initialize')) {
       if (messages.length > 1) {
         return this.refuse(400, -32600, 'Invalid Request: Only one initialization request is allowed');
       }
@@ -119,7 +119,7 @@ export class JsonPostTransport implements Transport {
       }
     }
     const { answers } = this.post;
-    for (const m of messages) if (isJSONRPCRequest(m)) answers.set(m.id, undefined);
+    for (const m of messages) if (isRequest(m)) answers.set((m as { id: RequestId }).id, undefined);
     const hasRequests = answers.size > 0;
     const extra = { requestInfo: { headers: req.headers } };
     for (const m of messages) this.onmessage?.(m, extra);
