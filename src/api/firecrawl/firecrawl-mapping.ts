@@ -82,7 +82,9 @@ export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted:
     ...(wanted.html ? ['html'] : []),
     ...(wanted.links ? ['links'] : []),
   ];
-  const options: Body = { formats: formats.length > 0 ? formats : ['markdown'] };
+  // Markdown alone (Firecrawl's default) is sift's `format`: a flat body, checked by the DTO's fast path.
+  const markdownOnly = formats.length === 0 || (formats.length === 1 && wanted.markdown);
+  const options: Body = markdownOnly ? { format: 'markdown' } : { formats };
   if (wanted.screenshot) Object.assign(options, { screenshot: true, render: 'always' });
   const set = (k: string, v: unknown) => v !== undefined && (options[k] = v);
   set('include_selectors', body.includeTags);
