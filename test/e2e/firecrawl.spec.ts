@@ -30,6 +30,9 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
         articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`),
       ),
       '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
+      // A page that shows the X-Fruit header it was asked with.
+      '/echo': (req, res) =>
+        send(200, 'text/html', articleHtml('Echo', 4, String(req.headers['x-fruit'] ?? 'none')))(req, res),
       // A page that takes its time: a crawl of it is still running when it is cancelled.
       '/slow/*': (req, res) => void setTimeout(() => slowArticle(0)(req, res), 3000).unref(),
     }).start();
@@ -170,6 +173,16 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect((await crawl.json()).error).toMatch(
       /maxDiscoveryDepth.*scrapeOptions\.waitFor|scrapeOptions\.waitFor.*maxDiscoveryDepth/,
     );
+    // headers go with the fetch; a screenshot is a PNG data URL beside the markdown, from one render.
+    const echoed = await scrape({ url: `${site}/echo`, headers: { 'X-Fruit': 'quinces' } });
+    expect((await echoed.json()).data.markdown).toContain('quinces');
+    const shot = await scrape({ url: `${site}/b`, formats: ['markdown', 'screenshot'] });
+    expect(shot.status).toBe(200);
+    const shotDoc = (await shot.json()).data;
+    expect(shotDoc.markdown).toContain('bananas');
+    expect(shotDoc.screenshot).toMatch(/^data:image\/png;base64,/);
+    const png = Buffer.from(shotDoc.screenshot.split(',')[1], 'base64');
+    expect(png.subarray(1, 4).toString()).toBe('PNG');
     const unauth = await fetch(`${base}/v2/scrape`, { method: 'POST', body: '{}' });
     expect(unauth.status).toBe(401);
     expect(await unauth.json()).toMatchObject({ success: false });
