@@ -117,3 +117,30 @@ export function hasAppRoot(html: string): boolean {
     if (SHORT_APP_ROOT.test(html)) return true;
   }
 }
+
+/** Elements whose content a reader never sees as text. */
+const UNSEEN = /<(script|style|noscript|template|svg|textarea)\b/gi;
+const CLOSERS: Record<string, RegExp> = {};
+
+/**
+ * The words a reader sees in the page's html, counted up to `max` (see `count`): tags are skipped
+ * and so is the content of scripts, styles and other unseen elements. Each stretch of the page is
+ * read once.
+ */
+export function seenWords(html: string, max: number, count: (text: string, max: number) => number): number {
+  let n = 0;
+  let i = 0;
+  while (n < max && i < html.length) {
+    UNSEEN.lastIndex = i;
+    const open = UNSEEN.exec(html);
+    n += count(html.slice(i, open ? open.index : html.length), max - n);
+    if (!open) break;
+    const closer = (CLOSERS[open[1].toLowerCase()] ??= new RegExp(`</${open[1]}`, 'gi'));
+    closer.lastIndex = open.index + open[0].length;
+    const close = closer.exec(html);
+    if (!close) break;
+    const gt = html.indexOf('>', close.index);
+    i = gt < 0 ? html.length : gt + 1;
+  }
+  return n;
+}

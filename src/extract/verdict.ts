@@ -4,7 +4,7 @@
  * name no site: they look for the markup and wording bot checks, captcha walls, JavaScript-only
  * shells and missing-page templates share, and only on pages too short to be an article.
  */
-import { elementTexts, hasAppRoot, stripTags } from './raw-html';
+import { elementTexts, hasAppRoot, seenWords, stripTags } from './raw-html';
 
 export const VERDICTS = ['ok', 'empty', 'challenge', 'not_found', 'error_page'] as const;
 export type Verdict = (typeof VERDICTS)[number];
@@ -13,6 +13,12 @@ export type Verdict = (typeof VERDICTS)[number];
 export const EMPTY_WORDS = 50;
 /** Challenge and not-found pages are short: a page with more words than this is neither. */
 const SHORT_WORDS = 200;
+
+/**
+ * A page whose reader sees this many words or more is not a bot check's wall, whatever captcha
+ * markup or <noscript> notice it holds (a comment form's reCAPTCHA, say): walls show under 90.
+ */
+const WALL_WORDS = 120;
 
 /** Markup of bot-check and captcha services (scripts, form ids, cookies named in the page). */
 const CHALLENGE_MARKUP = new RegExp(
@@ -171,9 +177,12 @@ export function verdictOf(p: VerdictInput): Verdict {
     const noscript = elementTexts(html, 'noscript', 2000)
       .map((t) => stripTags(t))
       .join('\n');
+    // Captcha markup, or a <noscript> asking for JavaScript, make a wall only of a page that shows
+    // its reader little else (a comment form has a captcha; many pages ask for JavaScript there).
+    const wall = () => seenWords(html, WALL_WORDS, (t, max) => wordCount(t, max, true)) < WALL_WORDS;
     if (
-      CHALLENGE_MARKUP.test(html) ||
-      CHALLENGE_WORDS.test(`${head}\n${noscript}`) ||
+      CHALLENGE_WORDS.test(head) ||
+      ((CHALLENGE_MARKUP.test(html) || CHALLENGE_WORDS.test(noscript)) && wall()) ||
       (words < EMPTY_WORDS && hasAppRoot(html) && /<script/i.test(html))
     ) {
       return 'challenge';

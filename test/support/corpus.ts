@@ -3,6 +3,7 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import * as zlib from 'node:zlib';
 import { parseHTML } from 'linkedom';
+import { decodeBody } from '../../src/fetch/decode';
 import { prng } from './prng';
 
 export function findCorpus(): string | undefined {
@@ -191,4 +192,87 @@ export function crossValidate(
     return { chosen: best, f1: scoreArticles(held, variants[best]).f1 };
   });
   return { f1: out.reduce((s, f) => s + f.f1, 0) / out.length, folds: out };
+}
+
+export interface SegmentPage {
+  /** The page's file in trafilatura-eval/html (without .gz). */
+  id: string;
+  url: string;
+  /** The page decoded as sift decodes a page served as text/html with no charset. */
+  html: string;
+  with: string[];
+  without: string[];
+}
+
+/** The half of trafilatura's evaluation in corpus/trafilatura-eval, in file order. */
+export function trafilaturaPages(corpus: string): SegmentPage[] {
+  const dir = path.join(corpus, 'trafilatura-eval');
+  const data = JSON.parse(fs.readFileSync(path.join(dir, 'evaldata.json'), 'utf8')) as Record<
+    string,
+    { file: string; with: string[]; without: string[] }
+  >;
+  return Object.entries(data)
+    .map(([url, d]) => ({
+      id: d.file,
+      url,
+      html: decodeBody(
+        zlib.gunzipSync(fs.readFileSync(path.join(dir, 'html', `${d.file}.gz`))),
+        'text/html',
+        true,
+      ),
+      with: d.with,
+      without: d.without,
+    }))
+    .sort((a, b) => (a.id < b.id ? -1 : 1));
+}
+
+export interface SegmentScore {
+  pages: number;
+  tp: number;
+  fp: number;
+  fn: number;
+  tn: number;
+  precision: number;
+  recall: number;
+  f: number;
+  /** Each page's counts, for finding the pages that lose most. */
+  perPage: { id: string; tp: number; fp: number; fn: number }[];
+}
+
+const squash = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * trafilatura's metric (tests/eval_common.py): with whitespace collapsed, a `with` segment found in
+ * the output is a true positive, else a false negative; a `without` segment found is a false
+ * positive, else a true negative; an empty output finds nothing. Counts are summed over the pages.
+ */
+export function scoreSegments(pages: SegmentPage[], extract: (id: string) => string): SegmentScore {
+  let tp = 0,
+    fp = 0,
+    fn = 0,
+    tn = 0;
+  const perPage = pages.map((p) => {
+    const out = squash(extract(p.id));
+    const found = (seg: string) => out.length > 0 && out.includes(squash(seg));
+    const c = { id: p.id, tp: 0, fp: 0, fn: 0 };
+    for (const s of p.with) found(s) ? c.tp++ : c.fn++;
+    for (const s of p.without) found(s) ? c.fp++ : tn++;
+    tp += c.tp;
+    fp += c.fp;
+    fn += c.fn;
+    return c;
+  });
+  const precision = tp / (tp + fp);
+  const recall = tp / (tp + fn);
+  return {
+    pages: pages.length,
+    tp,
+    fp,
+    fn,
+    tn,
+    precision,
+    recall,
+    f: (2 * tp) / (2 * tp + fp + fn),
+    perPage,
+  };
 }
