@@ -255,8 +255,14 @@ export function scoreSegments(pages: SegmentPage[], extract: (id: string) => str
     const out = squash(extract(p.id));
     const found = (seg: string) => out.length > 0 && out.includes(squash(seg));
     const c = { id: p.id, tp: 0, fp: 0, fn: 0 };
-    for (const s of p.with) found(s) ? c.tp++ : c.fn++;
-    for (const s of p.without) found(s) ? c.fp++ : tn++;
+    for (const s of p.with) {
+      if (found(s)) c.tp++;
+      else c.fn++;
+    }
+    for (const s of p.without) {
+      if (found(s)) c.fp++;
+      else tn++;
+    }
     tp += c.tp;
     fp += c.fp;
     fn += c.fn;
