@@ -17,6 +17,7 @@ const UI_LINE =
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
+  if (rules.textForms) unwrapTextForms(body);
   for (const el of Array.from(body.querySelectorAll<Element>(REMOVE_ALWAYS))) el.remove();
   // Every element's text and link-text length in one walk: measuring each element anew would read
   // its subtree once per ancestor. The decisions below remove subtrees only after their
@@ -41,5 +42,21 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
     if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
       if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
     }
+  }
+}
+
+/** A form with at least this many characters of text besides its controls holds content. */
+const FORM_TEXT = 200;
+const CONTROLS = 'input,select,textarea,button,option,label';
+
+/** Each form holding text gives way to its content, its controls removed (see CleanRules.textForms). */
+function unwrapTextForms(body: Element): void {
+  for (const form of Array.from(body.querySelectorAll<Element>('form')).reverse()) {
+    const controls = Array.from(form.querySelectorAll<Element>(CONTROLS));
+    const controlText = controls.reduce((n, c) => n + (c.textContent ?? '').length, 0);
+    const text = (form.textContent ?? '').replace(/\s+/g, ' ').length - controlText;
+    if (text < FORM_TEXT) continue;
+    for (const c of controls) c.remove();
+    form.replaceWith(...Array.from(form.childNodes));
   }
 }

@@ -21,6 +21,17 @@ export interface CleanRules {
   headings?: boolean;
   /** A paragraph goes as a link list only past 80% link text, not 60%: a sentence around a link is text. */
   linkSentences?: boolean;
+  /**
+   * A block Readability chose that the cleaning leaves with under 50 words of its 50 or more (a
+   * form, a link list emptied by the link-density rule) gives way to the whole page less its
+   * furniture, when that holds more. An article short from the start stays as it is.
+   */
+  thinArticle?: boolean;
+  /**
+   * A form holding text (a shop's product form with its description) keeps the text: its controls
+   * go and it gives way to what it holds, where another form goes whole.
+   */
+  textForms?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -32,6 +43,8 @@ export interface CleanRules {
 }
 
 export const ALL_RULES: Required<CleanRules> = {
+  thinArticle: true,
+  textForms: true,
   articleEnd: true,
   uiLines: true,
   embeds: true,

@@ -7,7 +7,7 @@ import { readClassFromAttribute } from '../tuning/linkedom';
 import { Readability } from '@mozilla/readability';
 import { Element as DomElement, parseHTML } from 'linkedom';
 import { cleanArticle } from './clean-article';
-import type { CleanRules } from './clean';
+import { ALL_RULES, type CleanRules } from './clean';
 import { elementsWithTags, type ElementTree, treeDepth } from './element-tree';
 import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
@@ -19,7 +19,7 @@ import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { SelectorRun } from './selector-run';
 import { tuneReadability } from '../tuning/readability';
-import { VERDICT_READ_CHARS } from './verdict';
+import { VERDICT_READ_CHARS, wordCount } from './verdict';
 
 export type { Format };
 
@@ -163,26 +163,38 @@ export function extractHtml(
   }
   const found = article?.title || fallbackTitle;
   const title = tidy(siteNamed && found === docTitle ? withoutSiteName(found) : found);
-  if (article?.content) {
-    const root = article.content as unknown as HTMLElement;
-    cleanArticle(root, opts.rules, baseUrl);
-    unwrapPage(root);
-    return done(title, root);
-  }
   // No article found: the whole page less its furniture, from a fresh parse (the first was changed).
-  const doc = parse(html, baseUrl);
-  if (opts.exclude?.length) {
-    for (const el of selectors.all(doc as unknown as Document, opts.exclude)) el.remove();
-  }
-  const body = doc.body ?? doc.documentElement;
-  for (const el of Array.from(
-    body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
-  )) {
-    el.remove();
-  }
-  titleHeadingAsReadability(body as unknown as Element, title);
-  return done(title, body as unknown as HTMLElement);
+  const wholePage = () => {
+    const doc = parse(html, baseUrl);
+    if (opts.exclude?.length) {
+      for (const el of selectors.all(doc as unknown as Document, opts.exclude)) el.remove();
+    }
+    const body = doc.body ?? doc.documentElement;
+    for (const el of Array.from(
+      body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
+    )) {
+      el.remove();
+    }
+    titleHeadingAsReadability(body as unknown as Element, title);
+    return body as unknown as HTMLElement;
+  };
+  if (!article?.content) return done(title, wholePage());
+  const root = article.content as unknown as HTMLElement;
+  const thinRule = (opts.rules ?? ALL_RULES).thinArticle;
+  const before = thinRule ? wordCount(root.textContent ?? '', THIN_WORDS) : 0;
+  cleanArticle(root, opts.rules, baseUrl);
+  unwrapPage(root);
+  // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
+  // less its furniture holds more of it. An article short from the start stays as it is.
+  if (before < THIN_WORDS) return done(title, root);
+  const words = wordCount(root.textContent ?? '', THIN_WORDS);
+  if (words >= THIN_WORDS) return done(title, root);
+  const rest = wholePage();
+  return done(title, wordCount(rest.textContent ?? '', words + 1) > words ? rest : root);
 }
+
+/** A block with fewer words than this once cleaned is thin (see CleanRules.thinArticle). */
+const THIN_WORDS = 50;
 
 /**
  * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an

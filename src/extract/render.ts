@@ -35,12 +35,22 @@ export function renderEach(body: HTMLElement, formats: readonly Format[]): Parti
   return out;
 }
 
-/** The article element in `format`. */
+/** Soft hyphens: hints where a browser may break a word, never shown unless it does. */
+const SOFT_HYPHENS = /\u00ad/g;
+
+/**
+ * The article element in `format`. Text and markdown lose the soft hyphens (a word split by them
+ * is not found by a search); html keeps them, where they stay invisible hints.
+ */
 export function render(body: HTMLElement, format: Format): string {
   if (format === 'html') return body.innerHTML.trim();
   const tex = writeFormulas(body, format);
-  if (format === 'text') return htmlText(body as unknown as Parameters<typeof htmlText>[0]);
-  const markdown = (convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '').trim();
+  if (format === 'text') {
+    return htmlText(body as unknown as Parameters<typeof htmlText>[0]).replace(SOFT_HYPHENS, '');
+  }
+  const markdown = (convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '')
+    .trim()
+    .replace(SOFT_HYPHENS, '');
   return tex ? markdown.replace(tex.token, (t) => tex.written.get(t) ?? t) : markdown;
 }
 

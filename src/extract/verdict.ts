@@ -119,6 +119,12 @@ export const VERDICT_READ_CHARS = 256 * 1024;
 const HEAD_CHARS = 600;
 
 /**
+ * A word: a run of letters and digits, or in scripts written without spaces (Chinese, Japanese),
+ * every two characters, about a word's length there.
+ */
+const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]{1,2}|[\p{L}\p{N}]+/gu;
+
+/**
  * The words of `text` (runs of letters and digits), counted up to `max` (a page's verdict never
  * needs more: reading a whole article to learn it has over 200 words was 6% of the runner's time).
  * Tag-like spans are skipped when `skipTags`, as if each were a space.
@@ -126,7 +132,8 @@ const HEAD_CHARS = 600;
 export function wordCount(text: string, max = Infinity, skipTags = false): number {
   let n = 0;
   const count = (part: string) => {
-    const word = /[\p{L}\p{N}]+/gu;
+    const word = WORD;
+    word.lastIndex = 0;
     while (n < max && word.test(part)) n++;
   };
   if (!skipTags) {

@@ -83,6 +83,12 @@ describe('wordCount', () => {
     expect(wordCount('word '.repeat(5000), 201)).toBe(201);
     expect(wordCount('x <unclosed y', Infinity, true)).toBe(3);
   });
+
+  it('counts every two characters as a word in scripts written without spaces', () => {
+    expect(wordCount('図書館が新しくなりました。')).toBe(6);
+    expect(wordCount('駅前の図書館 is new')).toBe(5);
+    expect(wordCount('도서관이 새로 열렸다')).toBe(3); // Korean is written with spaces
+  });
 });
 
 /**

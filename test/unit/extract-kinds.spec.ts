@@ -1,0 +1,35 @@
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ALL_RULES } from '../../src/extract/clean';
+import { extractHtml } from '../../src/extract/extract';
+
+const fixture = (name: string) =>
+  fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'extraction', name), 'utf8');
+
+/** Kinds of page the article rules used to lose, each on a page written for it. */
+describe('extraction of other kinds of page', () => {
+  it("a product's description inside the shop's form is kept, its controls are not", () => {
+    const html = fixture('product-in-form.html');
+    const text = extractHtml(html, 'https://shop.example/decke', 'text').content;
+    expect(text).toContain('Die zweilagige Decke aus weichem Fleece');
+    expect(text).toContain('Lieferzeit: 15 bis 21 Tage');
+    expect(text).not.toMatch(/In den Warenkorb|Grau|Name für die Stickerei/);
+    const without = extractHtml(html, 'https://shop.example/decke', 'text', {
+      rules: { ...ALL_RULES, textForms: false },
+    }).content;
+    expect(without).not.toContain('Die zweilagige Decke');
+  });
+
+  it('soft hyphens leave the text and the markdown, and stay in the html', () => {
+    const words = 'Die Zusammen&shy;arbeit der Gemein\u00adden wird ausgebaut, sagt die Bürger­meisterin. ';
+    const html = `<html><head><title>Zusammenarbeit</title></head><body><article><h1>Zusammenarbeit</h1><p>${words.repeat(12)}</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.org/z', 'text', { formats: ['markdown', 'html'] });
+    for (const f of ['text', 'markdown'] as const) {
+      expect(x.contents![f]).toContain(
+        'Die Zusammenarbeit der Gemeinden wird ausgebaut, sagt die Bürgermeisterin.',
+      );
+      expect(x.contents![f]).not.toContain('\u00ad');
+    }
+    expect(x.contents!.html).toContain('\u00ad');
+  });
+});
