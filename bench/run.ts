@@ -16,6 +16,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   documents: () => import('./documents').then((m) => m.benchDocuments()),
   crawl: () => import('./crawl').then((m) => m.benchCrawl()),
   adapters: () => import('./adapters').then((m) => m.benchAdapters()),
+  quality: () => import('./quality').then((m) => Promise.resolve(m.benchQuality())),
 };
 
 async function main(): Promise<void> {

@@ -1,0 +1,52 @@
+/**
+ * bench/quality: extraction quality on the shared corpus (../shared/corpus, or SIFT_CORPUS), both
+ * yardsticks side by side: the article benchmark's shingle F1, and trafilatura's evaluation (its
+ * shared half) by its own segment metric, each over 5 folds (fixed seed) for the spread, with the
+ * verdicts given to those ordinary pages and the extraction's CPU per page.
+ */
+import { extractHtml } from '../src/extract/extract';
+import { verdictOf } from '../src/extract/verdict';
+import {
+  articlePages,
+  findCorpus,
+  kFolds,
+  scoreArticles,
+  scoreSegments,
+  trafilaturaPages,
+} from '../test/support/corpus';
+
+const spread = (xs: number[]) => `${Math.min(...xs).toFixed(4)}–${Math.max(...xs).toFixed(4)}`;
+
+export function benchQuality(): Record<string, number | string> {
+  const corpus = findCorpus();
+  if (!corpus) return { corpus: 'not found: set SIFT_CORPUS to the shared corpus' };
+  const articles = articlePages(corpus);
+  const articleText = new Map(articles.map((p) => [p.id, extractHtml(p.html, p.url, 'text').content]));
+  const a = scoreArticles(articles, (id) => articleText.get(id)!);
+  const aFolds = kFolds(articles).map((f) => scoreArticles(f, (id) => articleText.get(id)!).f1);
+
+  const pages = trafilaturaPages(corpus);
+  const text = new Map<string, string>();
+  const verdicts: Record<string, number> = {};
+  const cpu0 = process.cpuUsage();
+  for (const p of pages) {
+    const x = extractHtml(p.html, p.url, 'text');
+    text.set(p.id, x.content);
+    const content = x.pageText ?? x.content;
+    const v = verdictOf({ status: 200, html: p.html, title: x.title, content, isHtml: true });
+    verdicts[v] = (verdicts[v] ?? 0) + 1;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const t = scoreSegments(pages, (id) => text.get(id)!);
+  const tFolds = kFolds(pages).map((f) => scoreSegments(f, (id) => text.get(id)!).f);
+  return {
+    'article benchmark pages': a.pages,
+    'article benchmark F1 (P, R)': `${a.f1.toFixed(4)} (${a.precision.toFixed(4)}, ${a.recall.toFixed(4)})`,
+    'article benchmark F1, 5 folds': spread(aFolds),
+    'trafilatura-eval (shared half) pages': t.pages,
+    'trafilatura-eval F (P, R)': `${t.f.toFixed(4)} (${t.precision.toFixed(4)}, ${t.recall.toFixed(4)})`,
+    'trafilatura-eval F, 5 folds': spread(tFolds),
+    'trafilatura-eval verdicts': JSON.stringify(verdicts),
+    'trafilatura-eval extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+  };
+}
