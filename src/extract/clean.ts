@@ -32,6 +32,11 @@ export interface CleanRules {
    * go and it gives way to what it holds, where another form goes whole.
    */
   textForms?: boolean;
+  /**
+   * The article the page states in its JSON-LD (`articleBody`) stands in for the one found in the
+   * html when it has over twice the words (and at least 50).
+   */
+  statedBody?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -44,6 +49,7 @@ export interface CleanRules {
 
 export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
+  statedBody: true,
   textForms: true,
   articleEnd: true,
   uiLines: true,

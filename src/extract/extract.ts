@@ -13,11 +13,13 @@ import { MAX_DEPTH, fewTags, limitDepth } from './flatten';
 import { htmlText, tidy } from './html-text';
 import { type Link, linksOf } from './links';
 import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata } from './metadata';
+import { jsonLd } from './json-ld';
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
 import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { SelectorRun } from './selector-run';
+import { statedIsFuller, statedParagraphs } from './stated-body';
 import { tuneReadability } from '../tuning/readability';
 import { VERDICT_READ_CHARS, wordCount } from './verdict';
 
@@ -108,7 +110,8 @@ export function extractHtml(
   // One parse serves the title fallback and the metadata (read first) and Readability (which mutates it).
   const { html, source } = parseWithinDepth(page, baseUrl);
   const head = readHead(source as unknown as Document);
-  const metadata = pageMetadata(source as unknown as Document, head, baseUrl);
+  const ld = jsonLd(head.ldScripts);
+  const metadata = pageMetadata(source as unknown as Document, head, baseUrl, ld);
   const whole = opts.pageLinks
     ? { pageLinks: linksOf(source.documentElement as unknown as HTMLElement, baseUrl).links }
     : {};
@@ -178,19 +181,28 @@ export function extractHtml(
     titleHeadingAsReadability(body as unknown as Element, title);
     return body as unknown as HTMLElement;
   };
-  if (!article?.content) return done(title, wholePage());
-  const root = article.content as unknown as HTMLElement;
-  const thinRule = (opts.rules ?? ALL_RULES).thinArticle;
-  const before = thinRule ? wordCount(root.textContent ?? '', THIN_WORDS) : 0;
-  cleanArticle(root, opts.rules, baseUrl);
-  unwrapPage(root);
-  // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
-  // less its furniture holds more of it. An article short from the start stays as it is.
-  if (before < THIN_WORDS) return done(title, root);
-  const words = wordCount(root.textContent ?? '', THIN_WORDS);
-  if (words >= THIN_WORDS) return done(title, root);
-  const rest = wholePage();
-  return done(title, wordCount(rest.textContent ?? '', words + 1) > words ? rest : root);
+  const rules = opts.rules ?? ALL_RULES;
+  const chosen = (): HTMLElement => {
+    if (!article?.content) return wholePage();
+    const root = article.content as unknown as HTMLElement;
+    const before = rules.thinArticle ? wordCount(root.textContent ?? '', THIN_WORDS) : 0;
+    cleanArticle(root, opts.rules, baseUrl);
+    unwrapPage(root);
+    // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
+    // less its furniture holds more of it. An article short from the start stays as it is.
+    if (before < THIN_WORDS) return root;
+    const words = wordCount(root.textContent ?? '', THIN_WORDS);
+    if (words >= THIN_WORDS) return root;
+    const rest = wholePage();
+    return wordCount(rest.textContent ?? '', words + 1) > words ? rest : root;
+  };
+  const root = chosen();
+  // The article the page states in its JSON-LD, when it is far fuller (see stated-body.ts).
+  const stated = rules.statedBody ? statedParagraphs(ld) : undefined;
+  if (!stated || !statedIsFuller(stated, root.textContent ?? '')) return done(title, root);
+  const statedRoot = source.createElement('div');
+  for (const text of stated) statedRoot.appendChild(source.createElement('p')).textContent = text;
+  return done(title, statedRoot as unknown as HTMLElement);
 }
 
 /** A block with fewer words than this once cleaned is thin (see CleanRules.thinArticle). */

@@ -106,8 +106,12 @@ function bylineText(el: Element | null): string | null {
 }
 
 /** Read before any cleaning changes the document. */
-export function pageMetadata(doc: Document, head: Head, baseUrl: string): Metadata {
-  const ld = jsonLd(head.ldScripts);
+export function pageMetadata(
+  doc: Document,
+  head: Head,
+  baseUrl: string,
+  ld: Json[] = jsonLd(head.ldScripts),
+): Metadata {
   const article = ld.find(
     (o) => ARTICLE_TYPES.test(typeOf(o)) && (o.headline || o.author || o.datePublished),
   );

@@ -20,6 +20,28 @@ describe('extraction of other kinds of page', () => {
     expect(without).not.toContain('Die zweilagige Decke');
   });
 
+  it('a page whose html holds little of its article gives the article its JSON-LD states', () => {
+    const body = [
+      'Der Stadtrat hat am Abend den Haushalt für das kommende Jahr beschlossen.',
+      'Die größten Posten sind die Sanierung von drei Schulen und der Ausbau der Radwege.',
+      'Die Opposition kritisierte die neuen Schulden, die Mehrheit verwies auf niedrige Zinsen und dringenden Bedarf.',
+      'Der Haushalt tritt am ersten Januar in Kraft, sofern die Aufsichtsbehörde ihn genehmigt.',
+    ];
+    const ld = {
+      '@context': 'https://schema.org',
+      '@type': 'NewsArticle',
+      headline: 'Haushalt beschlossen',
+      articleBody: body.join('\n\n'),
+    };
+    const html = `<html><head><title>Haushalt beschlossen</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><div id="app"><h1>Haushalt beschlossen</h1><p>${body[0]}</p></div><script src="/app.js"></script></body></html>`;
+    const text = extractHtml(html, 'https://example.org/haushalt', 'text').content;
+    for (const line of body) expect(text).toContain(line);
+    const without = extractHtml(html, 'https://example.org/haushalt', 'text', {
+      rules: { ...ALL_RULES, statedBody: false },
+    }).content;
+    expect(without).not.toContain(body[3]);
+  });
+
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
     const words = 'Die Zusammen&shy;arbeit der Gemein\u00adden wird ausgebaut, sagt die Bürger­meisterin. ';
     const html = `<html><head><title>Zusammenarbeit</title></head><body><article><h1>Zusammenarbeit</h1><p>${words.repeat(12)}</p></article></body></html>`;
