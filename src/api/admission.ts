@@ -13,8 +13,9 @@ const WHAT: Record<Admitted, [string, string]> = {
 
 /**
  * Per-caller caps on what holds the server's resources while it runs: fetches in flight (/v1/fetch,
- * /v1/map, /v2/scrape, /v2/map, MCP fetch and map) and open streams. One caller past its cap gets 429 too_many_requests; the others are not affected.
- * The counts are this process's own: each instance protects itself.
+ * /v1/map, /v2/scrape, /v2/map, MCP fetch and map) and open streams. One caller past its cap gets
+ * 429 too_many_requests; the others are not affected. The counts are this process's own: each
+ * instance protects itself.
  */
 @Injectable()
 export class Admission {

@@ -13,6 +13,16 @@ import { articleHtml, Fixture, send } from '../support/fixture';
 import { call, everyTool, noPrivate, pagesJoin, site } from '../support/mcp-tools';
 import { ensureBuilt, kill, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
 
+/** A site whose /slow page answers only once `release` is called. */
+async function heldSite(): Promise<{ slow: Fixture; release: () => void }> {
+  let release = () => {};
+  const held = new Promise<void>((r) => (release = r));
+  const slow = await new Fixture({
+    '/slow': (req, res) => void held.then(() => send(200, 'text/html', articleHtml('Slow', 4))(req, res)),
+  }).start();
+  return { slow, release };
+}
+
 describe('MCP over Streamable HTTP', () => {
   let t: TestApp;
   let base: string;
@@ -56,11 +66,7 @@ describe('MCP over Streamable HTTP', () => {
   );
 
   it("fetch holds one of the caller's places among fetches in flight, as /v1/fetch does", async () => {
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    const slow = await new Fixture({
-      '/slow': (req, res) => void held.then(() => send(200, 'text/html', articleHtml('Slow', 4))(req, res)),
-    }).start();
+    const { slow, release } = await heldSite();
     const c = await connect(FLEET_TOKEN);
     const first = call(c, 'fetch', { url: slow.url('/slow') });
     await waitUntil(() => slow.hitCount('/slow') || undefined, 'the first fetch to reach the site');
@@ -204,11 +210,7 @@ describe('MCP over Streamable HTTP: the POST rules, and servers lent again', () 
   }, 30_000);
 
   it('a caller who hangs up mid-call leaves no answer for the next caller with the same id', async () => {
-    let release = () => {};
-    const held = new Promise<void>((r) => (release = r));
-    const slow = await new Fixture({
-      '/slow': (req, res) => void held.then(() => send(200, 'text/html', articleHtml('Slow', 4))(req, res)),
-    }).start();
+    const { slow, release } = await heldSite();
     const gone = new AbortController();
     const first = fetch(`${base}/mcp`, {
       method: 'POST',
