@@ -146,6 +146,21 @@ describe('linear reads of the raw page', () => {
     expect(performance.now() - started).toBeLessThan(1000);
   });
 
+  it.each([
+    ['<script> never closed', '<script>'],
+    ['<style></style> repeated', '<style></style>'],
+    ['an unclosed <svg repeated', '<svg '],
+    ['<textarea>x</textarea> repeated', '<textarea>x</textarea>'],
+  ])(
+    'counts the words a reader sees of 1 MiB of %s beside captcha markup in well under a second',
+    (_, unit) => {
+      const html = '<div class="g-recaptcha"></div>' + unit.repeat(Math.ceil((1024 * 1024) / unit.length));
+      const started = performance.now();
+      expect(verdictOf({ status: 200, html, title: '', content: '', isHtml: true })).toBe('challenge');
+      expect(performance.now() - started).toBeLessThan(1000);
+    },
+  );
+
   it('reads a bounded prefix of the page', () => {
     const shell = '<div id="root"></div><script src="/app.js"></script>';
     const base = { status: 200, title: '', content: '', isHtml: true };
