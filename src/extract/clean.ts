@@ -37,6 +37,12 @@ export interface CleanRules {
    * html when it has over twice the words (and at least 50).
    */
   statedBody?: boolean;
+  /**
+   * A page of posts (a forum thread: the first post-length block named or built as a comment
+   * follows the page's heading with no article between them) keeps its comments, named as they
+   * are, for Readability to judge by their text.
+   */
+  threads?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -49,6 +55,7 @@ export interface CleanRules {
 
 export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
+  threads: true,
   statedBody: true,
   textForms: true,
   articleEnd: true,

@@ -38,10 +38,11 @@ function shortText(el: Element, max: number): string | null {
 
 /**
  * Comment threads by their shape, whatever their names: a block whose children hold, one by one,
- * a "Reply" control each, and are a comment's length (under 3,000 characters).
+ * a "Reply" control each, are a comment's length (under 3,000 characters) and hold at least half
+ * of its text.
  * Two controls in a row meet at the thread: their nearest common ancestor.
  */
-export function threads(controls: Element[]): Element[] {
+export function threads(controls: Element[]): { thread: Element; items: Element[] }[] {
   // The thread each pair of controls in a row meets at, and the items of it the pair sits in.
   const meets = new Map<Element, Set<Element>>();
   for (let i = 1; i < controls.length; i++) {
@@ -55,9 +56,13 @@ export function threads(controls: Element[]): Element[] {
       items.add(item);
     }
   }
-  const found: Element[] = [];
+  const found: { thread: Element; items: Element[] }[] = [];
   for (const [meet, items] of meets) {
-    if (items.size >= 2 && [...items].every((item) => textLen(item) < 3000)) found.push(meet);
+    const lengths = [...items].map(textLen);
+    // The items hold most of the thread: two reply buttons around a post are not a thread.
+    const held = lengths.reduce((a, b) => a + b, 0);
+    if (items.size >= 2 && lengths.every((n) => n < 3000) && held * 2 >= textLen(meet))
+      found.push({ thread: meet, items: [...items] });
   }
   return found;
 }

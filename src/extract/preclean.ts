@@ -6,7 +6,8 @@
 import { ALL_RULES, type CleanRules } from './clean';
 import { COMMENTS, isReplyControl, threads } from './comments';
 import { HEADING, textLen } from './dom-measure';
-import { keepTitledStory } from './titled-story';
+import { COMMENT_NAMED, isThreadPage, unnameComments } from './thread-page';
+import { keepTitledStory, titledHeading } from './titled-story';
 
 // Class or id words that mark page furniture rather than article text.
 const FURNITURE =
@@ -157,6 +158,18 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   if (rules.math) unnameFormulas(found.formulas);
   const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);
   const keeps = (el: Element) => !(heading && el.contains(heading));
+  // A page of posts: its comments are its content (see thread-page.ts).
+  const shaped = rules.comments ? threads(found.controls) : [];
+  const thread =
+    rules.threads &&
+    isThreadPage(
+      titledHeading(found.headings, titles),
+      found.named.filter((el) => COMMENT_NAMED.test(classId(el))),
+      shaped.flatMap((t) => t.items),
+      found.comments,
+    );
+  if (thread) unnameComments(found.named);
+  const removeComments = rules.comments && !thread;
   for (const el of found.named) {
     if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
       continue;
@@ -164,7 +177,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
     if (ci.length >= 200) continue;
     // A comment thread can be longer than the post it follows: judged by its name and by not
     // holding the page's heading, not by its length.
-    if (rules.comments && COMMENTS.test(ci) && keeps(el)) {
+    if (removeComments && COMMENTS.test(ci) && keeps(el)) {
       el.remove();
       continue;
     }
@@ -179,8 +192,8 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
 
   if (rules.wrappedParagraphs) unwrapParagraphs(found.paragraphs);
   if (rules.signups) removeSignups(found.emails, keeps);
-  if (rules.comments) {
-    for (const el of [...found.comments, ...threads(found.controls)])
+  if (removeComments) {
+    for (const el of [...found.comments, ...shaped.map((t) => t.thread)])
       if (el.parentNode && keeps(el)) el.remove();
   }
 }

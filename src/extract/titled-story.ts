@@ -19,16 +19,7 @@ function words(s: string): string {
  * in the same template, and a story's length of text, are the other stories, and go.
  */
 export function keepTitledStory(headings: Element[], titles: string[]): void {
-  const wanted = titles.map(words).filter((t) => t.length > 0);
-  if (wanted.length === 0) return;
-  const named = (text: string) => {
-    const h = words(text);
-    if (!h) return false;
-    return wanted.some(
-      (t) => t === h || (h.split(' ').length >= 3 && (t.startsWith(`${h} `) || t.endsWith(` ${h}`))),
-    );
-  };
-  const heading = headings.find((h) => named(h.textContent ?? ''));
+  const heading = titledHeading(headings, titles);
   if (!heading) return;
   const sig = (el: Element) => `${el.localName}.${el.getAttribute('class') ?? ''}`;
   // The titled story's ancestors, nearest first: the story is one of them.
@@ -50,4 +41,21 @@ export function keepTitledStory(headings: Element[], titles: string[]): void {
       break;
     }
   }
+}
+
+/**
+ * The heading (h1 to h3, in document order) that the page's title repeats: the same words, or three
+ * or more of them that begin or end the title.
+ */
+export function titledHeading(headings: Element[], titles: string[]): Element | undefined {
+  const wanted = titles.map(words).filter((t) => t.length > 0);
+  if (wanted.length === 0) return undefined;
+  const named = (text: string) => {
+    const h = words(text);
+    if (!h) return false;
+    return wanted.some(
+      (t) => t === h || (h.split(' ').length >= 3 && (t.startsWith(`${h} `) || t.endsWith(` ${h}`))),
+    );
+  };
+  return headings.find((h) => named(h.textContent ?? ''));
 }

@@ -54,4 +54,39 @@ describe('extraction of other kinds of page', () => {
     }
     expect(x.contents!.html).toContain('\u00ad');
   });
+  it("a forum thread's posts are its content, though they are built and named as comments", () => {
+    const html = fixture('forum-thread.html');
+    const url = 'https://potager.example/forum/tomates-noircissent';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('depuis une semaine les tomates de mes six pieds');
+    expect(text).toContain("Ce n'est pas une maladie mais la nécrose apicale");
+    expect(text).toContain('Enlevez les fruits abîmés');
+    expect(text).not.toMatch(/Vous devez vous connecter|Nos partenaires|Mentions légales/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, threads: false } }).content;
+    expect(without).not.toContain('nécrose apicale');
+  });
+
+  it('a post between two reply buttons is not a comment thread', () => {
+    const text = extractHtml(
+      fixture('forum-one-post.html'),
+      'https://forum.example/viewtopic.php?t=88',
+      'text',
+    ).content;
+    expect(text).toContain('Wir haben beim Neubau eine Zisterne mit 6.000 Litern eingeplant');
+    expect(text).toContain('spart das rund 40 Prozent des Trinkwassers');
+    expect(text).not.toContain('Wer ist online');
+  });
+
+  it("an article's comments still go when they follow the article", () => {
+    const post = (who: string, said: string) =>
+      `<li class="ForumComment"><span>${who}</span><p>${said.repeat(4)}</p><a href="#r">Reply</a></li>`;
+    const article =
+      '<p>The council voted on Tuesday to close the old bridge to cars from the first of June, after an inspection found the steel of its main span corroded well past what the engineers had expected.</p>'.repeat(
+        3,
+      );
+    const html = `<html><head><title>Old bridge to close to cars</title></head><body><h1>Old bridge to close to cars</h1><article>${article}</article><ol class="comments">${post('ann', 'About time, that bridge shakes when a bus goes over it. ')}${post('bob', 'What about the cyclists who cross it every morning? ')}</ol></body></html>`;
+    const text = extractHtml(html, 'https://news.example/bridge', 'text').content;
+    expect(text).toContain('main span corroded');
+    expect(text).not.toMatch(/About time|cyclists/);
+  });
 });
