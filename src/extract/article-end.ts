@@ -41,7 +41,22 @@ const ARTICLE_END_HEADINGS = [
   'reader comments',
   'have your say',
   // A sign-up for a newsletter ("Get our morning briefing").
-  String.raw`get (our|the)\b.*\b(emails?|newsletters?|briefing)`,
+  String.raw`get (our|the)\b.*\b(emails?|newsletters?|briefing)`, // The same in other languages: German, French, Spanish, Italian, Portuguese, Dutch, Polish.
+  String.raw`(\d+\s+)?(kommentare?|commentaires?|comentarios?|commenti|comentários|reacties|komentarze?)(\s*\(\d+\))?`,
+  '(schreibe|hinterlasse) einen kommentar|kommentar (schreiben|verfassen|abgeben)|kommentieren',
+  'laisser un commentaire|(deja|dejar) un comentario|lascia un commento|deixe um comentário|reageer|réagir',
+  String.raw`(ähnliche|verwandte|weitere|passende)\s+(artikel|beiträge|themen|nachrichten|meldungen)`,
+  String.raw`mehr\s+zum\s+thema\b.*`,
+  String.raw`das könnte (sie|dich) auch interessieren`,
+  String.raw`(lesen sie|lies) (auch|mehr)\b.*`,
+  String.raw`auch interessant|meistgelesen(e artikel)?|beliebte (artikel|beiträge)`,
+  String.raw`(à|a) lire (aussi|également)|lire aussi|sur le même (sujet|thème)|articles? (similaires|liés)`,
+  String.raw`les plus lus|vous aimerez aussi|dans la même rubrique`,
+  String.raw`(noticias|artículos|notas) relacionad[oa]s|te puede interesar|lo más leído|lee también|más noticias`,
+  String.raw`articoli correlati|leggi anche|potrebbe interessarti|i più letti`,
+  String.raw`(notícias|artigos) relacionad[oa]s|leia também|mais lidas`,
+  String.raw`lees ook|gerelateerde artikelen|meer nieuws`,
+  String.raw`czytaj (także|też|również)|zobacz (także|też|również)|podobne artykuły|najczęściej czytane`,
 ];
 
 /** The whole heading is one of ARTICLE_END_HEADINGS, then perhaps spaces and punctuation. */

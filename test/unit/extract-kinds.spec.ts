@@ -89,4 +89,35 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('main span corroded');
     expect(text).not.toMatch(/About time|cyclists/);
   });
+  it.each([
+    [
+      'de',
+      'Das könnte Sie auch interessieren',
+      'Die Gemeinde hat den Bau der neuen Sporthalle beschlossen, die im Herbst fertig sein soll. ',
+    ],
+    [
+      'es',
+      'Noticias relacionadas',
+      'El ayuntamiento aprobó la construcción del nuevo polideportivo, que abrirá en otoño. ',
+    ],
+    ['fr', 'Commentaires', 'La mairie a voté la construction du nouveau gymnase, qui ouvrira à la rentrée. '],
+    [
+      'pl',
+      'Czytaj także',
+      'Rada gminy zatwierdziła budowę nowej hali sportowej, która zostanie otwarta jesienią. ',
+    ],
+  ])('an article in %s ends at a heading that says "%s"', (lang, heading, sentence) => {
+    const teasers = [1, 2, 3]
+      .map((i) => `<p>Teaser ${i}: ${sentence.slice(0, 40)} <a href="/t/${i}">/t/${i}</a></p>`)
+      .join('');
+    const html = `<html lang="${lang}"><head><title>T</title></head><body><article><h1>T</h1>${`<p>${sentence.repeat(3)}</p>`.repeat(4)}<h2>${heading}</h2>${teasers}</article></body></html>`;
+    const text = extractHtml(html, 'https://example.org/a', 'text').content;
+    expect(text).toContain(sentence.trim());
+    expect(text).not.toMatch(/Teaser \d/);
+    expect(text).not.toContain(heading);
+    const without = extractHtml(html, 'https://example.org/a', 'text', {
+      rules: { ...ALL_RULES, articleEnd: false },
+    }).content;
+    expect(without).toContain('Teaser 1');
+  });
 });
