@@ -43,6 +43,11 @@ export interface CleanRules {
    * are, for Readability to judge by their text.
    */
   threads?: boolean;
+  /**
+   * The ingredients and steps of the recipe the page states in its JSON-LD are added to the
+   * article when it lacks most of them.
+   */
+  statedRecipe?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -57,6 +62,7 @@ export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
   threads: true,
   statedBody: true,
+  statedRecipe: true,
   textForms: true,
   articleEnd: true,
   uiLines: true,

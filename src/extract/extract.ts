@@ -20,6 +20,7 @@ import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
+import { withStatedRecipe } from './stated-recipe';
 import { tuneReadability } from '../tuning/readability';
 import { VERDICT_READ_CHARS, wordCount } from './verdict';
 
@@ -196,13 +197,16 @@ export function extractHtml(
     const rest = wholePage();
     return wordCount(rest.textContent ?? '', words + 1) > words ? rest : root;
   };
-  const root = chosen();
+  let root = chosen();
   // The article the page states in its JSON-LD, when it is far fuller (see stated-body.ts).
   const stated = rules.statedBody ? statedParagraphs(ld) : undefined;
-  if (!stated || !statedIsFuller(stated, root.textContent ?? '')) return done(title, root);
-  const statedRoot = source.createElement('div');
-  for (const text of stated) statedRoot.appendChild(source.createElement('p')).textContent = text;
-  return done(title, statedRoot as unknown as HTMLElement);
+  if (stated && statedIsFuller(stated, root.textContent ?? '')) {
+    root = source.createElement('div') as unknown as HTMLElement;
+    for (const text of stated) root.appendChild(source.createElement('p')).textContent = text;
+  }
+  // The recipe it states, when the article lacks its ingredients or steps (see stated-recipe.ts).
+  if (rules.statedRecipe) withStatedRecipe(root as unknown as Element, ld);
+  return done(title, root);
 }
 
 /** A block with fewer words than this once cleaned is thin (see CleanRules.thinArticle). */

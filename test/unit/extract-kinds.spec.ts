@@ -120,4 +120,46 @@ describe('extraction of other kinds of page', () => {
     }).content;
     expect(without).toContain('Teaser 1');
   });
+  it('a recipe page gives the ingredients and steps its JSON-LD states when the article lacks them', () => {
+    const html = fixture('recipe-card.html');
+    const url = 'https://crumb.example/rye-crackers';
+    const x = extractHtml(html, url, 'markdown', { formats: ['text'] });
+    expect(x.contents!.text).toContain('Every baker who keeps a starter');
+    expect(x.content).toContain('- 150 g sourdough discard');
+    expect(x.content).toContain('- 1 tbsp caraway seeds');
+    expect(x.content).toContain('1. Stir the discard, rye flour and olive oil');
+    expect(x.content).toContain('3. Scatter the salt and caraway over it and bake at 180 °C');
+    expect(x.content).not.toMatch(/Print Recipe|Popular/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, statedRecipe: false } }).content;
+    expect(without).not.toContain('caraway seeds');
+  });
+
+  it('a recipe the article already holds is not added again', () => {
+    const steps = ['Whisk the eggs with the milk.', 'Fry the batter in butter until golden.'];
+    const ld = {
+      '@type': 'Recipe',
+      recipeIngredient: ['2 eggs', '200 ml milk'],
+      recipeInstructions: steps.join('\n'),
+    };
+    const story =
+      '<p>Pancakes on a Sunday morning are a family habit that goes back three generations in our house.</p>'.repeat(
+        3,
+      );
+    const html = `<html><head><title>Pancakes</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><article><h1>Pancakes</h1>${story}<ul><li>2 eggs</li><li>200 ml milk</li></ul><ol>${steps.map((s) => `<li>${s}</li>`).join('')}</ol></article></body></html>`;
+    const text = extractHtml(html, 'https://example.org/pancakes', 'text').content;
+    expect(text.split('Fry the batter').length).toBe(2);
+    expect(text.split('200 ml milk').length).toBe(2);
+  });
+  it('a stated recipe is read within bounds: 200 lines, 32 levels deep', () => {
+    const open = '{"@type":"HowToSection","itemListElement":['.repeat(2000);
+    const deep = `${open}{"@type":"HowToStep","text":"the deepest step"}${']}'.repeat(2000)}`;
+    const ingredients = JSON.stringify(Array.from({ length: 100_000 }, (_, i) => `ingredient number ${i}`));
+    const ld = `{"@type":"Recipe","recipeIngredient":${ingredients},"recipeInstructions":[${deep},"${'x'.repeat(1 << 20)}"]}`;
+    const html = `<html><head><title>R</title><script type="application/ld+json">${ld}</script></head><body><article><h1>R</h1><p>${'A short story before the recipe. '.repeat(10)}</p></article></body></html>`;
+    const text = extractHtml(html, 'https://example.org/r', 'text').content;
+    expect(text).toContain('ingredient number 199');
+    expect(text).not.toContain('ingredient number 200');
+    expect(text).not.toContain('the deepest step');
+    expect(text.length).toBeLessThan(20_000);
+  });
 });

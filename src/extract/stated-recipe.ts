@@ -1,0 +1,89 @@
+/**
+ * The recipe a page states in its JSON-LD (schema.org Recipe): its ingredients and its steps. A
+ * recipe page spreads them over cards and widgets apart from its story, and the block chosen as the
+ * article often holds the story alone.
+ */
+import { JSON_LD_DEPTH, typeOf, type Json } from './json-ld';
+import { unescapeRefs } from './stated-text';
+
+export interface StatedRecipe {
+  ingredients: string[];
+  steps: string[];
+}
+
+/** How many ingredients and steps are read, and the characters of each: a page may state millions. */
+const MAX_ITEMS = 200;
+const MAX_ITEM_CHARS = 4000;
+
+/** How many of them are looked for in the article, to judge whether it holds the recipe. */
+const CHECKED = 20;
+
+/** The page's first Recipe with ingredients or steps; undefined when it states none. */
+export function statedRecipe(ld: Json[]): StatedRecipe | undefined {
+  for (const o of ld) {
+    if (!/(^|\s)recipe(\s|$)/i.test(typeOf(o))) continue;
+    const ingredients = lines(o.recipeIngredient ?? o.ingredients, 0);
+    const steps = lines(o.recipeInstructions, 0);
+    if (ingredients.length > 0 || steps.length > 0) return { ingredients, steps };
+  }
+  return undefined;
+}
+
+/**
+ * Lines of text from a string (one per line), a list, a HowToStep ({text}), or a HowToSection
+ * ({itemListElement}), at most MAX_ITEMS.
+ */
+function lines(v: unknown, depth: number): string[] {
+  const out: string[] = [];
+  const walk = (x: unknown, d: number) => {
+    if (out.length >= MAX_ITEMS || d > JSON_LD_DEPTH) return;
+    if (typeof x === 'string') {
+      for (const line of plain(x.slice(0, MAX_ITEM_CHARS)).split('\n')) {
+        const t = line.replace(/\s+/g, ' ').trim();
+        if (t && out.length < MAX_ITEMS) out.push(t);
+      }
+    } else if (Array.isArray(x)) {
+      for (const y of x.slice(0, MAX_ITEMS)) walk(y, d + 1);
+    } else if (x && typeof x === 'object') {
+      const o = x as Json;
+      if (o.itemListElement !== undefined) walk(o.itemListElement, d + 1);
+      else walk(o.text ?? o.name, d + 1);
+    }
+  };
+  walk(v, depth);
+  return out;
+}
+
+/** Text written as html: its block tags are line breaks, its other tags go. */
+function plain(s: string): string {
+  return unescapeRefs(s)
+    .replace(/<\/?(p|div|br|li|h[1-6])\b[^>]*>/gi, '\n')
+    .replace(/<[^>]*>/g, '');
+}
+
+/** Of `items`, those the text does not hold (whitespace collapsed, any case). */
+export function missing(items: string[], text: string): string[] {
+  const flat = text.replace(/\s+/g, ' ').toLowerCase();
+  return items.filter((i) => !flat.includes(i.toLowerCase()));
+}
+
+/**
+ * The stated recipe's ingredients (a list) and steps (a numbered list) added to the article when it
+ * lacks most of them. A recipe whose card the article holds is left as it is.
+ */
+export function withStatedRecipe(root: Element, ld: Json[]): void {
+  const recipe = statedRecipe(ld);
+  if (!recipe) return;
+  const text = root.textContent ?? '';
+  const doc = root.ownerDocument;
+  for (const [items, tag] of [
+    [recipe.ingredients, 'ul'],
+    [recipe.steps, 'ol'],
+  ] as const) {
+    // Judged on the first CHECKED items: each is searched for in the whole article.
+    const checked = items.slice(0, CHECKED);
+    if (checked.length === 0 || missing(checked, text).length * 2 <= checked.length) continue;
+    const list = root.appendChild(doc.createElement(tag));
+    for (const item of items) list.appendChild(doc.createElement('li')).textContent = item;
+  }
+}
