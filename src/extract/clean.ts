@@ -48,6 +48,11 @@ export interface CleanRules {
    * article when it lacks most of them.
    */
   statedRecipe?: boolean;
+  /**
+   * A `<noscript>` or a `<script type="text/template">` that is the only text of its block and holds
+   * 50 words or more is put in the page in its place (an article written by a script).
+   */
+  scriptText?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -62,6 +67,7 @@ export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
   threads: true,
   statedBody: true,
+  scriptText: true,
   statedRecipe: true,
   textForms: true,
   articleEnd: true,

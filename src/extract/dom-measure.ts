@@ -78,3 +78,36 @@ export function collapsedLength(s: string): number {
   }
   return n;
 }
+
+/**
+ * Text between a page's heading and what follows it directly, at most: a byline, a date, a
+ * toolbar, a page count.
+ */
+export const LEAD_CHARS = 150;
+
+/** Not read as text between two elements. */
+const UNSEEN = /^(script|style|noscript|template)$/;
+
+/** `b` comes after `a` in document order, not inside it. */
+export function followsOutside(a: Element, b: Element): boolean {
+  const pos = a.compareDocumentPosition(b);
+  return (pos & 4) !== 0 && (pos & 16) === 0;
+}
+
+/** Characters of seen text from the end of `from` to the start of `to`, counted up to `max`. */
+export function textBetween(from: Element, to: Element, max: number): number {
+  let n = 0;
+  let node: Node | null = past(from);
+  while (node && node !== to && n < max) {
+    if (node.nodeType === 3) n += collapsedLength((node as Text).data.trim());
+    const el = node.nodeType === 1 ? (node as Element) : null;
+    node = el && !UNSEEN.test(el.localName) && el.firstChild ? el.firstChild : past(node);
+  }
+  return n;
+}
+
+/** The node after `node` and all it holds, in document order. */
+function past(node: Node): Node | null {
+  for (let n: Node | null = node; n; n = n.parentNode) if (n.nextSibling) return n.nextSibling;
+  return null;
+}

@@ -6,6 +6,7 @@
 import { ALL_RULES, type CleanRules } from './clean';
 import { COMMENTS, isReplyControl, threads } from './comments';
 import { HEADING, textLen } from './dom-measure';
+import { isTemplateScript, unwrapScriptText } from './script-text';
 import { COMMENT_NAMED, isThreadPage, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
 
@@ -31,6 +32,8 @@ interface Survey {
   controls: Element[];
   /** MathML formulas. */
   formulas: Element[];
+  /** `<noscript>` elements and scripts holding html templates. */
+  scripts: Element[];
 }
 
 function survey(doc: Document): Survey {
@@ -43,6 +46,7 @@ function survey(doc: Document): Survey {
     comments: [],
     controls: [],
     formulas: [],
+    scripts: [],
   };
   const root = doc.documentElement;
   let el: Element | null = root;
@@ -53,6 +57,7 @@ function survey(doc: Document): Survey {
     else if (name === 'h1' || name === 'h2' || name === 'h3') out.headings.push(el);
     else if (name === 'blockquote') out.quotes.push(el);
     else if (name === 'math') out.formulas.push(el);
+    else if (name === 'noscript' || (name === 'script' && isTemplateScript(el))) out.scripts.push(el);
     else if (name === 'input' && el.getAttribute('type')?.toLowerCase() === 'email') out.emails.push(el);
     else if (name === 'a' || name === 'button' || name === 'span') {
       if (isReplyControl(el)) out.controls.push(el);
@@ -152,8 +157,11 @@ function removeSignups(emails: Element[], keeps: (el: Element) => boolean): void
 
 /** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
 export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, titles: string[] = []): void {
-  const found = survey(doc);
-  if (rules.stories) keepTitledStory(found.headings, titles);
+  let found = survey(doc);
+  const titled = titledHeading(found.headings, titles);
+  // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
+  if (rules.scriptText && unwrapScriptText(found.scripts, titled)) found = survey(doc);
+  if (rules.stories) keepTitledStory(found.headings, titled);
   if (rules.embeds) unwrapQuotes(found.quotes);
   if (rules.math) unnameFormulas(found.formulas);
   const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);
@@ -163,7 +171,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   const thread =
     rules.threads &&
     isThreadPage(
-      titledHeading(found.headings, titles),
+      titled,
       found.named.filter((el) => COMMENT_NAMED.test(classId(el))),
       shaped.flatMap((t) => t.items),
       found.comments,

@@ -18,8 +18,7 @@ function words(s: string): string {
  * Its siblings built the same way (same element and class) that hold a heading at the same place
  * in the same template, and a story's length of text, are the other stories, and go.
  */
-export function keepTitledStory(headings: Element[], titles: string[]): void {
-  const heading = titledHeading(headings, titles);
+export function keepTitledStory(headings: Element[], heading: Element | undefined): void {
   if (!heading) return;
   const sig = (el: Element) => `${el.localName}.${el.getAttribute('class') ?? ''}`;
   // The titled story's ancestors, nearest first: the story is one of them.

@@ -162,4 +162,45 @@ describe('extraction of other kinds of page', () => {
     expect(text).not.toContain('the deepest step');
     expect(text.length).toBeLessThan(20_000);
   });
+  it("an article a script writes from its template, or holds in a <noscript>, is the page's text", () => {
+    const html = fixture('article-in-template.html');
+    const url = 'https://notes.example/2024/03/gauges.html';
+    const noscriptOnly = html.replace(/<script type="text\/template">\s*<span[\s\S]*?<\/script>/, '');
+    expect(noscriptOnly).not.toBe(html);
+    for (const page of [html, noscriptOnly]) {
+      const text = extractHtml(page, url, 'text').content;
+      expect(text.split('For twenty years our gauges').length).toBe(2);
+      expect(text).toContain('about half an hour earlier than it could last spring');
+      expect(text).not.toMatch(/We value your privacy|partners use cookies/);
+      const without = extractHtml(page, url, 'text', { rules: { ...ALL_RULES, scriptText: false } }).content;
+      expect(without).not.toContain('For twenty years');
+    }
+  });
+
+  it('a template of JSON, or one far from the heading, stays a script', () => {
+    const words = 'The river rose a metre in forty minutes and the gauges saw it. '.repeat(8);
+    const json = JSON.stringify({ type: 'Image', caption: `<p>${words}</p>` });
+    const page = (inside: string) =>
+      `<html><head><title>Gauges</title></head><body><h1>Gauges</h1><div class="post">${inside}</div><p>${'A short note. '.repeat(3)}</p></body></html>`;
+    const url = 'https://notes.example/g';
+    expect(
+      extractHtml(page(`<script type="text/template">${json}</script>`), url, 'text').content,
+    ).not.toContain('river rose');
+    const far = `<p>${'Text between the heading and the template. '.repeat(6)}</p><div><script type="text/template"><p>${words}</p></script></div>`;
+    expect(extractHtml(page(far), url, 'text').content).not.toContain('river rose');
+    expect(
+      extractHtml(page(`<script type="text/template"><p>${words}</p></script>`), url, 'text').content,
+    ).toContain('river rose');
+  });
+  it('of thousands of templates in one block, the first is put in the page and the rest stay scripts', () => {
+    const words = 'The river rose a metre in forty minutes and the gauges saw it. '.repeat(6);
+    const templates = Array.from(
+      { length: 5000 },
+      (_, i) => `<script type="text/template"><p>Template ${i}. ${words}</p></script>`,
+    ).join('');
+    const html = `<html><head><title>Gauges</title></head><body><h1>Gauges</h1><div class="post">${templates}</div></body></html>`;
+    const text = extractHtml(html, 'https://notes.example/g', 'text').content;
+    expect(text).toContain('Template 0.');
+    expect(text).not.toContain('Template 1.');
+  });
 });
