@@ -73,6 +73,7 @@ function parse(html: string, baseUrl: string) {
   // A fragment (no <html>/<body>): browsers put it in a body, so do the same.
   if (document.documentElement?.tagName !== 'HTML' || !document.body)
     document = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`).document;
+  else moveIntoBody(document.body as unknown as Node);
   // Readability resolves relative links against the document's base.
   if (!document.querySelector('base[href]') && document.head) {
     const base = document.createElement('base');
@@ -80,6 +81,18 @@ function parse(html: string, baseUrl: string) {
     document.head.appendChild(base);
   }
   return document;
+}
+
+/**
+ * A page with no <body> tag: the parser makes an empty body after the head and leaves the page's
+ * content beside it. Browsers put what follows the head in the body; so does this.
+ */
+function moveIntoBody(body: Node): void {
+  for (let n = body.nextSibling; n;) {
+    const next = n.nextSibling;
+    body.appendChild(n);
+    n = next;
+  }
 }
 
 /**

@@ -203,4 +203,16 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('Template 0.');
     expect(text).not.toContain('Template 1.');
   });
+  it('a page with no <body> tag has its content after the head read as its body', () => {
+    const story =
+      '<p>Los conductores están invitados a la bendición anual de vehículos que se realiza este sábado sobre la avenida.</p>'.repeat(
+        3,
+      );
+    const html = `<!DOCTYPE html><html lang=es><head><title>Bendición de vehículos</title></head> <a href=#content>Saltar</a><main><article><h1>Bendición de vehículos</h1>${story}</article></main></html>`;
+    const x = extractHtml(html, 'https://example.org/b', 'text', { include: ['article p'] });
+    expect(x.content).toContain('bendición anual de vehículos');
+    expect(extractHtml(html, 'https://example.org/b', 'text').content).toContain(
+      'bendición anual de vehículos',
+    );
+  });
 });
