@@ -44,8 +44,8 @@ export interface CleanRules {
    */
   threads?: boolean;
   /**
-   * The ingredients and steps of the recipe the page states in its JSON-LD are added to the
-   * article when it lacks most of them.
+   * The ingredients and steps of the recipe (or the supplies and steps of the how-to) the page
+   * states in its JSON-LD are added to the article when it lacks most of them.
    */
   statedRecipe?: boolean;
   /**

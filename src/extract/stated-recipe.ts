@@ -1,7 +1,8 @@
 /**
- * The recipe a page states in its JSON-LD (schema.org Recipe): its ingredients and its steps. A
- * recipe page spreads them over cards and widgets apart from its story, and the block chosen as the
- * article often holds the story alone.
+ * The recipe or the how-to a page states in its JSON-LD (schema.org Recipe, HowTo): its
+ * ingredients or supplies, and its steps. Such a page spreads them over cards and widgets apart
+ * from its story (or writes them with its scripts), and the block chosen as the article often
+ * holds the story alone.
  */
 import { JSON_LD_DEPTH, typeOf, type Json } from './json-ld';
 import { unescapeRefs } from './stated-text';
@@ -18,12 +19,12 @@ const MAX_ITEM_CHARS = 4000;
 /** How many of them are looked for in the article, to judge whether it holds the recipe. */
 const CHECKED = 20;
 
-/** The page's first Recipe with ingredients or steps; undefined when it states none. */
+/** The page's first Recipe or HowTo with ingredients (supplies) or steps; undefined when none. */
 export function statedRecipe(ld: Json[]): StatedRecipe | undefined {
   for (const o of ld) {
-    if (!/(^|\s)recipe(\s|$)/i.test(typeOf(o))) continue;
-    const ingredients = lines(o.recipeIngredient ?? o.ingredients, 0);
-    const steps = lines(o.recipeInstructions, 0);
+    if (!/(^|\s)(recipe|howto)(\s|$)/i.test(typeOf(o))) continue;
+    const ingredients = lines(o.recipeIngredient ?? o.ingredients ?? o.supply, 0);
+    const steps = lines(o.recipeInstructions ?? o.step, 0);
     if (ingredients.length > 0 || steps.length > 0) return { ingredients, steps };
   }
   return undefined;
@@ -69,7 +70,8 @@ export function missing(items: string[], text: string): string[] {
 
 /**
  * The stated recipe's ingredients (a list) and steps (a numbered list) added to the article when it
- * lacks most of them. A recipe whose card the article holds is left as it is.
+ * lacks most of them. A recipe whose card the article holds is left as it is. (A how-to is read
+ * the same way: its supplies and its steps.)
  */
 export function withStatedRecipe(root: Element, ld: Json[]): void {
   const recipe = statedRecipe(ld);

@@ -215,4 +215,35 @@ describe('extraction of other kinds of page', () => {
       'bendición anual de vehículos',
     );
   });
+  it('a how-to whose steps only its JSON-LD states gives them', () => {
+    const ld = {
+      '@type': 'HowTo',
+      name: 'Sew a round tablecloth',
+      supply: [
+        { '@type': 'HowToSupply', name: 'Cotton fabric' },
+        { '@type': 'HowToSupply', name: 'Pins' },
+      ],
+      step: [
+        {
+          '@type': 'HowToStep',
+          itemListElement: {
+            '@type': 'HowToDirection',
+            text: '<p>Measure the diameter of the table top.</p>',
+          },
+        },
+        {
+          '@type': 'HowToStep',
+          itemListElement: {
+            '@type': 'HowToDirection',
+            text: '<p>Fold the fabric in four and mark a quarter circle.</p>',
+          },
+        },
+      ],
+    };
+    const html = `<html><head><title>Sew a round tablecloth</title><script type="application/ld+json">${JSON.stringify(ld)}</script></head><body><div id="app" data-props="{}"></div><div class="notice"><p>Your browser is out of date.</p></div></body></html>`;
+    const text = extractHtml(html, 'https://diy.example/tablecloth', 'text').content;
+    expect(text).toContain('Measure the diameter of the table top.');
+    expect(text).toContain('Fold the fabric in four and mark a quarter circle.');
+    expect(text).toContain('Cotton fabric');
+  });
 });
