@@ -53,6 +53,11 @@ export interface CleanRules {
    * 50 words or more is put in the page in its place (an article written by a script).
    */
   scriptText?: boolean;
+  /**
+   * The blocks that hold the page's heading lose the names or role that Readability drops as
+   * unlikely ("footer", "social", a dialog's role), with all they hold.
+   */
+  headingPath?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -67,6 +72,7 @@ export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
   threads: true,
   statedBody: true,
+  headingPath: true,
   scriptText: true,
   statedRecipe: true,
   textForms: true,

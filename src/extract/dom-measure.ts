@@ -111,3 +111,17 @@ function past(node: Node): Node | null {
   for (let n: Node | null = node; n; n = n.parentNode) if (n.nextSibling) return n.nextSibling;
   return null;
 }
+
+/** Whether `el` holds at least `min` characters of text (read no further than that). */
+export function textAtLeast(el: Element, min: number): boolean {
+  let n = 0;
+  for (let node: Node | null = el.firstChild; node && node !== el;) {
+    if (node.nodeType === 3 && (n += collapsedLength((node as Text).data)) >= min) return true;
+    if (node.firstChild) node = node.firstChild;
+    else {
+      while (node && node !== el && !node.nextSibling) node = node.parentNode;
+      node = node && node !== el ? node.nextSibling : null;
+    }
+  }
+  return false;
+}

@@ -6,6 +6,7 @@
 import { ALL_RULES, type CleanRules } from './clean';
 import { COMMENTS, isReplyControl, threads } from './comments';
 import { HEADING, textLen } from './dom-measure';
+import { keepHeadingPath } from './heading-path';
 import { isTemplateScript, unwrapScriptText } from './script-text';
 import { COMMENT_NAMED, isThreadPage, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
@@ -162,6 +163,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
   if (rules.scriptText && unwrapScriptText(found.scripts, titled)) found = survey(doc);
   if (rules.stories) keepTitledStory(found.headings, titled);
+  if (rules.headingPath) keepHeadingPath(titled ?? found.headings.find((h) => h.localName === 'h1'));
   if (rules.embeds) unwrapQuotes(found.quotes);
   if (rules.math) unnameFormulas(found.formulas);
   const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);

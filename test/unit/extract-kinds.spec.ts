@@ -246,4 +246,14 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('Fold the fabric in four and mark a quarter circle.');
     expect(text).toContain('Cotton fabric');
   });
+  it("the blocks that hold the page's heading are not dropped for names that sound like furniture", () => {
+    const html = fixture('article-in-unlikely-wrapper.html');
+    const url = 'https://harbour.example/night-ferry';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('the night ferry to the outer islands will sail again');
+    expect(text).toContain('Tickets go on sale next week.');
+    expect(text).not.toMatch(/affiliate links|Reader notice/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, headingPath: false } }).content;
+    expect(without).not.toContain('the night ferry to the outer islands');
+  });
 });
