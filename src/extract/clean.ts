@@ -58,6 +58,11 @@ export interface CleanRules {
    * unlikely ("footer", "social", a dialog's role), with all they hold.
    */
   headingPath?: boolean;
+  /**
+   * The prose of the state a page's scripts render from (`__NEXT_DATA__`, `window.__INITIAL_STATE__`)
+   * stands in for the html's article as a JSON-LD `articleBody` does (see statedBody).
+   */
+  scriptState?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -72,6 +77,7 @@ export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
   threads: true,
   statedBody: true,
+  scriptState: true,
   headingPath: true,
   scriptText: true,
   statedRecipe: true,

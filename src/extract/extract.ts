@@ -21,6 +21,7 @@ import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { withStatedRecipe } from './stated-recipe';
+import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
 import { VERDICT_READ_CHARS, wordCount } from './verdict';
 
@@ -213,9 +214,11 @@ export function extractHtml(
   let root = chosen();
   // The article the page states in its JSON-LD, when it is far fuller (see stated-body.ts).
   const stated = rules.statedBody ? statedParagraphs(ld) : undefined;
-  if (stated && statedIsFuller(stated, root.textContent ?? '')) {
+  // Or in the state its scripts render from (see script-state.ts).
+  const held = stated ?? (rules.scriptState && thin(root) ? stateParagraphs(page) : undefined);
+  if (held && statedIsFuller(held, root.textContent ?? '')) {
     root = source.createElement('div') as unknown as HTMLElement;
-    for (const text of stated) root.appendChild(source.createElement('p')).textContent = text;
+    for (const text of held) root.appendChild(source.createElement('p')).textContent = text;
   }
   // The recipe it states, when the article lacks its ingredients or steps (see stated-recipe.ts).
   if (rules.statedRecipe) withStatedRecipe(root as unknown as Element, ld);
@@ -224,6 +227,16 @@ export function extractHtml(
 
 /** A block with fewer words than this once cleaned is thin (see CleanRules.thinArticle). */
 const THIN_WORDS = 50;
+
+/**
+ * An article of fewer words than this may be a script-built page's shell or teaser, and is
+ * checked against the state its scripts render from.
+ */
+const SHELL_WORDS = 100;
+
+function thin(root: HTMLElement): boolean {
+  return wordCount(root.textContent ?? '', SHELL_WORDS) < SHELL_WORDS;
+}
 
 /**
  * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an

@@ -256,4 +256,66 @@ describe('extraction of other kinds of page', () => {
     const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, headingPath: false } }).content;
     expect(without).not.toContain('the night ferry to the outer islands');
   });
+  describe('an article held only in the state a page renders from', () => {
+    const body = [
+      'The regional rail operator will add a second track between the two valley towns by 2027, the transport ministry announced on Monday.',
+      'Trains on the single-track line now wait up to twelve minutes at passing loops, and a delay at one end of the line spreads to every train on it.',
+      'The second track will allow a train every fifteen minutes at rush hour, twice as many as today, and the operator expects to carry a third more passengers.',
+      'Work starts in the spring and the line will close for six weekends; replacement buses will run on those days and tickets stay valid on them.',
+    ];
+    const state = {
+      props: {
+        pageProps: {
+          article: {
+            title: 'Second track for the valley line',
+            body: body.map((text) => ({ type: 'paragraph', text })),
+          },
+          related: [
+            {
+              title: 'Bus fares frozen',
+              summary: 'The county froze bus fares for another year, the third freeze in a row.',
+            },
+          ],
+        },
+      },
+    };
+    const shell = (script: string) =>
+      `<html><head><title>Second track for the valley line</title></head><body><div id="__next"><h1>Second track for the valley line</h1><p>Loading…</p></div>${script}</body></html>`;
+    const pages = {
+      next: shell(`<script id="__NEXT_DATA__" type="application/json">${JSON.stringify(state)}</script>`),
+      assigned: shell(`<script>window.__INITIAL_STATE__ = ${JSON.stringify(state)};</script>`),
+    };
+
+    it.each(Object.entries(pages))('%s', (_, html) => {
+      const text = extractHtml(html, 'https://rail.example/valley', 'text').content;
+      for (const line of body) expect(text).toContain(line);
+      expect(text).not.toContain('Bus fares frozen');
+      const without = extractHtml(html, 'https://rail.example/valley', 'text', {
+        rules: { ...ALL_RULES, scriptState: false },
+      }).content;
+      expect(without).not.toContain(body[2]);
+    });
+
+    it('a page whose html holds its article keeps it, whatever its state holds', () => {
+      const own =
+        '<p>The council met on Tuesday and agreed the budget for the coming year after a long debate.</p>'.repeat(
+          12,
+        );
+      const html = pages.next.replace('<p>Loading…</p>', own);
+      const text = extractHtml(html, 'https://rail.example/valley', 'text').content;
+      expect(text).toContain('The council met on Tuesday');
+      expect(text).not.toContain(body[0]);
+    });
+
+    it('config JSON, URL templates and hostile state are not read as an article', () => {
+      const template = Array.from({ length: 40 }, (_, i) => `v${i}=\${eVar${i}}`).join('&');
+      const config = `<script type="application/json">${JSON.stringify({ requests: { base: template } })}</script>`;
+      const deep = `<script id="__NEXT_DATA__" type="application/json">${'['.repeat(100_000)}${']'.repeat(100_000)}</script>`;
+      const unclosed = '<script id="__NEXT_DATA__" type="application/json">{"a":"'.repeat(20_000);
+      const html = shell(config + deep + unclosed);
+      const text = extractHtml(html, 'https://rail.example/valley', 'text').content;
+      expect(text).not.toContain('eVar');
+      expect(text.length).toBeLessThan(200);
+    });
+  });
 });
