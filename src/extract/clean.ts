@@ -63,6 +63,11 @@ export interface CleanRules {
    * stands in for the html's article as a JSON-LD `articleBody` does (see statedBody).
    */
   scriptState?: boolean;
+  /**
+   * A short block (under 1,000 characters) hidden by its class until a script shows it (a "story
+   * developing" notice, a popup, a banner) goes before Readability, as furniture named so does.
+   */
+  hiddenNotices?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -77,6 +82,7 @@ export const ALL_RULES: Required<CleanRules> = {
   thinArticle: true,
   threads: true,
   statedBody: true,
+  hiddenNotices: true,
   scriptState: true,
   headingPath: true,
   scriptText: true,

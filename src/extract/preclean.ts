@@ -15,6 +15,19 @@ import { keepTitledStory, titledHeading } from './titled-story';
 const FURNITURE =
   /(^|[-_\s])(caption|credit|byline|related|share|sharing|social|newsletter|promo|subscribe|subscription|advert|ads?|breadcrumbs?|tags?|author-bio|bio|timestamp|dateline|comments?|recommend(ed|ations)?|more-stories|read-more|also-like|outbrain|taboola|sidebar|signup|inline-cta|cta|disclaimer|copyright|meta|published|updated)([-_\s]|$)/i;
 
+/**
+ * A class that hides its element until a script shows it (a notice, a popup, a banner): the whole
+ * word, so a class hiding it on one screen size only (`hidden-xs`, `md:hidden`) does not count.
+ */
+const HIDDEN = /(^|\s)(!?hidden|d-none|is-hidden|hide|display-none)(\s|$)/i;
+
+/** A notice's length at most: a longer hidden block may be a section a reader opens. */
+const NOTICE_CHARS = 1000;
+
+function hiddenByClass(el: Element): boolean {
+  return HIDDEN.test(el.getAttribute('class') ?? '');
+}
+
 function classId(el: Element): string {
   return `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
 }
@@ -198,6 +211,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
       continue;
     }
     if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
+    else if (rules.hiddenNotices && hiddenByClass(el) && keeps(el) && textLen(el) < NOTICE_CHARS) el.remove();
   }
 
   if (rules.wrappedParagraphs) unwrapParagraphs(found.paragraphs);

@@ -318,4 +318,17 @@ describe('extraction of other kinds of page', () => {
       expect(text.length).toBeLessThan(200);
     });
   });
+  it('a notice hidden by its class until a script shows it is not the article', () => {
+    const html = fixture('hidden-notice.html');
+    const url = 'https://valle.example/puente';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('El puente del río Verde permanecerá cerrado');
+    expect(text).toContain('pasarela provisional');
+    expect(text).not.toMatch(/Noticia en desarrollo|se está actualizando/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, hiddenNotices: false } }).content;
+    expect(without).toContain('Noticia en desarrollo');
+    // Hidden on one screen size only is shown on the others: it stays.
+    const shown = html.replace('alert-box--developing hidden', 'alert-box--developing hidden-xs');
+    expect(extractHtml(shown, url, 'text').content).toContain('Noticia en desarrollo');
+  });
 });
