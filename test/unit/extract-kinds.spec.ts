@@ -331,4 +331,15 @@ describe('extraction of other kinds of page', () => {
     const shown = html.replace('alert-box--developing hidden', 'alert-box--developing hidden-xs');
     expect(extractHtml(shown, url, 'text').content).toContain('Noticia en desarrollo');
   });
+  it('an article split into sibling blocks between embeds is kept whole (Readability joins the siblings)', () => {
+    const text = extractHtml(
+      fixture('split-by-embeds.html'),
+      'https://diario.example/parque-solar',
+      'text',
+    ).content;
+    expect(text).toContain('El ayuntamiento inauguró este lunes el primer parque solar flotante');
+    expect(text).toContain('los paneles reducen la evaporación del agua en verano');
+    expect(text).toContain('Los ecologistas celebraron el proyecto');
+    expect(text).not.toMatch(/Lo más leído|Nueva línea de tranvía/);
+  });
 });
