@@ -85,25 +85,27 @@ export function collapsedLength(s: string): number {
  */
 export const LEAD_CHARS = 150;
 
-/** Not read as text between two elements. */
+/** Not read as text between two elements (see firstWithin). */
 const UNSEEN = /^(script|style|noscript|template)$/;
 
-/** `b` comes after `a` in document order, not inside it. */
-export function followsOutside(a: Element, b: Element): boolean {
-  const pos = a.compareDocumentPosition(b);
-  return (pos & 4) !== 0 && (pos & 16) === 0;
-}
-
-/** Characters of seen text from the end of `from` to the start of `to`, counted up to `max`. */
-export function textBetween(from: Element, to: Element, max: number): number {
+/**
+ * The first element after `from` (in document order, not inside it) that `match` accepts, when
+ * under `max` characters of seen text lie between them; else undefined. The walk reads no further.
+ */
+export function firstWithin(
+  from: Element,
+  max: number,
+  match: (el: Element) => boolean,
+): Element | undefined {
   let n = 0;
   let node: Node | null = past(from);
-  while (node && node !== to && n < max) {
+  while (node && n < max) {
     if (node.nodeType === 3) n += collapsedLength((node as Text).data.trim());
     const el = node.nodeType === 1 ? (node as Element) : null;
+    if (el && match(el)) return el;
     node = el && !UNSEEN.test(el.localName) && el.firstChild ? el.firstChild : past(node);
   }
-  return n;
+  return undefined;
 }
 
 /** The node after `node` and all it holds, in document order. */

@@ -3,7 +3,7 @@
  * blog engine that writes the post from a `<script type="text/template">`, with a `<noscript>`
  * copy for readers without scripts). Readability removes both; the block they stand in is empty.
  */
-import { followsOutside, LEAD_CHARS, textBetween } from './dom-measure';
+import { firstWithin, LEAD_CHARS } from './dom-measure';
 import { limitDepth } from './flatten';
 import { wordCount } from './verdict';
 
@@ -17,8 +17,8 @@ const ARTICLE_WORDS = 50;
 const BLOCKS = 'p,br,div,li';
 const BLOCK_TAG = /<(p|br|div|li)[\s/>]/i;
 
-/** How many scripts holding an article are looked at (a page may hold thousands). */
-const MAX_PLACED = 16;
+/** How many scripts after the heading are looked at. */
+const MAX_LOOKED = 16;
 
 /** How deep a template's html may nest once parsed (it goes under an element of the page). */
 const TEMPLATE_DEPTH = 50;
@@ -29,27 +29,27 @@ export function isTemplateScript(el: Element): boolean {
 }
 
 /**
- * Each template script or `<noscript>` (in document order) that follows the page's heading with
- * under LEAD_CHARS of text between, is the only text of its block and holds an article's words is
- * replaced by its content (a cookie box's template stands elsewhere). A second copy beside the first (the
- * `<noscript>` after the template) then no longer stands alone, and stays to be removed. Says
- * whether any was.
+ * The first template script or `<noscript>` after the page's heading, with under LEAD_CHARS of
+ * text between them, that is the only text of its block and holds an article's words, is
+ * replaced by its content (a cookie box's template stands elsewhere). A second copy beside it
+ * (the `<noscript>` after the template) is left to be removed. Says whether one was.
  */
 export function unwrapScriptText(scripts: Element[], heading: Element | undefined): boolean {
-  let unwrapped = false;
-  let placed = 0;
-  for (const el of heading ? scripts : []) {
-    const content = articleIn(el);
-    if (!content) continue;
-    // Where it stands is judged for the first few only: each look walks the page.
-    if (++placed > MAX_PLACED) break;
+  if (!heading || scripts.length === 0) return false;
+  const candidates = new Set(scripts);
+  let content: (() => Node[]) | undefined;
+  let looked = 0;
+  const found = firstWithin(heading, LEAD_CHARS, (el) => {
+    // Each look reads the script and its block: the first few are looked at (a page may hold thousands).
+    if (!candidates.has(el) || ++looked > MAX_LOOKED) return false;
     const block = el.parentElement;
-    if (!block || /^(BODY|HTML|HEAD)$/.test(block.tagName) || !alone(el, block)) continue;
-    if (!followsOutside(heading!, el) || textBetween(heading!, el, LEAD_CHARS) >= LEAD_CHARS) continue;
-    el.replaceWith(...content());
-    unwrapped = true;
-  }
-  return unwrapped;
+    if (!block || /^(BODY|HTML|HEAD)$/.test(block.tagName)) return false;
+    content = articleIn(el);
+    return !!content && alone(el, block);
+  });
+  if (!found || !content) return false;
+  found.replaceWith(...content());
+  return true;
 }
 
 /** When the script or `<noscript>` holds an article: a way to its nodes. */

@@ -3,7 +3,7 @@
  * are the page's content, though they are built and named as readers' comments are. An article's
  * comments follow the article; a thread's first post follows the page's heading.
  */
-import { followsOutside, LEAD_CHARS, textBetween, textLen } from './dom-measure';
+import { firstWithin, LEAD_CHARS, textLen } from './dom-measure';
 
 /** Names Readability takes for a comment: it drops an element so named, or marks it down. */
 export const COMMENT_NAMED = /comment|discuss|repl(y|ies)/i;
@@ -12,16 +12,15 @@ export const COMMENT_NAMED = /comment|discuss|repl(y|ies)/i;
 const POST_CHARS = 200;
 
 /**
- * Whether the first post-length block named or built as a comment (`posts`: candidates in
- * document order, from one list or another) follows the page's heading with under LEAD_CHARS of
- * text between them: no article stands between the heading and the posts.
+ * Whether a post-length block named or built as a comment (`posts`, from one list or another)
+ * follows the page's heading with under LEAD_CHARS of text between them: no article stands
+ * between the heading and the posts.
  */
 export function isThreadPage(heading: Element | undefined, ...posts: Element[][]): boolean {
   if (!heading) return false;
-  return posts.some((list) => {
-    const first = list.find((p) => followsOutside(heading, p) && textLen(p) >= POST_CHARS);
-    return !!first && textBetween(heading, first, LEAD_CHARS) < LEAD_CHARS;
-  });
+  const candidates = new Set(posts.flat());
+  if (candidates.size === 0) return false;
+  return !!firstWithin(heading, LEAD_CHARS, (el) => candidates.has(el) && textLen(el) >= POST_CHARS);
 }
 
 /**

@@ -1,7 +1,9 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { ALL_RULES } from '../../src/extract/clean';
+import { firstWithin } from '../../src/extract/dom-measure';
 import { extractHtml } from '../../src/extract/extract';
+import { parseHTML } from 'linkedom';
 
 const fixture = (name: string) =>
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'extraction', name), 'utf8');
@@ -341,5 +343,17 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('los paneles reducen la evaporación del agua en verano');
     expect(text).toContain('Los ecologistas celebraron el proyecto');
     expect(text).not.toMatch(/Lo más leído|Nueva línea de tranvía/);
+  });
+  it('what follows the heading is found in document order, not by depth', () => {
+    const { document } = parseHTML(
+      '<html><body><div><div><div><p id="before">x</p></div></div></div><h1 id="h">t</h1><div id="c"><span id="s">y</span></div><div><div><p id="deep">z</p></div></div></body></html>',
+    );
+    const h = document.getElementById('h') as unknown as Element;
+    const ids = (max: number) => (id: string) => firstWithin(h, max, (el) => el.id === id)?.id;
+    expect(ids(100)('before')).toBeUndefined();
+    expect(ids(100)('s')).toBe('s');
+    expect(ids(100)('deep')).toBe('deep');
+    // 'y' is one character of text between the heading and the deep paragraph.
+    expect(ids(1)('deep')).toBeUndefined();
   });
 });
