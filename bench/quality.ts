@@ -2,8 +2,11 @@
  * bench/quality: extraction quality on the shared corpus (../shared/corpus, or SIFT_CORPUS), both
  * yardsticks side by side: the article benchmark's shingle F1, and trafilatura's evaluation (its
  * shared half) by its own segment metric, each over 5 folds (fixed seed) for the spread, with the
- * verdicts given to those ordinary pages and the extraction's CPU per page.
+ * verdicts given to those ordinary pages and the extraction's CPU per page; then, for each rule
+ * written for pages beyond news articles, what it earns on each fold (F with it, less F without it)
+ * and on the article benchmark.
  */
+import { ALL_RULES, type CleanRules } from '../src/extract/clean';
 import { extractHtml } from '../src/extract/extract';
 import { verdictOf } from '../src/extract/verdict';
 import {
@@ -48,5 +51,46 @@ export function benchQuality(): Record<string, number | string> {
     'trafilatura-eval F, 5 folds': spread(tFolds),
     'trafilatura-eval verdicts': JSON.stringify(verdicts),
     'trafilatura-eval extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+    ...ruleFolds(pages, articles, text, articleText),
   };
+}
+
+/** The rules for other kinds of page than news articles, each measured by turning it off. */
+const KIND_RULES: (keyof CleanRules)[] = [
+  'threads',
+  'articleEnd',
+  'statedRecipe',
+  'scriptText',
+  'scriptState',
+  'headingPath',
+  'hiddenNotices',
+  'textForms',
+  'thinArticle',
+  'statedBody',
+];
+
+/** Per rule: trafilatura-eval F with all rules less F without it, overall and per fold; the same for article F1. */
+function ruleFolds(
+  pages: ReturnType<typeof trafilaturaPages>,
+  articles: ReturnType<typeof articlePages>,
+  text: Map<string, string>,
+  articleText: Map<string, string>,
+): Record<string, string> {
+  const out: Record<string, string> = {};
+  const folds = kFolds(pages);
+  const f = (ps: typeof pages, get: (id: string) => string) => scoreSegments(ps, get).f;
+  const a = (get: (id: string) => string) => scoreArticles(articles, get).f1;
+  for (const rule of KIND_RULES) {
+    const rules = { ...ALL_RULES, [rule]: false };
+    const off = new Map(pages.map((p) => [p.id, extractHtml(p.html, p.url, 'text', { rules }).content]));
+    const aOff = new Map(articles.map((p) => [p.id, extractHtml(p.html, p.url, 'text', { rules }).content]));
+    const on = (id: string) => text.get(id)!;
+    const was = (id: string) => off.get(id)!;
+    const d = (x: number) => (x >= 0 ? '+' : '') + x.toFixed(4);
+    const perFold = folds.map((fold) => d(f(fold, on) - f(fold, was))).join(' ');
+    const article = d(a((id) => articleText.get(id)!) - a((id) => aOff.get(id)!));
+    out[`rule ${rule}: ΔF (5 folds), Δ article F1`] =
+      `${d(f(pages, on) - f(pages, was))} (${perFold}), ${article}`;
+  }
+  return out;
 }

@@ -5,24 +5,20 @@
  * page in `<div class="above-footer">` loses its article that way.
  */
 import { Readability } from '@mozilla/readability';
+import { unlikelyPatterns } from '../tuning/readability';
 import { textAtLeast } from './dom-measure';
 
 /** Text a block must hold to be a wrapper of the page, not the heading's own header. */
 const WRAPPER_CHARS = 1000;
 
-interface ReadabilityPatterns {
-  REGEXPS: { unlikelyCandidates: RegExp; okMaybeItsACandidate: RegExp };
-  UNLIKELY_ROLES: string[];
-}
-
 // Readability's own patterns, read from it, so the two cannot drift apart.
-const { REGEXPS, UNLIKELY_ROLES } = Readability.prototype as unknown as ReadabilityPatterns;
+const { unlikely: UNLIKELY, maybe: MAYBE, roles: UNLIKELY_ROLES } = unlikelyPatterns(Readability);
 
 /** The heading's ancestors that Readability would drop as unlikely lose the names or role that say so. */
 export function keepHeadingPath(heading: Element | undefined): void {
   for (let el = heading?.parentElement; el && !/^(BODY|HTML)$/.test(el.tagName); el = el.parentElement) {
     const names = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
-    const unlikely = REGEXPS.unlikelyCandidates.test(names) && !REGEXPS.okMaybeItsACandidate.test(names);
+    const unlikely = UNLIKELY.test(names) && !MAYBE.test(names);
     const role = UNLIKELY_ROLES.includes(el.getAttribute('role') ?? '');
     // The heading's own header (its title, byline and date) may go as Readability sees fit.
     if ((!unlikely && !role) || !textAtLeast(el, WRAPPER_CHARS)) continue;

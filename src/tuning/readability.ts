@@ -46,3 +46,25 @@ export function tuneReadability(reader: Readability<Element>, elementsWithTags: 
     post.call(this, el);
   };
 }
+
+interface ReadabilityPatterns {
+  REGEXPS: { unlikelyCandidates: RegExp; okMaybeItsACandidate: RegExp };
+  UNLIKELY_ROLES: string[];
+}
+
+/**
+ * The names and roles for which Readability drops an element as an unlikely candidate, read from
+ * its prototype so that a rule steering clear of them cannot drift from the version installed.
+ */
+export function unlikelyPatterns(ReadabilityClass: unknown): {
+  unlikely: RegExp;
+  maybe: RegExp;
+  roles: string[];
+} {
+  const p = (ReadabilityClass as { prototype: ReadabilityPatterns }).prototype;
+  return {
+    unlikely: p.REGEXPS.unlikelyCandidates,
+    maybe: p.REGEXPS.okMaybeItsACandidate,
+    roles: p.UNLIKELY_ROLES,
+  };
+}
