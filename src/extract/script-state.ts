@@ -3,7 +3,7 @@
  * for its scripts to render from (`<script id="__NEXT_DATA__" type="application/json">`,
  * `window.__INITIAL_STATE__ = {…}`). Its html may hold a shell, a teaser, or nothing.
  */
-import { unescapeRefs } from './stated-text';
+import { statedLines } from './stated-text';
 import { wordCount } from './verdict';
 
 /** A state script read at most: a page may hold megabytes of state. */
@@ -96,13 +96,7 @@ function collect(state: unknown, groups: Map<string, string[]>, words: Map<strin
 /** A string's paragraphs when it is prose (html split at its blocks, its tags dropped), else none. */
 function prose(s: string): string[] {
   if (wordCount(s, PROSE_WORDS, true) < PROSE_WORDS || !lettered(s)) return [];
-  const text = /<[a-z][^>]*>/i.test(s)
-    ? unescapeRefs(s.replace(/<\/?(p|div|br|h[1-6]|li|blockquote)\b[^>]*>/gi, '\n').replace(/<[^>]*>/g, ''))
-    : s;
-  return text
-    .split(/\n+/)
-    .map((p) => p.replace(/\s+/g, ' ').trim())
-    .filter((p) => p.length > 0);
+  return statedLines(s, /<[a-z][^>]*>/i.test(s));
 }
 
 /** Prose is mostly letters: a URL template, a style or a list of ids is not. */

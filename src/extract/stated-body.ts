@@ -3,7 +3,7 @@
  * out far shorter, a block the rules did not find, or a page whose text is written by its scripts.
  */
 import { typeOf, type Json } from './json-ld';
-import { unescapeRefs } from './stated-text';
+import { statedLines } from './stated-text';
 import { wordCount } from './verdict';
 
 /** What an articleBody may hold: a page may state megabytes. */
@@ -19,13 +19,7 @@ export function statedParagraphs(ld: Json[]): string[] | undefined {
   }
   if (!best) return undefined;
   // A body written as html: its tags are the paragraph breaks.
-  const text = unescapeRefs(best.slice(0, MAX_STATED_CHARS))
-    .replace(/<\/?(p|div|br|h[1-6]|li|blockquote)\b[^>]*>/gi, '\n')
-    .replace(/<[^>]*>/g, '');
-  const paragraphs = text
-    .split(/\n+/)
-    .map((p) => p.replace(/\s+/g, ' ').trim())
-    .filter((p) => p.length > 0);
+  const paragraphs = statedLines(best.slice(0, MAX_STATED_CHARS));
   return paragraphs.length > 0 ? paragraphs : undefined;
 }
 

@@ -5,7 +5,7 @@
  * holds the story alone.
  */
 import { JSON_LD_DEPTH, typeOf, type Json } from './json-ld';
-import { unescapeRefs } from './stated-text';
+import { statedLines } from './stated-text';
 
 export interface StatedRecipe {
   ingredients: string[];
@@ -39,10 +39,7 @@ function lines(v: unknown, depth: number): string[] {
   const walk = (x: unknown, d: number) => {
     if (out.length >= MAX_ITEMS || d > JSON_LD_DEPTH) return;
     if (typeof x === 'string') {
-      for (const line of plain(x.slice(0, MAX_ITEM_CHARS)).split('\n')) {
-        const t = line.replace(/\s+/g, ' ').trim();
-        if (t && out.length < MAX_ITEMS) out.push(t);
-      }
+      for (const line of statedLines(x.slice(0, MAX_ITEM_CHARS))) if (out.length < MAX_ITEMS) out.push(line);
     } else if (Array.isArray(x)) {
       for (const y of x.slice(0, MAX_ITEMS)) walk(y, d + 1);
     } else if (x && typeof x === 'object') {
@@ -53,13 +50,6 @@ function lines(v: unknown, depth: number): string[] {
   };
   walk(v, depth);
   return out;
-}
-
-/** Text written as html: its block tags are line breaks, its other tags go. */
-function plain(s: string): string {
-  return unescapeRefs(s)
-    .replace(/<\/?(p|div|br|li|h[1-6])\b[^>]*>/gi, '\n')
-    .replace(/<[^>]*>/g, '');
 }
 
 /** Of `items`, those the text does not hold (whitespace collapsed, any case). */

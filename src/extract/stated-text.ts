@@ -31,3 +31,20 @@ export function unescapeRefs(s: string): string {
 export function stated(s: string | null | undefined): string | null {
   return cleanText(s && unescapeRefs(s));
 }
+
+/**
+ * A text the page states (a JSON-LD `articleBody`, a recipe step, a string of a script's state) as
+ * its lines, whitespace collapsed, empty ones dropped. Written as html (`html`), its references are
+ * decoded, its block tags are line breaks and its other tags go.
+ */
+export function statedLines(s: string, html = true): string[] {
+  const text = html
+    ? unescapeRefs(s)
+        .replace(/<\/?(p|div|br|h[1-6]|li|blockquote)\b[^>]*>/gi, '\n')
+        .replace(/<[^>]*>/g, '')
+    : s;
+  return text
+    .split(/\n+/)
+    .map((p) => p.replace(/\s+/g, ' ').trim())
+    .filter((p) => p.length > 0);
+}
