@@ -7,6 +7,11 @@
 /** A subheading's tag (an h1 is the page's title). */
 export const HEADING = /^H[2-6]$/;
 
+/** An element's class and id, in one string: what names it as furniture or content. */
+export function classId(el: Element): string {
+  return `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
+}
+
 /** Characters of text in `el`, whitespace runs counted as one, ends trimmed. */
 export function textLen(el: Element): number {
   return (el.textContent ?? '').replace(/\s+/g, ' ').trim().length;

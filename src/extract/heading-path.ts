@@ -6,7 +6,7 @@
  */
 import { Readability } from '@mozilla/readability';
 import { unlikelyPatterns } from '../tuning/readability';
-import { textAtLeast } from './dom-measure';
+import { classId, textAtLeast } from './dom-measure';
 
 /** Text a block must hold to be a wrapper of the page, not the heading's own header. */
 const WRAPPER_CHARS = 1000;
@@ -17,7 +17,7 @@ const { unlikely: UNLIKELY, maybe: MAYBE, roles: UNLIKELY_ROLES } = unlikelyPatt
 /** The heading's ancestors that Readability would drop as unlikely lose the names or role that say so. */
 export function keepHeadingPath(heading: Element | undefined): void {
   for (let el = heading?.parentElement; el && !/^(BODY|HTML)$/.test(el.tagName); el = el.parentElement) {
-    const names = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
+    const names = classId(el);
     const unlikely = UNLIKELY.test(names) && !MAYBE.test(names);
     const role = UNLIKELY_ROLES.includes(el.getAttribute('role') ?? '');
     // The heading's own header (its title, byline and date) may go as Readability sees fit.

@@ -5,7 +5,7 @@
  */
 import { ALL_RULES, type CleanRules } from './clean';
 import { COMMENTS, isReplyControl, threads } from './comments';
-import { HEADING, textLen } from './dom-measure';
+import { classId, HEADING, textLen } from './dom-measure';
 import { keepHeadingPath } from './heading-path';
 import { isTemplateScript, unwrapScriptText } from './script-text';
 import { COMMENT_NAMED, isThreadPage, unnameComments } from './thread-page';
@@ -26,10 +26,6 @@ const NOTICE_CHARS = 1000;
 
 function hiddenByClass(el: Element): boolean {
   return HIDDEN.test(el.getAttribute('class') ?? '');
-}
-
-function classId(el: Element): string {
-  return `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
 }
 
 /** What precleanSource looks at, found in one walk over the elements (in document order). */

@@ -3,7 +3,7 @@
  * are the page's content, though they are built and named as readers' comments are. An article's
  * comments follow the article; a thread's first post follows the page's heading.
  */
-import { firstWithin, LEAD_CHARS, textLen } from './dom-measure';
+import { classId, firstWithin, LEAD_CHARS, textLen } from './dom-measure';
 
 /** Names Readability takes for a comment: it drops an element so named, or marks it down. */
 export const COMMENT_NAMED = /comment|discuss|repl(y|ies)/i;
@@ -29,7 +29,7 @@ export function isThreadPage(heading: Element | undefined, ...posts: Element[][]
  */
 export function unnameComments(named: Element[]): void {
   for (const el of named) {
-    const ci = `${el.getAttribute('class') ?? ''} ${el.getAttribute('id') ?? ''}`;
+    const ci = classId(el);
     if (ci.length >= 200 || !COMMENT_NAMED.test(ci)) continue;
     if (el.localName === 'form' || (el.querySelector('textarea') && textLen(el) < 2 * POST_CHARS)) continue;
     el.removeAttribute('class');
