@@ -52,9 +52,9 @@ export async function renderPage(
   await settle(page, Math.min(SETTLE_MS, left() / 2));
   if (req.waitFor) await waitForSelector(page, req.waitFor, left());
   if (req.waitMs) await sleep(req.waitMs, signal);
-  const html = await readDom(page, left);
+  const html = await readDom(page, req.maxBytes, left);
   if (refusedUrl) throw refused(new URL(refusedUrl));
-  if (Buffer.byteLength(html) > req.maxBytes) {
+  if (html === undefined || Buffer.byteLength(html) > req.maxBytes) {
     throw new FetchError('too_large', `the rendered page is over the download cap of ${req.maxBytes} bytes`);
   }
   const out: Rendered = { html, finalUrl: page.url(), status };
@@ -106,17 +106,36 @@ async function waitForSelector(page: Page, selector: string, ms: number): Promis
 }
 
 /**
- * page.content(), again once a navigation the page started in script has loaded (reading a
+ * The DOM as html, read in the page's own world: page.content() reads it in an isolated world the
+ * driver builds on first use, about 25 ms of a render. A page can only misreport its own markup
+ * there, which it could as well by writing it; what is not a string (a page that replaced the
+ * getters) is read again the driver's way. Over `maxBytes` characters it is not brought over at
+ * all (undefined). Read again once a navigation the page started in script has loaded (reading a
  * document that is being replaced fails).
  */
-async function readDom(page: Page, left: () => number): Promise<string> {
+async function readDom(page: Page, maxBytes: number, left: () => number): Promise<string | undefined> {
   for (let attempt = 0; ; attempt++) {
     try {
+      const own = await page.evaluate(ownMarkup, maxBytes);
+      if (typeof own === 'string') return own;
+      if (own === false) return undefined;
       return await page.content();
     } catch (err) {
       if (attempt >= 4 || !/navigat|context was destroyed/i.test((err as Error).message ?? '')) throw err;
       await page.waitForLoadState('load', { timeout: left() });
     }
+  }
+}
+
+/** Runs in the page: its markup as page.content() gives it, false when over `max`, null when unreadable. */
+function ownMarkup(max: number): string | false | null {
+  try {
+    const doc = document.doctype ? new XMLSerializer().serializeToString(document.doctype) : '';
+    const html = doc + (document.documentElement ? document.documentElement.outerHTML : '');
+    if (typeof html !== 'string') return null;
+    return html.length > max ? false : html;
+  } catch {
+    return null;
   }
 }
 

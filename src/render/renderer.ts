@@ -84,10 +84,11 @@ export class Renderer {
     } finally {
       clearTimeout(timer);
       req.signal.removeEventListener('abort', onCancel);
-      // An ended render waits for its context to close; one cut off by its deadline answers at
-      // once and its context closes behind it, its page slot held until it has.
-      if (!ac.signal.aborted) await cleanup;
-      void cleanup.finally(() => this.slots.leave(req.who));
+      // The answer does not wait for the context to close: it closes behind it, its page slot
+      // held until it has. A render that ended counts no more against its caller; one cut off by
+      // its deadline (a page stuck in script, say) counts until its context has closed.
+      if (ac.signal.aborted) void cleanup.finally(() => this.slots.leave(req.who));
+      else this.slots.leave(req.who);
     }
   }
 

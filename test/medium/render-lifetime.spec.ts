@@ -128,9 +128,13 @@ describe('the browser recovers', () => {
       await waitUntil(() => (r.processes().length > 2 ? true : undefined), 'the browser to start', 30_000);
       const first = r.processes();
       expect((await during).html).toContain('a plain page');
-      // Retired once the render's context, its last, has closed: no browser is current, the old one ended.
-      expect(r.processes()).toEqual([]);
-      expect(first.filter(alive)).toEqual([]);
+      // Retired once the render's context, its last, has closed behind the answer: no browser is
+      // current, the old one ended.
+      await waitUntil(
+        () => (r.processes().length === 0 && first.every((p) => !alive(p)) ? true : undefined),
+        () => `the old browser to end (current: ${r.processes().join(' ')})`,
+        10_000,
+      );
       expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
     } finally {
       await r.close();

@@ -1,6 +1,8 @@
+import { CONTEXT_CLOSE_MS } from '../../src/render/browser-host';
 import type { Renderer } from '../../src/render/renderer';
 import { Fixture, html, send, type Handler } from '../support/fixture';
 import { failure, renderOf, testRenderer } from '../support/render';
+import { waitUntil } from '../support/wait';
 
 const page = (body: string, script = '') => html(`${body}<script>${script}</script>`, 'Render fixture');
 
@@ -50,6 +52,21 @@ const ROUTES: Record<string, Handler> = {
   // A page that loops in script for ever.
   '/loops': send(200, 'text/html', page('<p>spinning</p>', 'setTimeout(() => { for (;;) {} }, 50);')),
   '/plain': send(200, 'text/html', page('<p>a plain page</p>')),
+  // A page that will not have its markup read in its own world: the getter throws.
+  '/masked': send(
+    200,
+    'text/html',
+    page(
+      '<p>read all the same</p>',
+      `Object.defineProperty(Element.prototype, 'outerHTML', { get() { throw new Error('no'); } });`,
+    ),
+  ),
+  // A page that writes 2 MB of text into itself.
+  '/grows': send(
+    200,
+    'text/html',
+    page('<p id="big"></p>', `big.textContent = 'x'.repeat(2 * 1024 * 1024);`),
+  ),
 };
 
 describe('Renderer: pages in Chromium', () => {
@@ -94,6 +111,19 @@ describe('Renderer: pages in Chromium', () => {
     expect(out.html).toContain('landed here');
   }, 30_000);
 
+  it("reads the DOM the driver's way when the page's own markup getters fail", async () => {
+    const out = await r.render(renderOf(fx.url('/masked')));
+    expect(out.html).toContain('<p>read all the same</p>');
+  }, 30_000);
+
+  it('refuses a rendered DOM over the download cap as too_large', async () => {
+    const err = await failure(r.render(renderOf(fx.url('/grows'), { maxBytes: 1024 * 1024 })));
+    expect(err).toMatchObject({ code: 'too_large' });
+    // Under the cap, the same page is given whole.
+    const out = await r.render(renderOf(fx.url('/grows'), { maxBytes: 4 * 1024 * 1024 }));
+    expect(out.html.length).toBeGreaterThan(2 * 1024 * 1024);
+  }, 30_000);
+
   it('renders the document handed in without fetching it again', async () => {
     const before = fx.hitCount('/handed');
     const out = await r.render(
@@ -133,8 +163,13 @@ describe('Renderer: pages in Chromium', () => {
       const out = await r.render(renderOf(fx.url('/plain')));
       expect(out.html).toContain('a plain page');
     }
+    // Each context closes behind its answer, within CONTEXT_CLOSE_MS or its browser is killed.
+    await waitUntil(
+      () => r.busy === 0 || undefined,
+      () => `${r.busy} renders still hold a page`,
+      CONTEXT_CLOSE_MS + 1000,
+    );
     expect(r.openContexts()).toBe(0);
-    expect(r.busy).toBe(0);
   }, 120_000);
 
   it('takes a PNG of the viewport when asked', async () => {
