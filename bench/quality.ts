@@ -64,6 +64,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'scriptState',
   'headingPath',
   'hiddenNotices',
+  'imageCaptions',
   'textForms',
   'thinArticle',
   'statedBody',

@@ -1,10 +1,10 @@
 /**
- * The cleaning that runs on the block Readability chose: the article cut at its end, and captions,
- * link lists, teaser grids and one-line furniture (ad labels, controls, stamps) removed.
+ * The cleaning that runs on the block Readability chose: the article cut at its end, and captions
+ * (marked or beside an image), link lists, teaser grids and one-line furniture (ad labels, controls, stamps) removed.
  */
 import { cutAtArticleEnd } from './article-end';
 import { ALL_RULES, type CleanRules } from './clean';
-import { measure, under } from './dom-measure';
+import { classId, measure, under, type Lengths } from './dom-measure';
 import { removeTeasers } from './teasers';
 
 const REMOVE_ALWAYS =
@@ -24,6 +24,7 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
   // ancestors were judged, so these lengths are the ones each check would have read.
   const lens = measure(body);
   if (rules.teasers && pageUrl) removeTeasers(body, lens, pageUrl);
+  if (rules.imageCaptions) dropImageCaptions(body, lens);
   const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
   const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
   for (const el of Array.from(
@@ -43,6 +44,35 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
       if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
     }
   }
+}
+
+/** The most text an image's own block holds for it to be the image's caption. */
+const CAPTION_CHARS = 150;
+/** Images that sit in a line of text, not above a caption: emoji, icons, smileys. */
+const INLINE_IMAGE = /emoji|smiley|icon/i;
+/** An image narrower or shorter than this (by its attributes) sits in a line of text. */
+const INLINE_PX = 100;
+
+/**
+ * An image's own block (its nearest p or div, holding no p, div or li) with 150 characters of text
+ * or less keeps its images and loses the text: a caption or a credit not marked as one.
+ */
+function dropImageCaptions(body: Element, lens: Map<Element, Lengths>): void {
+  for (const img of Array.from(body.querySelectorAll<Element>('img'))) {
+    if (INLINE_IMAGE.test(classId(img)) || smallerThan(img, INLINE_PX)) continue;
+    const block = img.parentElement?.closest('p,div');
+    if (!block || block === body || !under(block, body)) continue;
+    const m = lens.get(block);
+    if (!m || m.text === 0 || m.blocks || m.text > CAPTION_CHARS) continue;
+    block.replaceChildren(...Array.from(block.querySelectorAll('img')));
+  }
+}
+
+function smallerThan(img: Element, px: number): boolean {
+  return ['width', 'height'].some((a) => {
+    const v = Number.parseInt(img.getAttribute(a) ?? '', 10);
+    return Number.isFinite(v) && v < px;
+  });
 }
 
 /** A form with at least this many characters of text besides its controls holds content. */

@@ -68,6 +68,11 @@ export interface CleanRules {
    * developing" notice, a popup, a banner) goes before Readability, as furniture named so does.
    */
   hiddenNotices?: boolean;
+  /**
+   * An image's own block (a p or div with no block inside) keeps the image and loses its text when
+   * that is 150 characters or less: a caption or credit not marked as one ("Abbildung 4: …").
+   */
+  imageCaptions?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -79,6 +84,7 @@ export interface CleanRules {
 }
 
 export const ALL_RULES: Required<CleanRules> = {
+  imageCaptions: true,
   thinArticle: true,
   threads: true,
   statedBody: true,

@@ -333,6 +333,22 @@ describe('extraction of other kinds of page', () => {
     const shown = html.replace('alert-box--developing hidden', 'alert-box--developing hidden-xs');
     expect(extractHtml(shown, url, 'text').content).toContain('Noticia en desarrollo');
   });
+  it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
+    const html = fixture('image-captions.html');
+    const url = 'https://bergblatt.example/schnee';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('Ein kleines Team aus Geografinnen');
+    expect(text).not.toMatch(/Abbildung 1|Foto: Eine Schwachschicht/);
+    // An emoji or a small icon in a line of text does not make the line a caption.
+    expect(text).toContain('Wir freuen uns über jede Hilfe');
+    expect(text).toContain('Die Ergebnisse erscheinen einmal in der Woche.');
+    const markdown = extractHtml(html, url, 'markdown').content;
+    expect(markdown).toContain('![](https://bergblatt.example/bilder/karte-tal.png)');
+    expect(markdown).toContain('![](https://bergblatt.example/bilder/schichten.jpg)');
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, imageCaptions: false } }).content;
+    expect(without).toContain('Abbildung 1: Schneehöhen im oberen Tal');
+    expect(without).toContain('Foto: Eine Schwachschicht');
+  });
   it('an article split into sibling blocks between embeds is kept whole (Readability joins the siblings)', () => {
     const text = extractHtml(
       fixture('split-by-embeds.html'),
