@@ -65,6 +65,7 @@ function dropImageCaptions(body: Element, lens: Map<Element, Lengths>): void {
     const m = lens.get(block);
     if (!m || m.text === 0 || m.blocks || m.text > CAPTION_CHARS) continue;
     block.replaceChildren(...Array.from(block.querySelectorAll('img')));
+    m.text = 0; // judged once: its other images pass it by
   }
 }
 

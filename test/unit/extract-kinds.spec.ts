@@ -348,6 +348,14 @@ describe('extraction of other kinds of page', () => {
     const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, imageCaptions: false } }).content;
     expect(without).toContain('Abbildung 1: Schneehöhen im oberen Tal');
     expect(without).toContain('Foto: Eine Schwachschicht');
+    // A gallery of 20,000 images around one caption is judged once, not once per image.
+    const gallery = html.replace(
+      '<span>Abbildung 1',
+      `${'<img src="/bilder/g.png">'.repeat(20_000)}<span>Abbildung 1`,
+    );
+    const shown = extractHtml(gallery, url, 'markdown').content;
+    expect(shown.split('bilder/g.png').length - 1).toBe(20_000);
+    expect(shown).not.toContain('Abbildung 1');
   });
   it('an article split into sibling blocks between embeds is kept whole (Readability joins the siblings)', () => {
     const text = extractHtml(
