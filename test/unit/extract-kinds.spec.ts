@@ -102,6 +102,12 @@ describe('extraction of other kinds of page', () => {
       'Noticias relacionadas',
       'El ayuntamiento aprobó la construcción del nuevo polideportivo, que abrirá en otoño. ',
     ],
+    [
+      'de',
+      'Zum Weiterlesen',
+      'Der Kreistag hat die neue Buslinie ins Nachbartal mit großer Mehrheit beschlossen. ',
+    ],
+    ['de', 'Mehr zu Verkehr und Umwelt', 'Die Stadtwerke stellen bis zum Sommer alle Busse auf Strom um. '],
     ['fr', 'Commentaires', 'La mairie a voté la construction du nouveau gymnase, qui ouvrira à la rentrée. '],
     [
       'pl',
