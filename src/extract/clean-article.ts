@@ -14,6 +14,10 @@ const REMOVE_ALWAYS =
 const UI_LINE =
   /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*((on|at)\s+)?(\d|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s|\w+ ago\b|an? \w+ ago\b).{0,60})$/i;
 
+/** The same in other languages: print and back controls, ad labels, dated stamps. */
+const UI_LINE_OTHER =
+  /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
+
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
@@ -41,7 +45,8 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
     }
     // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
     if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
-      if (UI_LINE.test((el.textContent ?? '').replace(/\s+/g, ' ').trim())) el.remove();
+      const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      if (UI_LINE.test(line) || UI_LINE_OTHER.test(line)) el.remove();
     }
   }
 }

@@ -364,6 +364,37 @@ describe('furniture lines', () => {
     });
     expect(off.content).toContain('Advertisement');
   });
+
+  it('the same lines in other languages go: print and back controls, ad labels, dated stamps', () => {
+    const body = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<p>Absatz ${i}: Die Gemeinde will die Karten neu drucken lassen und die alte Straße schließen, wie am Montag veröffentlicht wurde.</p>`,
+    ).join('');
+    const lines = [
+      'Aktualisiert am 3. März 2021',
+      'Erstellt am Dienstag 6. Mai 2014',
+      'Opublikowano: 12.04.2022',
+      'Publié le 4 mai 2021',
+      'Anzeige',
+      'Beitragsbild',
+      'Drucken',
+      'drukuj',
+      'Zurück',
+    ];
+    const html = `<html lang="de"><body><article><h1>Karten</h1><p>${lines[0]}</p><p>${lines[1]}</p>${body}${lines
+      .slice(2)
+      .map((l) => `<div>${l}</div>`)
+      .join('')}<p>Aktualisiert wurden auch die Pläne für den Bahnhof.</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.de/a', 'text');
+    for (const gone of lines) expect(x.content).not.toContain(gone);
+    expect(x.content).toContain('neu drucken lassen');
+    expect(x.content).toContain('Aktualisiert wurden auch die Pläne für den Bahnhof.');
+    const off = extractHtml(html, 'https://example.de/a', 'text', {
+      rules: { articleEnd: true, uiLines: false },
+    });
+    for (const kept of lines) expect(off.content).toContain(kept);
+  });
 });
 
 describe('markdown', () => {
