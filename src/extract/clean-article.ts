@@ -18,6 +18,11 @@ const UI_LINE =
 const UI_LINE_OTHER =
   /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
 
+/** A line set in the text that points to another story: its label, then a colon. */
+const SEE_ALSO =
+  /^(read (more|also)|see also|also read|related|lee (también|más)|mira|mire|puedes ver|ver (también|más)|(à )?lire aussi|voir aussi|lesen sie (auch|mehr)|mehr dazu|auch interessant|czytaj (też|także|również)|zobacz (też|także|również)|leia (também|mais)|veja também|leggi anche|guarda anche)\s*:/iu;
+const SEE_ALSO_TAGS = /^(P|DIV|LI|BLOCKQUOTE)$/;
+
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
@@ -32,7 +37,7 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
   const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
   const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
   for (const el of Array.from(
-    body.querySelectorAll<Element>('ul,ol,div,section,p,table,span,li,h2,h3,h4,h5,h6'),
+    body.querySelectorAll<Element>('ul,ol,div,section,p,table,span,li,h2,h3,h4,h5,h6,blockquote'),
   )) {
     if (!under(el, body)) continue; // inside something removed already
     const m = lens.get(el);
@@ -46,7 +51,20 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
     // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
     if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
       const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-      if (UI_LINE.test(line) || UI_LINE_OTHER.test(line)) el.remove();
+      if (UI_LINE.test(line) || UI_LINE_OTHER.test(line)) {
+        el.remove();
+        continue;
+      }
+    }
+    // "Read also: <another story>" set in the text, in any of several languages.
+    if (
+      rules.uiLines &&
+      SEE_ALSO_TAGS.test(el.tagName) &&
+      m.text <= 200 &&
+      !m.blocks &&
+      m.link * 2 >= m.text
+    ) {
+      if (SEE_ALSO.test((el.textContent ?? '').trim())) el.remove();
     }
   }
 }

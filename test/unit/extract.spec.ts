@@ -395,6 +395,31 @@ describe('furniture lines', () => {
     });
     for (const kept of lines) expect(off.content).toContain(kept);
   });
+
+  it('a line that points to another story goes; a sentence that begins the same way stays', () => {
+    const body = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<p>Párrafo ${i}: el municipio aprobó el nuevo puente peatonal, que unirá los dos barrios del río antes del verano.</p>`,
+    ).join('');
+    // Each is at most 80 % link text: the link-density rule leaves them.
+    const pointers = [
+      '<p>MIRA: <a href="/otra">Vecinos piden más buses nocturnos</a> en el barrio alto</p>',
+      '<blockquote>PUEDES VER: <a href="/otra2">¿Qué cambia con el nuevo horario?</a> (vídeo)</blockquote>',
+      '<p><em>Czytaj też: <a href="/inna">Nowy most w centrum miasta</a> – zdjęcia</em></p>',
+      '<p>Read also: <a href="/other">The old ferry makes its last crossing</a>, with photographs</p>',
+    ];
+    const html = `<html><body><article><h1>Puente</h1>${body.slice(0, 300)}${pointers.join('')}${body}<p>Mira: los vecinos del barrio alto llevan diez años esperando este puente, y lo celebran.</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.es/a', 'text');
+    for (const gone of ['Vecinos piden', 'nuevo horario', 'Nowy most', 'old ferry'])
+      expect(x.content).not.toContain(gone);
+    expect(x.content).toContain('Mira: los vecinos del barrio alto');
+    const off = extractHtml(html, 'https://example.es/a', 'text', {
+      rules: { articleEnd: true, uiLines: false },
+    });
+    for (const kept of ['Vecinos piden', 'nuevo horario', 'Nowy most', 'old ferry'])
+      expect(off.content).toContain(kept);
+  });
 });
 
 describe('markdown', () => {
