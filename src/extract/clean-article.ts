@@ -18,6 +18,10 @@ const UI_LINE =
 const UI_LINE_OTHER =
   /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
 
+/** A photo credit on a line of its own: "Foto: …", "Crédits photos : …", "… / Getty Images". */
+const CREDIT =
+  /^((fotos?|photos?|bild|bilder|crédits? photos?|credits?|image|imagen|foto ?credit)\s*:\s*.{1,60}|.{0,40}\b(getty images|afp|reuters|dpa|ap photo|picture[- ]alliance|imago|shutterstock|istock(photo)?|epa|keystone)\b.{0,40})$/iu;
+
 /** A line set in the text that points to another story: its label, then a colon. */
 const SEE_ALSO =
   /^(read (more|also)|see also|also read|related|lee (también|más)|mira|mire|puedes ver|ver (también|más)|(à )?lire aussi|voir aussi|lesen sie (auch|mehr)|mehr dazu|auch interessant|czytaj (też|także|również)|zobacz (też|także|również)|leia (também|mais)|veja também|leggi anche|guarda anche)\s*:/iu;
@@ -51,7 +55,7 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
     // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
     if (rules.uiLines && LINE.test(el.tagName) && m.text <= 80 && !m.blocks) {
       const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-      if (UI_LINE.test(line) || UI_LINE_OTHER.test(line)) {
+      if (UI_LINE.test(line) || UI_LINE_OTHER.test(line) || CREDIT.test(line)) {
         el.remove();
         continue;
       }

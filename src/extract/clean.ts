@@ -10,8 +10,9 @@ export interface CleanRules {
   /** The article ends at a "related", "recommended", "newsletter" or "read next" heading. */
   articleEnd?: boolean;
   /**
-   * Lines that are only an ad label, a control's name or a posted/updated stamp go, in English and
-   * other languages, and so do lines that point to another story ("Czytaj też: <a>…</a>").
+   * Lines that are only an ad label, a control's name, a posted/updated stamp or a photo credit go,
+   * in English and other languages, and so do lines that point to another story ("Czytaj też:
+   * <a>…</a>").
    */
   uiLines?: boolean;
   /** An embedded post's wrappers (named for its network) give way to its blockquote before Readability. */

@@ -344,7 +344,7 @@ describe('extraction of other kinds of page', () => {
     const url = 'https://bergblatt.example/schnee';
     const text = extractHtml(html, url, 'text').content;
     expect(text).toContain('Ein kleines Team aus Geografinnen');
-    expect(text).not.toMatch(/Abbildung 1|Foto: Eine Schwachschicht/);
+    expect(text).not.toMatch(/Abbildung 1|Eine Schwachschicht im Profil/);
     // An emoji or a small icon in a line of text does not make the line a caption.
     expect(text).toContain('Wir freuen uns über jede Hilfe');
     expect(text).toContain('Die Ergebnisse erscheinen einmal in der Woche.');
@@ -353,7 +353,7 @@ describe('extraction of other kinds of page', () => {
     expect(markdown).toContain('![](https://bergblatt.example/bilder/schichten.jpg)');
     const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, imageCaptions: false } }).content;
     expect(without).toContain('Abbildung 1: Schneehöhen im oberen Tal');
-    expect(without).toContain('Foto: Eine Schwachschicht');
+    expect(without).toContain('Eine Schwachschicht im Profil');
     // A gallery of 20,000 images around one caption is judged once, not once per image.
     const gallery = html.replace(
       '<span>Abbildung 1',

@@ -381,6 +381,9 @@ describe('furniture lines', () => {
       'Drucken',
       'drukuj',
       'Zurück',
+      'Foto: Anna Berger',
+      'AFP / MARCO ROSSI',
+      'Augusta National/Getty Images',
     ];
     const html = `<html lang="de"><body><article><h1>Karten</h1><p>${lines[0]}</p><p>${lines[1]}</p>${body}${lines
       .slice(2)
