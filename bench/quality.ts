@@ -65,6 +65,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'headingPath',
   'hiddenNotices',
   'imageCaptions',
+  'hiddenParts',
   'textForms',
   'thinArticle',
   'statedBody',

@@ -77,6 +77,13 @@ export interface CleanRules {
    * that is 150 characters or less: a caption or credit not marked as one ("Abbildung 4: …").
    */
   imageCaptions?: boolean;
+  /**
+   * A class word that hides something other than its element on a desktop screen (a field's label:
+   * `field--label-hidden`; overflow: `overflow-hidden`; small screens or print: `hidden-xs`,
+   * `hidden-print`; an image until it loads: `lazy-hidden`) is dropped before Readability, which
+   * counts "hidden" anywhere in a class against the element and all it holds.
+   */
+  hiddenParts?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -88,6 +95,7 @@ export interface CleanRules {
 }
 
 export const ALL_RULES: Required<CleanRules> = {
+  hiddenParts: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

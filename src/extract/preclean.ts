@@ -28,6 +28,23 @@ function hiddenByClass(el: Element): boolean {
   return HIDDEN.test(el.getAttribute('class') ?? '');
 }
 
+/**
+ * Class words with "hidden" in them that do not hide their element on a desktop screen: a part of
+ * it is hidden (its label), or its overflow, or it is hidden on small screens or in print only, or
+ * until it has loaded.
+ */
+const HIDDEN_PART =
+  /^(?:.*label[-_]*hidden|hidden[-_]*label.*|.*overflow(?:-[xy])?-hidden|.*lazy[-_]?hidden|(?:.*[-_])?hidden[-_]+(?:xs|sm|md|s|small|medium|phone|mobile|tablet|palm|print)(?:[-_]?(?:down|only))?)$/i;
+
+/** Drops the class words HIDDEN_PART names (Readability weighs "hidden" anywhere against an element). */
+function unhideParts(el: Element): void {
+  const cls = el.getAttribute('class');
+  if (!cls || !/hidden/i.test(cls)) return;
+  const words = cls.split(/\s+/);
+  const kept = words.filter((w) => !HIDDEN_PART.test(w));
+  if (kept.length < words.length) el.setAttribute('class', kept.join(' '));
+}
+
 /** What precleanSource looks at, found in one walk over the elements (in document order). */
 interface Survey {
   /** Elements with a class or an id. */
@@ -190,6 +207,7 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
   if (thread) unnameComments(found.named);
   const removeComments = rules.comments && !thread;
   for (const el of found.named) {
+    if (rules.hiddenParts) unhideParts(el);
     if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
       continue;
     const ci = classId(el);

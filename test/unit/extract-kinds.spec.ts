@@ -339,6 +339,23 @@ describe('extraction of other kinds of page', () => {
     const shown = html.replace('alert-box--developing hidden', 'alert-box--developing hidden-xs');
     expect(extractHtml(shown, url, 'text').content).toContain('Noticia en desarrollo');
   });
+  it('a class that hides only a part of its block (its label, its overflow) does not count against the article', () => {
+    const html = fixture('field-label-hidden.html');
+    const url = 'https://zandvoorde.example/nieuws/reigerbrug';
+    const lead = 'Sinds vanochtend kunnen fietsers en voetgangers de Vaart oversteken';
+    for (const page of [
+      html,
+      html.replace(/field--label-hidden field__items/, 'overflow-hidden field__items'),
+    ]) {
+      const text = extractHtml(page, url, 'text').content;
+      expect(text).toContain(lead);
+      expect(text).toContain('De brug is tachtig meter lang');
+      expect(text).toContain('Bewoners die vragen hebben');
+      expect(text).not.toMatch(/Blijf op de hoogte|Toegankelijkheid/);
+      const without = extractHtml(page, url, 'text', { rules: { ...ALL_RULES, hiddenParts: false } }).content;
+      expect(without).not.toContain(lead);
+    }
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
