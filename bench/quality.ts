@@ -66,6 +66,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'hiddenNotices',
   'imageCaptions',
   'hiddenParts',
+  'lead',
   'textForms',
   'thinArticle',
   'statedBody',

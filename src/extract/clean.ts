@@ -84,6 +84,11 @@ export interface CleanRules {
    * counts "hidden" anywhere in a class against the element and all it holds.
    */
   hiddenParts?: boolean;
+  /**
+   * The lead beside the page's heading (a block within a few lines of it that says what the page's
+   * description says) is put first in the article when Readability left it out with the header.
+   */
+  lead?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -96,6 +101,7 @@ export interface CleanRules {
 
 export const ALL_RULES: Required<CleanRules> = {
   hiddenParts: true,
+  lead: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

@@ -18,6 +18,7 @@ import { readHead } from './page-head';
 import { precleanSource } from './preclean';
 import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
+import { leadOf, withLead } from './lead';
 import { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { withStatedRecipe } from './stated-recipe';
@@ -167,8 +168,10 @@ export function extractHtml(
   const siteNamed = /\s[–—]\s/.test(docTitle) && !head.contents.has(docTitle);
   const fallbackTitle = head.title || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
+  let lead: string | undefined;
   try {
-    precleanSource(source as unknown as Document, opts.rules, [head.title, docTitle]);
+    const heading = precleanSource(source as unknown as Document, opts.rules, [head.title, docTitle]);
+    if ((opts.rules ?? ALL_RULES).lead) lead = leadOf(heading, metadata.description);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,
@@ -220,6 +223,7 @@ export function extractHtml(
     root = source.createElement('div') as unknown as HTMLElement;
     for (const text of held) root.appendChild(source.createElement('p')).textContent = text;
   }
+  if (lead) withLead(root as unknown as Element, lead);
   // The recipe it states, when the article lacks its ingredients or steps (see stated-recipe.ts).
   if (rules.statedRecipe) withStatedRecipe(root as unknown as Element, ld);
   return done(title, root);

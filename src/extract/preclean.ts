@@ -182,8 +182,15 @@ function removeSignups(emails: Element[], keeps: (el: Element) => boolean): void
   }
 }
 
-/** Before Readability: drop furniture by its class or id, so it never becomes a candidate. */
-export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, titles: string[] = []): void {
+/**
+ * Before Readability: drop furniture by its class or id, so it never becomes a candidate. Gives
+ * back the page's heading (the one its title names, else its first h1) when there is one.
+ */
+export function precleanSource(
+  doc: Document,
+  rules: CleanRules = ALL_RULES,
+  titles: string[] = [],
+): Element | undefined {
   let found = survey(doc);
   const titled = titledHeading(found.headings, titles);
   // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
@@ -234,4 +241,5 @@ export function precleanSource(doc: Document, rules: CleanRules = ALL_RULES, tit
     for (const el of [...found.comments, ...shaped.map((t) => t.thread)])
       if (el.parentNode && keeps(el)) el.remove();
   }
+  return titled ?? (heading?.isConnected ? heading : undefined);
 }

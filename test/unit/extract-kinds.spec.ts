@@ -356,6 +356,36 @@ describe('extraction of other kinds of page', () => {
       expect(without).not.toContain(lead);
     }
   });
+  it("the lead beside the page's heading, which the page states as its description, opens the article", () => {
+    const html = fixture('lead-in-header.html');
+    const url = 'https://talbote.example/lokales/waermenetz';
+    const lead =
+      'Bis 2030 sollen 4.000 Haushalte im Süden der Stadt an das Fernwärmenetz angeschlossen werden.';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text.startsWith(lead)).toBe(true);
+    expect(text.split(lead).length - 1).toBe(1);
+    expect(text).toContain('Der Ausbau beginnt im Herbst');
+    expect(text).not.toMatch(/Jana Keller|Impressum/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, lead: false } }).content;
+    expect(without).not.toContain(lead);
+    // A lead the article already holds is not given twice.
+    const inBody = html.replace(
+      '<div class="m-article-body">',
+      `<div class="m-article-body"><p>${lead} Die Stadtwerke rechnen mit Kosten von 60 Millionen Euro.</p>`,
+    );
+    expect(extractHtml(inBody, url, 'text').content.split(lead).length - 1).toBe(1);
+    // A block the description does not state, or a second title set as a headline (no full stop), is not a lead.
+    const other = html.replace(
+      /<meta name="description"[^>]*>/,
+      '<meta name="description" content="Alle Nachrichten aus der Stadt und dem Umland, jeden Tag neu.">',
+    );
+    expect(extractHtml(other, url, 'text').content).not.toContain(lead);
+    const headline = html.replace(
+      /angeschlossen werden\. Die Stadtwerke rechnen mit Kosten von 60 Millionen Euro\./g,
+      'angeschlossen werden, die Stadtwerke rechnen mit 60 Millionen Euro',
+    );
+    expect(extractHtml(headline, url, 'text').content).not.toContain('Bis 2030 sollen');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
