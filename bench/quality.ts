@@ -67,6 +67,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'imageCaptions',
   'hiddenParts',
   'lead',
+  'dialogs',
   'textForms',
   'thinArticle',
   'statedBody',

@@ -89,6 +89,8 @@ export interface CleanRules {
    * description says) is put first in the article when Readability left it out with the header.
    */
   lead?: boolean;
+  /** A dialog (a block named modal, popup or lightbox) goes before Readability, whatever its length, unless it holds the page's heading. */
+  dialogs?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -102,6 +104,7 @@ export interface CleanRules {
 export const ALL_RULES: Required<CleanRules> = {
   hiddenParts: true,
   lead: true,
+  dialogs: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

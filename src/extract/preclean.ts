@@ -21,6 +21,13 @@ const FURNITURE =
  */
 const HIDDEN = /(^|\s)(!?hidden|d-none|is-hidden|hide|display-none)(\s|$)/i;
 
+/**
+ * A dialog's name: a modal, a popup or a lightbox, shown over the page when asked for (a login's
+ * panels and messages). Links and buttons named so open one; a dialog's role Readability knows.
+ */
+const DIALOG = /(^|[-_\s])(modal|modals|dialog|popup|lightbox)([-_\s]|$)/i;
+const DIALOG_TAGS = /^(DIV|SECTION|ARTICLE|ASIDE|DIALOG)$/;
+
 /** A notice's length at most: a longer hidden block may be a section a reader opens. */
 const NOTICE_CHARS = 1000;
 
@@ -229,6 +236,10 @@ export function precleanSource(
     // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
     if (rules.headings && HEADING.test(el.tagName)) {
       el.removeAttribute('class');
+      continue;
+    }
+    if (rules.dialogs && DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(el)) {
+      el.remove();
       continue;
     }
     if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();

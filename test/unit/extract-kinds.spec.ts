@@ -386,6 +386,27 @@ describe('extraction of other kinds of page', () => {
     );
     expect(extractHtml(headline, url, 'text').content).not.toContain('Bis 2030 sollen');
   });
+  it("a login's dialogs, however long, are not the page's text; a dialog that holds the page's heading is", () => {
+    const html = fixture('video-with-login-dialog.html');
+    const url = 'https://sender-nord.example/sport/regatta';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('Zum ersten Mal seit zehn Jahren segeln wieder über hundert Boote');
+    expect(text).not.toMatch(/Passwort|Registrierung|E-Mail-Adresse/);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, dialogs: false } }).content;
+    expect(without).toContain('Passwort vergessen?');
+    // The page's heading in a dialog (an article opened over a list) keeps it.
+    const opened = html.replace(
+      '<p>Du erhältst in Kürze',
+      '<h1>Passwort vergessen?</h1><p>Du erhältst in Kürze',
+    );
+    expect(extractHtml(opened, url, 'text').content).toContain('Bitte sieh auch in deinem Spam-Ordner nach.');
+    // A link named for the popup it opens is text.
+    const linked = html.replace(
+      'über hundert Boote',
+      'über hundert <a class="popup" href="/boote">Boote</a>',
+    );
+    expect(extractHtml(linked, url, 'text').content).toContain('über hundert Boote um den Pokal');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
