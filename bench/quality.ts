@@ -68,6 +68,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'hiddenParts',
   'lead',
   'dialogs',
+  'listCells',
   'textForms',
   'thinArticle',
   'statedBody',

@@ -91,6 +91,11 @@ export interface CleanRules {
   lead?: boolean;
   /** A dialog (a block named modal, popup or lightbox) goes before Readability, whatever its length, unless it holds the page's heading. */
   dialogs?: boolean;
+  /**
+   * A table cell that holds no sentence (a list of names, addresses or figures) does not score as
+   * text in Readability: a table of 600 addresses outscored the article beside it.
+   */
+  listCells?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -105,6 +110,7 @@ export const ALL_RULES: Required<CleanRules> = {
   hiddenParts: true,
   lead: true,
   dialogs: true,
+  listCells: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

@@ -19,6 +19,7 @@ import { precleanSource } from './preclean';
 import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { leadOf, withLead } from './lead';
+import { isListCell } from './list-cells';
 import { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { withStatedRecipe } from './stated-recipe';
@@ -177,7 +178,7 @@ export function extractHtml(
       keepClasses: false,
       serializer: (el) => el as Element,
     });
-    tuneReadability(reader, elementsWithTags);
+    tuneReadability(reader, elementsWithTags, (opts.rules ?? ALL_RULES).listCells ? isListCell : undefined);
     article = reader.parse();
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.

@@ -9,6 +9,7 @@ export type ElementsWithTags = (root: never, tags: string[]) => unknown[];
 
 interface ReadabilityInternals {
   _getAllNodesWithTag: ElementsWithTags;
+  _getNodeAncestors(node: Element, maxDepth?: number): Element[];
   _isProbablyVisible(node: Element): boolean;
   _grabArticle(): Element | null;
   _postProcessContent(el: Element): void;
@@ -21,8 +22,14 @@ interface ReadabilityInternals {
  * (the getter builds a style declaration per element); and the article it found is not serialized
  * for a debug line that is never printed (`log("Grabbed: " + innerHTML)` runs even with debug off).
  */
-export function tuneReadability(reader: Readability<Element>, elementsWithTags: ElementsWithTags): void {
+export function tuneReadability(
+  reader: Readability<Element>,
+  elementsWithTags: ElementsWithTags,
+  /** Cells that do not score as text (see skipScoring). */
+  unscored?: (cell: Element) => boolean,
+): void {
   const r = reader as unknown as ReadabilityInternals;
+  if (unscored) skipScoring(r, unscored);
   r._getAllNodesWithTag = elementsWithTags;
   const visible = r._isProbablyVisible;
   r._isProbablyVisible = function (node) {
@@ -44,6 +51,19 @@ export function tuneReadability(reader: Readability<Element>, elementsWithTags: 
   r._postProcessContent = function (el) {
     delete (el as { innerHTML?: string }).innerHTML;
     post.call(this, el);
+  };
+}
+
+/**
+ * Readability scores a table cell as it scores a paragraph, for pages laid out in tables; the
+ * cells `unscored` names are left out. It scores an element only when it has ancestors (its call
+ * with a depth of 5): for those cells that call answers none.
+ */
+function skipScoring(r: ReadabilityInternals, unscored: (cell: Element) => boolean): void {
+  const ancestors = r._getNodeAncestors;
+  r._getNodeAncestors = function (node, maxDepth) {
+    if (maxDepth === 5 && node.tagName === 'TD' && unscored(node)) return [];
+    return ancestors.call(this, node, maxDepth);
   };
 }
 

@@ -407,6 +407,24 @@ describe('extraction of other kinds of page', () => {
     );
     expect(extractHtml(linked, url, 'text').content).toContain('über hundert Boote um den Pokal');
   });
+  it('a table of names does not outscore the letter they signed; a page laid out in a table keeps its text', () => {
+    const html = fixture('letter-with-signatories.html');
+    const url = 'https://quarterly.example/letters/libraries';
+    const letter = 'The undersigned are writers, teachers and readers';
+    expect(extractHtml(html, url, 'text').content).toContain(letter);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, listCells: false } }).content;
+    expect(without).not.toContain(letter);
+    // The letter in a table cell of its own, as pages laid out in tables have it: its sentences score.
+    const laidOut = html
+      .replace('<div class="wysiwyg-content">', '<table class="layout"><tr><td>')
+      .replace(/<\/p>\s*<p>/g, '<br><br>')
+      .replace(/<\/?p>/g, '')
+      .replace('</div>\n<div class="signatories">', '</td></tr></table>\n<div class="signatories">');
+    expect(laidOut).not.toContain('<p>');
+    const text = extractHtml(laidOut, url, 'text').content;
+    expect(text).toContain(letter);
+    expect(text).toContain('what is lost is rarely won back');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
