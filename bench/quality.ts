@@ -69,6 +69,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'lead',
   'dialogs',
   'listCells',
+  'lineParagraphs',
   'textForms',
   'thinArticle',
   'statedBody',

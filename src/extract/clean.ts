@@ -96,6 +96,8 @@ export interface CleanRules {
    * text in Readability: a table of 600 addresses outscored the article beside it.
    */
   listCells?: boolean;
+  /** A single line break between two long runs of text ends a paragraph, as two in a row do for Readability. */
+  lineParagraphs?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -111,6 +113,7 @@ export const ALL_RULES: Required<CleanRules> = {
   lead: true,
   dialogs: true,
   listCells: true,
+  lineParagraphs: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

@@ -425,6 +425,25 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain(letter);
     expect(text).toContain('what is lost is rarely won back');
   });
+  it('paragraphs set apart by single line breaks are paragraphs, and outweigh a sidebar box', () => {
+    const html = fixture('line-break-paragraphs.html');
+    const url = 'https://weinhandel.example/regionen/mosel';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text).toContain('zu den steilsten Europas');
+    expect(text).toMatch(/eine Neigung von mehr als 60 Prozent\.\n\nAngebaut wird/);
+    expect(text).not.toContain('Wir liefern innerhalb Deutschlands');
+    const without = extractHtml(html, url, 'text', {
+      rules: { ...ALL_RULES, lineParagraphs: false },
+    }).content;
+    expect(without).toContain('Wir liefern innerhalb Deutschlands');
+    // Short lines (an address, a poem) keep their single breaks.
+    const lines = extractHtml(
+      '<html><body><h1>Kontakt</h1><div>Weinhandel am Markt<br>Marktplatz 4<br>54470 Bernkastel-Kues</div><p>Wir sind von Montag bis Samstag für Sie da, am Samstag bis 14 Uhr, und beraten Sie gern bei der Auswahl Ihrer Weine.</p></body></html>',
+      url,
+      'text',
+    ).content;
+    expect(lines).toContain('Weinhandel am Markt\nMarktplatz 4\n54470 Bernkastel-Kues');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
