@@ -15,7 +15,7 @@ const CHARS_PER_SENTENCE = 500;
 export function isListCell(cell: Element): boolean {
   const text = (cell.textContent ?? '').slice(0, READ_CHARS);
   const wanted = 1 + Math.floor(text.length / CHARS_PER_SENTENCE);
-  let found = 0;
-  for (const _ of text.matchAll(SENTENCE_END)) if (++found >= wanted) return false;
+  SENTENCE_END.lastIndex = 0;
+  for (let found = 0; SENTENCE_END.exec(text); ) if (++found >= wanted) return false;
   return true;
 }
