@@ -48,8 +48,8 @@ export function leadOf(heading: Element | undefined, description: string | null)
 
 /** Puts `lead` first in `root` when the article left it out. */
 export function withLead(root: Element, lead: string): void {
-  const head = lead.slice(0, 60);
-  if (squash(root.textContent ?? '').includes(head)) return;
+  // Whole: an article may open with the lead's first sentence and go on differently.
+  if (squash(root.textContent ?? '').includes(lead)) return;
   const p = root.ownerDocument.createElement('p');
   p.textContent = lead;
   root.insertBefore(p, root.firstChild);

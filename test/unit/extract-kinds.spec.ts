@@ -374,6 +374,14 @@ describe('extraction of other kinds of page', () => {
       `<div class="m-article-body"><p>${lead} Die Stadtwerke rechnen mit Kosten von 60 Millionen Euro.</p>`,
     );
     expect(extractHtml(inBody, url, 'text').content.split(lead).length - 1).toBe(1);
+    // An article that opens with the lead's first sentence and goes on differently still gets the lead.
+    const echoed = html.replace(
+      '<div class="m-article-body">',
+      `<div class="m-article-body"><p>${lead} Zuerst kommt die Lindenstraße an die Reihe, danach folgen die Schulen und das Rathaus.</p>`,
+    );
+    expect(extractHtml(echoed, url, 'text').content).toContain(
+      'Die Stadtwerke rechnen mit Kosten von 60 Millionen Euro.',
+    );
     // A block the description does not state, or a second title set as a headline (no full stop), is not a lead.
     const other = html.replace(
       /<meta name="description"[^>]*>/,
