@@ -70,6 +70,7 @@ const KIND_RULES: (keyof CleanRules)[] = [
   'dialogs',
   'listCells',
   'lineParagraphs',
+  'opening',
   'textForms',
   'thinArticle',
   'statedBody',

@@ -98,6 +98,11 @@ export interface CleanRules {
   listCells?: boolean;
   /** A single line break between two long runs of text ends a paragraph, as two in a row do for Readability. */
   lineParagraphs?: boolean;
+  /**
+   * Paragraphs of prose between the page's heading and the block Readability chose (the article's
+   * opening in a block of its own) are put first in the article.
+   */
+  opening?: boolean;
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
   stories?: boolean;
   /** A sign-up box (the short block around an email field) goes with its pitch. */
@@ -114,6 +119,7 @@ export const ALL_RULES: Required<CleanRules> = {
   dialogs: true,
   listCells: true,
   lineParagraphs: true,
+  opening: true,
   imageCaptions: true,
   thinArticle: true,
   threads: true,

@@ -19,6 +19,7 @@ import { precleanSource } from './preclean';
 import { renderEach, type Format } from './render';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { leadOf, withLead } from './lead';
+import { paragraphsAfter, withOpening } from './opening';
 import { isListCell } from './list-cells';
 import { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
@@ -170,9 +171,11 @@ export function extractHtml(
   const fallbackTitle = head.title || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
   let lead: string | undefined;
+  let opening: Element[] | undefined;
   try {
     const heading = precleanSource(source as unknown as Document, opts.rules, [head.title, docTitle]);
     if ((opts.rules ?? ALL_RULES).lead) lead = leadOf(heading, metadata.description);
+    if (heading && (opts.rules ?? ALL_RULES).opening) opening = paragraphsAfter(heading);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,
@@ -224,6 +227,7 @@ export function extractHtml(
     root = source.createElement('div') as unknown as HTMLElement;
     for (const text of held) root.appendChild(source.createElement('p')).textContent = text;
   }
+  if (opening) withOpening(root as unknown as Element, opening);
   if (lead) withLead(root as unknown as Element, lead);
   // The recipe it states, when the article lacks its ingredients or steps (see stated-recipe.ts).
   if (rules.statedRecipe) withStatedRecipe(root as unknown as Element, ld);

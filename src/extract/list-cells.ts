@@ -3,9 +3,8 @@
  * paragraph (pages were laid out in tables), so a table of hundreds of rows, or one cell with a
  * long list of names and affiliations, outscores the article beside it.
  */
+import { sentenceEnds } from './sentences';
 
-/** A sentence's end: a full stop, question or exclamation mark after a word of two letters or more. */
-const SENTENCE_END = /\p{L}{2}[)"'»”’]?[.!?…。！？](?=\s|$)/gu;
 /** Read of a cell, at most. */
 const READ_CHARS = 2000;
 /** Prose ends a sentence at least this often; a list's abbreviations ("ret.", "St.") do not. */
@@ -15,7 +14,5 @@ const CHARS_PER_SENTENCE = 500;
 export function isListCell(cell: Element): boolean {
   const text = (cell.textContent ?? '').slice(0, READ_CHARS);
   const wanted = 1 + Math.floor(text.length / CHARS_PER_SENTENCE);
-  SENTENCE_END.lastIndex = 0;
-  for (let found = 0; SENTENCE_END.exec(text); ) if (++found >= wanted) return false;
-  return true;
+  return sentenceEnds(text, wanted) < wanted;
 }

@@ -452,6 +452,26 @@ describe('extraction of other kinds of page', () => {
     ).content;
     expect(lines).toContain('Weinhandel am Markt\nMarktplatz 4\n54470 Bernkastel-Kues');
   });
+  it("the article's opening, in a block of its own between the heading and the rest, opens the article", () => {
+    const html = fixture('opening-in-own-block.html');
+    const url = 'https://hilfswerk.example/presse/wetterextreme';
+    const opening = 'Das Hilfswerk hat im vergangenen Jahr so vielen Menschen nach Wetterextremen geholfen';
+    const text = extractHtml(html, url, 'text').content;
+    expect(text.startsWith(opening)).toBe(true);
+    expect(text).toContain('Die Folgen des Klimawandels, heißt es im Jahresbericht');
+    expect(text).toContain('Der Verband will deshalb im kommenden Jahr');
+    expect(text).not.toContain('Ein ausgetrocknetes Flussbett');
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, opening: false } }).content;
+    expect(without).not.toContain(opening);
+    // A notice between the heading and the article is not its opening, though it is written in sentences.
+    const notice = html.replace(
+      '<div class="block block-entity-fieldnodebody">',
+      '<div class="cookie-notice"><p>Wir verwenden Cookies, um Ihnen die bestmögliche Nutzung unserer Website zu ermöglichen. Mehr dazu in unserer Datenschutzerklärung.</p></div><div class="block block-entity-fieldnodebody">',
+    );
+    const noticed = extractHtml(notice, url, 'text').content;
+    expect(noticed).toContain(opening);
+    expect(noticed).not.toContain('Wir verwenden Cookies');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
