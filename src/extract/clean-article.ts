@@ -27,6 +27,18 @@ const SEE_ALSO =
   /^(read (more|also)|see also|also read|related|lee (también|más)|mira|mire|puedes ver|ver (también|más)|(à )?lire aussi|voir aussi|lesen sie (auch|mehr)|mehr dazu|auch interessant|czytaj (też|także|również)|zobacz (też|także|również)|leia (também|mais)|veja também|leggi anche|guarda anche)\s*:/iu;
 const SEE_ALSO_TAGS = /^(P|DIV|LI|BLOCKQUOTE)$/;
 
+/**
+ * A line that asks the reader to subscribe, download the site's app or follow it elsewhere: the
+ * verb first ("Subscribe now to our e-edition for the full story."), or after "For the latest …",
+ * and what it asks for (APPEAL_WHAT); a call to subscribe or follow in other languages alone.
+ */
+const APPEAL =
+  /^((for (the )?(latest|more)\b[^.!?]{0,80}?\s)?(subscribe|sign up|download|get|follow|like) (now |today )?(to|for|on|the|our|us)\b|(jetzt )?laden sie (sich )?(jetzt )?(die|unsere)\b|téléchargez (l'|notre )|descarga (la|nuestra)\b)/iu;
+const APPEAL_WHAT =
+  /\b(apps?|newsletter|e-?edition|edition|subscription|full story|facebook|twitter|instagram|telegram|whatsapp|youtube|tiktok)\b/i;
+const APPEAL_OTHER =
+  /^(jetzt )?(abonnieren sie|abonniere|folgen sie uns|folge uns|abonnez-vous|suivez-nous|suscríbete|síguenos)\b/iu;
+
 /** After Readability: drop captions, link lists and other short furniture from the chosen block. */
 export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
   if (rules.articleEnd) cutAtArticleEnd(body);
@@ -68,7 +80,16 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
       !m.blocks &&
       m.link * 2 >= m.text
     ) {
-      if (SEE_ALSO.test((el.textContent ?? '').trim())) el.remove();
+      if (SEE_ALSO.test((el.textContent ?? '').trim())) {
+        el.remove();
+        continue;
+      }
+    }
+    if (rules.uiLines && LINE.test(el.tagName) && m.text <= 200 && !m.blocks) {
+      const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      if ((APPEAL.test(line) && APPEAL_WHAT.test(line)) || APPEAL_OTHER.test(line)) {
+        el.remove();
+      }
     }
   }
 }

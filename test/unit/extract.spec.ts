@@ -423,6 +423,32 @@ describe('furniture lines', () => {
     for (const kept of ['Vecinos piden', 'nuevo horario', 'Nowy most', 'old ferry'])
       expect(off.content).toContain(kept);
   });
+
+  it('a line that asks the reader to subscribe, get the app or follow the site goes; a sentence about an app stays', () => {
+    const body = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<p>Paragraph ${i}: the harbour board said the new ferry app will show departures, delays and fares from next month.</p>`,
+    ).join('');
+    const appeals = [
+      'Subscribe now to our e-edition for the full story.',
+      'For the latest stories and breaking news updates download the Island News apps for iOS and Android.',
+      'Get the latest news straight to your phone with the Harbour Daily app.',
+      'SIGN UP FOR OUR NEWSLETTER',
+      'Folgen Sie uns auf Twitter',
+      'Suivez-nous sur Instagram',
+      'Síguenos en Facebook',
+    ];
+    const html = `<html><body><article><h1>Ferry app</h1>${body}${appeals.map((l) => `<p>${l}</p>`).join('')}<p>Download figures for the app rose to 20,000 in its first week.</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.com/a', 'text');
+    for (const line of appeals) expect(x.content).not.toContain(line);
+    expect(x.content).toContain('the new ferry app will show departures');
+    expect(x.content).toContain('Download figures for the app rose to 20,000');
+    const off = extractHtml(html, 'https://example.com/a', 'text', {
+      rules: { ...ALL_RULES, uiLines: false },
+    });
+    for (const line of appeals) expect(off.content).toContain(line);
+  });
 });
 
 describe('markdown', () => {
