@@ -16,16 +16,18 @@ const UI_LINE =
 
 /** The same in other languages: print and back controls, ad labels, dated stamps. */
 const UI_LINE_OTHER =
-  /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
+  /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|schon gelesen\??|zum weiterlesen|weiterführende[rn]? links?|externer inhalt|valora esta noticia|(video )?verfügbar bis( zum)? \d.{0,20}|permalien.{0,80}|permalink.{0,80}|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
 
 /** A photo credit on a line of its own: "Foto: …", "Crédits photos : …", "… / Getty Images". */
 const CREDIT =
-  /^((fotos?|photos?|bild|bilder|crédits? photos?|credits?|image|imagen|foto ?credit)\s*:\s*.{1,60}|.{0,40}\b(getty images|afp|reuters|dpa|ap photo|picture[- ]alliance|imago|shutterstock|istock(photo)?|epa|keystone)\b.{0,40})$/iu;
+  /^((fotos?|photos?|bild|bilder|beitragsbild|titelbild|crédits? photos?|credits?|image|imagen|foto ?credit)\s*:\s*.{1,60}|.{0,60}©\s*.{1,40}|.{0,40}\b(getty images|afp|reuters|dpa|ap photo|picture[- ]alliance|imago|shutterstock|istock(photo)?|epa|keystone)\b.{0,40})$/iu;
 
 /** A line set in the text that points to another story: its label, then a colon. */
 const SEE_ALSO =
-  /^(read (more|also)|see also|also read|related|lee (también|más)|mira|mire|puedes ver|ver (también|más)|(à )?lire aussi|voir aussi|lesen sie (auch|mehr)|mehr dazu|auch interessant|czytaj (też|także|również)|zobacz (też|także|również)|leia (também|mais)|veja também|leggi anche|guarda anche)\s*:/iu;
+  /^(read (more|also)|see also|also read|related|lee (también|más)|mira|mire|puedes ver|ver (también|más)|(à )?lire aussi|voir aussi|lesen sie (auch|mehr)|mehr dazu|auch interessant|czytaj (też|także|również)|zobacz (też|także|również)|dowiedz się (więcej|też)|leia (também|mais)|veja também|leggi anche|guarda anche)\s*:/iu;
 const SEE_ALSO_TAGS = /^(P|DIV|LI|BLOCKQUOTE)$/;
+/** A line that ends as a sentence does. */
+const SENTENCE_ENDS = /[.!…]["'»”’)]*$/;
 
 /**
  * A line that asks the reader to subscribe, download the site's app or follow it elsewhere: the
@@ -34,6 +36,8 @@ const SEE_ALSO_TAGS = /^(P|DIV|LI|BLOCKQUOTE)$/;
  */
 const APPEAL =
   /^((for (the )?(latest|more)\b[^.!?]{0,80}?\s)?(subscribe|sign up|download|get|follow|like) (now |today )?(to|for|on|the|our|us)\b|(jetzt )?laden sie (sich )?(jetzt )?(die|unsere)\b|téléchargez (l'|notre )|descarga (la|nuestra)\b)/iu;
+/** An appeal's length at most: a sentence or two ("Follow us on … Send us a message on …"). */
+const APPEAL_CHARS = 300;
 const APPEAL_WHAT =
   /\b(apps?|newsletter|e-?edition|edition|subscription|full story|facebook|twitter|instagram|telegram|whatsapp|youtube|tiktok)\b/i;
 /** The first words APPEAL and APPEAL_OTHER can begin with. */
@@ -75,20 +79,16 @@ export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageU
         continue;
       }
     }
-    // "Read also: <another story>" set in the text, in any of several languages.
-    if (
-      rules.uiLines &&
-      SEE_ALSO_TAGS.test(el.tagName) &&
-      m.text <= 200 &&
-      !m.blocks &&
-      m.link * 2 >= m.text
-    ) {
-      if (SEE_ALSO.test((el.textContent ?? '').trim())) {
+    // "Read also: <another story>" set in the text, in any of several languages: mostly a link, or
+    // a headline (no full stop at its end) when the link is elsewhere. A sentence stays.
+    if (rules.uiLines && SEE_ALSO_TAGS.test(el.tagName) && m.text <= 200 && !m.blocks) {
+      const line = (el.textContent ?? '').trim();
+      if (SEE_ALSO.test(line) && (m.link * 2 >= m.text || !SENTENCE_ENDS.test(line))) {
         el.remove();
         continue;
       }
     }
-    if (rules.uiLines && LINE.test(el.tagName) && m.text <= 200 && !m.blocks) {
+    if (rules.uiLines && LINE.test(el.tagName) && m.text <= APPEAL_CHARS && !m.blocks) {
       // Its first word first: reading the text of every line of an article costs a tenth of its cleaning.
       if (!APPEAL_FIRST.test(firstText(el))) continue;
       const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();

@@ -384,6 +384,15 @@ describe('furniture lines', () => {
       'Foto: Anna Berger',
       'AFP / MARCO ROSSI',
       'Augusta National/Getty Images',
+      'Die Bürgermeisterin am Montag im Rathaus. © Stadt Seeburg / Anna Berger',
+      'Beitragsbild: Titelseite vom 2.4.2019',
+      'Schon gelesen?',
+      'Zum Weiterlesen:',
+      'Weiterführender Link',
+      'Externer Inhalt',
+      'Video verfügbar bis 28.02.2021',
+      'Valora esta noticia',
+      'Permalien https://p.example/p/RPYx',
     ];
     const html = `<html lang="de"><body><article><h1>Karten</h1><p>${lines[0]}</p><p>${lines[1]}</p>${body}${lines
       .slice(2)
@@ -412,9 +421,19 @@ describe('furniture lines', () => {
       '<p><em>Czytaj też: <a href="/inna">Nowy most w centrum miasta</a> – zdjęcia</em></p>',
       '<p>Read also: <a href="/other">The old ferry makes its last crossing</a>, with photographs</p>',
     ];
+    // With its link elsewhere, a pointer is still a headline: no full stop at its end.
+    pointers.push('<p>MIRA: Madre se acerca a conocer los motivos de captura de su hijo</p>');
+    pointers.push('<p>Dowiedz się więcej: Kto jak głosował ws. unijnych funduszy?</p>');
     const html = `<html><body><article><h1>Puente</h1>${body.slice(0, 300)}${pointers.join('')}${body}<p>Mira: los vecinos del barrio alto llevan diez años esperando este puente, y lo celebran.</p></article></body></html>`;
     const x = extractHtml(html, 'https://example.es/a', 'text');
-    for (const gone of ['Vecinos piden', 'nuevo horario', 'Nowy most', 'old ferry'])
+    for (const gone of [
+      'Vecinos piden',
+      'nuevo horario',
+      'Nowy most',
+      'old ferry',
+      'Madre se acerca',
+      'Kto jak głosował',
+    ])
       expect(x.content).not.toContain(gone);
     expect(x.content).toContain('Mira: los vecinos del barrio alto');
     const off = extractHtml(html, 'https://example.es/a', 'text', {
@@ -432,6 +451,7 @@ describe('furniture lines', () => {
     ).join('');
     const appeals = [
       'Subscribe now to our e-edition for the full story.',
+      'Follow The Island News on Twitter and Instagram @IslandNews and on Facebook @IslandNewsDaily. Send us a message on WhatsApp at 1-555-499-0169 or email us at online@islandnews.example, and tell us what you think of our coverage this week.',
       'For the latest stories and breaking news updates download the Island News apps for iOS and Android.',
       'Get the latest news straight to your phone with the Harbour Daily app.',
       'SIGN UP FOR OUR NEWSLETTER',
