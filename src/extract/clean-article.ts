@@ -12,11 +12,11 @@ const REMOVE_ALWAYS =
 
 /** The whole text of a block that is page furniture: an ad label, a control, a gallery counter, a stamp. */
 const UI_LINE =
-  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*((on|at)\s+)?(\d|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s|\w+ ago\b|an? \w+ ago\b).{0,60})$/i;
+  /^(advert(isement)?|sponsored( content)?|sign in|log in|close|caption|print|read more|continue reading|share( this)?( article| story| page)?|image \d+ of \/? ?\d+|\d+ of \d+|this slideshow requires javascript\.?|(published|posted|updated|last updated|first published)\s*:?\s*((on|at)\s+)?(\d|(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|mon|tue|wed|thu|fri|sat|sun)[a-z]*\.?\s|\w+ ago\b|an? \w+ ago\b).{0,60})$/i;
 
 /** The same in other languages: print and back controls, ad labels, dated stamps. */
 const UI_LINE_OTHER =
-  /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|schon gelesen\??|zum weiterlesen|weiterführende[rn]? links?|externer inhalt|valora esta noticia|(video )?verfügbar bis( zum)? \d.{0,20}|permalien.{0,80}|permalink.{0,80}|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
+  /^(drucken|artikel drucken|drukuj|imprimer|imprimir|stampa|zurück|retour|volver|indietro|wstecz|anzeige|werbung|publicité|publicidad|pubblicità|reklama|beitragsbild|schon gelesen\??|zum weiterlesen|weiterführende[rn]? links?|externer inhalt|valora esta noticia|(video )?verfügbar bis( zum)? \d.{0,20}|permalien.{0,80}|permalink.{0,80}|weiterlesen|(pour )?lire la suite|leer más|seguir leyendo|czytaj dalej|continua a leggere|((zuletzt )?(veröffentlicht|aktualisiert|erstellt|geändert)|stand|publié|mis à jour|publicado|actualizado|pubblicato|aggiornato|opublikowano|zaktualizowano|publikacja)\s*:?\s*((am|le|el|il|on)\s+)?(\d|\p{L}+,?\s+\d).{0,60})[\s:.]*$/iu;
 
 /** A photo credit on a line of its own: "Foto: …", "Crédits photos : …", "… / Getty Images". */
 const CREDIT =

@@ -353,9 +353,16 @@ describe('furniture lines', () => {
       (_, i) =>
         `<p>Paragraph ${i}: the council will print new maps and close the old road, as posted on the notice board last week.</p>`,
     ).join('');
-    const html = `<html><body><article><h1>Maps</h1><p>Posted: 10:48, Tue, Nov 19, 2019</p><div>Advertisement</div>${body}<span>Sign In</span><p>Image 1 of 8</p><p>Updated at 1:23 p.m.</p><p>Updated figures came out on Monday.</p></article></body></html>`;
+    const html = `<html><body><article><h1>Maps</h1><p>Posted: 10:48, Tue, Nov 19, 2019</p><div>Advertisement</div>${body}<span>Sign In</span><p>Image 1 of 8</p><p>Updated at 1:23 p.m.</p><p>Read more</p><p>Updated figures came out on Monday.</p></article></body></html>`;
     const x = extractHtml(html, 'https://example.com/a', 'text');
-    for (const gone of ['Posted: 10:48', 'Advertisement', 'Sign In', 'Image 1 of 8', 'Updated at'])
+    for (const gone of [
+      'Posted: 10:48',
+      'Advertisement',
+      'Sign In',
+      'Image 1 of 8',
+      'Updated at',
+      'Read more',
+    ])
       expect(x.content).not.toContain(gone);
     expect(x.content).toContain('print new maps and close the old road, as posted');
     expect(x.content).toContain('Updated figures came out on Monday.');
@@ -393,6 +400,9 @@ describe('furniture lines', () => {
       'Video verfügbar bis 28.02.2021',
       'Valora esta noticia',
       'Permalien https://p.example/p/RPYx',
+      'Stand: 05. Februar 2020',
+      'Weiterlesen',
+      'Lire la suite',
     ];
     const html = `<html lang="de"><body><article><h1>Karten</h1><p>${lines[0]}</p><p>${lines[1]}</p>${body}${lines
       .slice(2)
