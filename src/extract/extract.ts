@@ -170,18 +170,19 @@ export function extractHtml(
   const siteNamed = /\s[–—]\s/.test(docTitle) && !head.contents.has(docTitle);
   const fallbackTitle = head.title || docTitle;
   let article: ReturnType<Readability<Element>['parse']> = null;
+  const rules = opts.rules ?? ALL_RULES;
   let lead: string | undefined;
   let opening: Element[] | undefined;
   try {
-    const heading = precleanSource(source as unknown as Document, opts.rules, [head.title, docTitle]);
-    if ((opts.rules ?? ALL_RULES).lead) lead = leadOf(heading, metadata.description);
-    if (heading && (opts.rules ?? ALL_RULES).opening) opening = paragraphsAfter(heading);
+    const heading = precleanSource(source as unknown as Document, rules, [head.title, docTitle]);
+    if (rules.lead) lead = leadOf(heading, metadata.description);
+    if (heading && rules.opening) opening = paragraphsAfter(heading);
     // The serializer hands back the article element itself: no serialise-and-parse round trip.
     const reader = new Readability<Element>(source as unknown as Document, {
       keepClasses: false,
       serializer: (el) => el as Element,
     });
-    tuneReadability(reader, elementsWithTags, (opts.rules ?? ALL_RULES).listCells ? isListCell : undefined);
+    tuneReadability(reader, elementsWithTags, rules.listCells ? isListCell : undefined);
     article = reader.parse();
   } catch {
     article = null; // Readability gives up on some hostile trees; the whole body is the fallback below.
@@ -203,12 +204,11 @@ export function extractHtml(
     titleHeadingAsReadability(body as unknown as Element, title);
     return body as unknown as HTMLElement;
   };
-  const rules = opts.rules ?? ALL_RULES;
   const chosen = (): HTMLElement => {
     if (!article?.content) return wholePage();
     const root = article.content as unknown as HTMLElement;
     const before = rules.thinArticle ? wordCount(root.textContent ?? '', THIN_WORDS) : 0;
-    cleanArticle(root, opts.rules, baseUrl);
+    cleanArticle(root, rules, baseUrl);
     unwrapPage(root);
     // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
     // less its furniture holds more of it. An article short from the start stays as it is.
