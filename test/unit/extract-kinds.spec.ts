@@ -472,6 +472,24 @@ describe('extraction of other kinds of page', () => {
     expect(noticed).toContain(opening);
     expect(noticed).not.toContain('Wir verwenden Cookies');
   });
+  it('the rules for leads, openings, line breaks, list cells, dialogs and hidden parts stay bounded on hostile pages', () => {
+    const line =
+      'Eine Zeile mit genug Text, um als Absatz zu gelten, und noch etwas mehr Text dahinter, damit sie lang genug wird';
+    const article = Array.from(
+      { length: 8 },
+      (_, i) =>
+        `<p>Absatz ${i}: Die Gemeinde hat den Plan für den neuen Hafen vorgestellt, der im Frühjahr gebaut werden soll.</p>`,
+    ).join('');
+    const html = `<html><head><title>Der neue Hafen</title><meta name="description" content="${'Ein Satz ohne Ende '.repeat(20)}"></head><body>
+      <h1>Der neue Hafen</h1>${'<span class="field--label-hidden overflow-hidden hidden-xs"></span>'.repeat(30_000)}
+      <div class="lines">${`${line}<br>`.repeat(20_000)}</div>
+      <table><tr>${'<td>Anna Berger, Ben Costa, Clara Dietz, David Eriksen, Elena Falk</td>'.repeat(5_000)}</tr></table>
+      ${'<div class="modal">'.repeat(2_000)}Anmelden${'</div>'.repeat(2_000)}
+      <article>${article}</article></body></html>`;
+    const text = extractHtml(html, 'https://hafen.example/plan', 'text').content;
+    expect(text).toContain('Absatz 7: Die Gemeinde hat den Plan');
+    expect(text).not.toContain('Anmelden');
+  });
   it("an image's own block loses a short caption not marked as one, and keeps the image", () => {
     const html = fixture('image-captions.html');
     const url = 'https://bergblatt.example/schnee';
