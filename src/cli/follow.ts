@@ -228,10 +228,16 @@ export function ended(view: JobView): void {
 
 /**
  * Follows a job to its end, then (with `results`) writes its results. Ctrl-C while the job runs
- * writes the results finished so far; either way the command says how to resume or cancel.
+ * writes the results finished so far; either way the command says how to resume or cancel. `stop`
+ * is made before the line that says the job is followed is printed: a Ctrl-C that comes after
+ * that line must find it there.
  */
-export async function followJob(job: JobView, out: ResultsOut | undefined, a: Api = api()): Promise<void> {
-  const stop = new Interrupt();
+export async function followJob(
+  job: JobView,
+  out: ResultsOut | undefined,
+  stop: Interrupt,
+  a: Api = api(),
+): Promise<void> {
   try {
     const status = await followEvents(a, job, stop.signal);
     if (status === undefined) {

@@ -3,7 +3,7 @@
 import { int, parse } from './args';
 import { api, ApiError, call, getJson, jobPath, usage, type Reply } from './client';
 import { FETCH_FLAGS, fetchOptions } from './fetch-options';
-import { followJob, ResultsOut, type JobView } from './follow';
+import { followJob, Interrupt, ResultsOut, type JobView } from './follow';
 import { inFileTerms, readUrlFile } from './url-file';
 
 export const WAIT_FLAGS = {
@@ -23,12 +23,13 @@ export async function submitted(
 ): Promise<void> {
   const job = (await res.json()) as JobView;
   const replayed = res.header('idempotent-replayed') === 'true' ? ' (the job this key already made)' : '';
+  const stop = values.wait ? new Interrupt() : undefined;
   console.error(`job ${job.id}: ${what(job)}${replayed}`);
-  if (!values.wait) {
+  if (!stop) {
     console.log(job.id);
     return;
   }
-  return followJob(job, new ResultsOut(values.out));
+  return followJob(job, new ResultsOut(values.out), stop);
 }
 
 export const idemHeader = (key: string | undefined): Record<string, string> =>

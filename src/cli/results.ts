@@ -46,13 +46,13 @@ export async function watchCmd(args: string[]): Promise<void> {
   const a = api();
   const job = await getJson<JobView>(a, jobPath(id));
   const out = values.out !== undefined ? new ResultsOut(values.out) : undefined;
+  const stop = new Interrupt();
   if (!isEnded(job.status)) {
     console.error(`job ${id} ${job.status}: ${job.targets_done}/${job.targets_total} finished`);
-    return followJob(job, out, a);
+    return followJob(job, out, stop, a);
   }
   ended(job);
   if (!out) return;
-  const stop = new Interrupt();
   try {
     if (!(await writeResults(a, id, out, {}, stop.signal)).complete) interrupted(id, out, false);
   } finally {

@@ -269,15 +269,21 @@ describe('sift CLI commands', () => {
     expect(batch.err()).toContain(`sift cancel ${id}`);
     expect(batch.err()).not.toMatch(/at .*\.js:\d+/);
 
-    // Ctrl-C during watch: nothing to write, the same advice.
-    const watch = spawnSift(['watch', id], client());
-    await waitUntil(
-      () => watch.err().includes('running') || undefined,
-      () => watch.err(),
-    );
-    watch.child.kill('SIGINT');
-    expect(await watch.code).toBe(130);
-    expect(watch.err()).toContain(`sift cancel ${id}`);
+    // Ctrl-C during watch, the moment it has said it follows the job: nothing to write, the same
+    // advice. Several times: a Ctrl-C right after that line once found no handler yet.
+    for (let i = 0; i < 6; i++) {
+      const watch = spawnSift(['watch', id], client());
+      await waitUntil(
+        () => watch.err().includes('running') || undefined,
+        () => watch.err(),
+      );
+      watch.child.kill('SIGINT');
+      expect([await watch.code, watch.child.signalCode, watch.err()]).toEqual([
+        130,
+        null,
+        expect.stringContaining(`sift cancel ${id}`),
+      ]);
+    }
 
     // Resumed: watch follows the live job to its end and writes every result.
     const resumed = spawnSift(['watch', id, '--out', out], client());
