@@ -1,11 +1,17 @@
-import type { BrowserContext, Page, Route } from 'playwright-core';
+import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { FetchError, invalidRequest } from '../common/errors';
 import type { RenderRequest, RenderResult } from './render-types';
 
 /** The viewport a page is laid out (and photographed) in. */
 export const VIEWPORT = { width: 1280, height: 800 };
-/** After `load`, how long a page may take to go quiet (no request for 500 ms) before it is read anyway. */
+/** After `load`, how long a page may take to go quiet before it is read anyway. */
 const SETTLE_MS = 3000;
+/**
+ * Quiet: no request of the page (any frame) in flight for this long. The driver's `networkidle`
+ * waits 500 ms; a page's next request follows the last answer within a few milliseconds (a
+ * script run on it, a chunk it imports), so 500 ms is mostly spent waiting on nothing.
+ */
+export const QUIET_MS = 300;
 /** Loaded resources not needed to read a page: not fetched unless a screenshot is asked for. */
 const UNSEEN = new Set(['image', 'font', 'media']);
 
@@ -28,6 +34,7 @@ export async function renderPage(
   const left = () => Math.max(1, deadline - Date.now());
   await ctx.route('**/*', handOver(req));
   const page = await ctx.newPage();
+  const traffic = new Traffic(page);
   let status = req.html !== undefined ? (req.status ?? 200) : 0;
   // A navigation of the page's own frame that the proxy refused (the page, or a redirect in script).
   let refusedUrl: string | undefined;
@@ -49,7 +56,7 @@ export async function renderPage(
   });
   if (refusedUrl) throw refused(new URL(refusedUrl));
   if (first) status = first.status();
-  await settle(page, Math.min(SETTLE_MS, left() / 2));
+  await traffic.quiet(Math.min(SETTLE_MS, left() / 2), signal);
   if (req.waitFor) await waitForSelector(page, req.waitFor, left());
   if (req.waitMs) await sleep(req.waitMs, signal);
   const html = await readDom(page, req.maxBytes, left);
@@ -88,9 +95,33 @@ function handOver(req: RenderRequest): (route: Route) => Promise<void> {
   };
 }
 
-/** Waits up to `ms` for the network to go quiet; a page that never does is read as it stands. */
-async function settle(page: Page, ms: number): Promise<void> {
-  await page.waitForLoadState('networkidle', { timeout: Math.max(1, ms) }).catch(() => undefined);
+/** The page's requests in flight, and when one last started or ended. */
+class Traffic {
+  private readonly open = new Set<Request>();
+  private last = Date.now();
+
+  constructor(page: Page) {
+    page.on('request', (r) => {
+      this.open.add(r);
+      this.last = Date.now();
+    });
+    const ended = (r: Request) => {
+      if (this.open.delete(r)) this.last = Date.now();
+    };
+    page.on('requestfinished', ended);
+    page.on('requestfailed', ended);
+  }
+
+  /** Waits up to `ms` for QUIET_MS without a request in flight; a page that never goes quiet is read as it stands. */
+  async quiet(ms: number, signal: AbortSignal): Promise<void> {
+    const end = Date.now() + ms;
+    for (;;) {
+      const now = Date.now();
+      const still = this.open.size > 0 ? QUIET_MS : this.last + QUIET_MS - now;
+      if (still <= 0 || now >= end) return;
+      await sleep(Math.min(still, end - now, this.open.size > 0 ? 25 : QUIET_MS), signal);
+    }
+  }
 }
 
 async function waitForSelector(page: Page, selector: string, ms: number): Promise<void> {

@@ -1,8 +1,14 @@
 import { CONTEXT_CLOSE_MS } from '../../src/render/browser-host';
 import type { Renderer } from '../../src/render/renderer';
-import { Fixture, html, send, type Handler } from '../support/fixture';
+import { Fixture, html, redirect, send, type Handler } from '../support/fixture';
 import { failure, renderOf, testRenderer } from '../support/render';
 import { waitUntil } from '../support/wait';
+
+/** Answers `body` as html after `ms`. */
+const later =
+  (ms: number, body: string): Handler =>
+  (req, res) =>
+    setTimeout(() => send(200, 'text/html', body)(req, res), ms);
 
 const page = (body: string, script = '') => html(`${body}<script>${script}</script>`, 'Render fixture');
 
@@ -32,6 +38,29 @@ const ROUTES: Record<string, Handler> = {
       () => send(200, 'application/json', JSON.stringify({ text: 'text from the XHR' }))(_req, res),
       200,
     ),
+  // Content in two parts: the second asked for 150 ms after the first came, and answered 800 ms
+  // later; the page is read once neither is in flight.
+  '/chained': send(
+    200,
+    'text/html',
+    page(
+      '<main id="app"></main>',
+      `const add = (r) => r.text().then((t) => app.insertAdjacentHTML('beforeend', t));
+       fetch('/part/1').then(add).then(() => setTimeout(() => fetch('/part/2').then(add), 150));`,
+    ),
+  ),
+  '/part/1': later(100, '<p>the first part</p>'),
+  '/part/2': later(800, '<p>the second part</p>'),
+  // An XHR answered by a redirect to the data.
+  '/moved-xhr': send(
+    200,
+    'text/html',
+    page(
+      '<main id="app"></main>',
+      `fetch('/moved').then((r) => r.json()).then((d) => (app.textContent = d.text));`,
+    ),
+  ),
+  '/moved': redirect('/data.json'),
   // Content that appears after a second.
   '/slow-content': send(
     200,
@@ -96,6 +125,13 @@ describe('Renderer: pages in Chromium', () => {
     const out = await r.render(renderOf(fx.url('/xhr')));
     expect(out.html).toContain('text from the XHR');
     expect(fx.hitCount('/data.json')).toBeGreaterThanOrEqual(1);
+  }, 30_000);
+
+  it('reads the page once no request is in flight: a part asked for after a pause, a slow one, a redirected one', async () => {
+    const out = await r.render(renderOf(fx.url('/chained')));
+    expect(out.html).toContain('<p>the first part</p><p>the second part</p>');
+    const moved = await r.render(renderOf(fx.url('/moved-xhr')));
+    expect(moved.html).toContain('text from the XHR');
   }, 30_000);
 
   it('finds content that comes after 1 s with wait_for', async () => {
