@@ -23,6 +23,8 @@ const N = Number(process.env.BENCH_TARGETS ?? 10_000);
 /** Targets per round of the side-by-side comparison. */
 const ROUND = Number(process.env.BENCH_ROUND_TARGETS ?? 2000);
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
+/** Targets of the uncounted first round of each side. */
+const WARM_UP = 500;
 /** Node options for the sift process, to compare launch settings; by default those of `make run`. */
 const NODE_ARGS = process.env.BENCH_NODE_ARGS?.split(' ').filter(Boolean) ?? NODE_FLAGS;
 const CONCURRENCY = 16;
@@ -234,7 +236,11 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
   const pid = sift.child.pid!;
   const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
   try {
-    // Side by side: the script and sift on fresh URLs of the same pages, alternating.
+    // Side by side: the script and sift on fresh URLs of the same pages, alternating, after a
+    // round of each that is not counted (code not yet compiled, workers not yet started).
+    const warm = Array.from({ length: WARM_UP }, (_, i) => `${origin}/warm/${i}`);
+    await plainScript(warm);
+    await runJob(sift.url, H, warm);
     const script: { tps: number; cpuMs: number }[] = [];
     const siftRuns: { tps: number; cpuMs: Record<string, number> }[] = [];
     for (let round = 0; round < ROUNDS; round++) {
@@ -258,9 +264,13 @@ export async function benchBatch(): Promise<Record<string, number | string>> {
     }
     const scriptTps = median(script.map((r) => r.tps));
     const siftTps = median(siftRuns.map((r) => r.tps));
-    out[`side by side: targets per round, rounds`] = `${ROUND}, ${ROUNDS} (alternating, medians)`;
+    out[`side by side: targets per round, rounds`] =
+      `${ROUND}, ${ROUNDS} (alternating, medians; after ${WARM_UP} of each not counted)`;
     out['plain script (fetch+linkedom+Readability+node-html-markdown) targets/s'] = +scriptTps.toFixed(1);
     out['sift targets/s'] = +siftTps.toFixed(1);
+    out['targets/s each round, sift / script'] = siftRuns
+      .map((r, i) => `${r.tps.toFixed(0)}/${script[i].tps.toFixed(0)}`)
+      .join(' ');
     out['sift/script ratio, each round'] = siftRuns
       .map((r, i) => (r.tps / script[i].tps).toFixed(2))
       .join(' ');

@@ -260,7 +260,7 @@ async function autoVersusNever(url: string, origin: string): Promise<Record<stri
   };
   const auto: number[] = [];
   const never: number[] = [];
-  for (let r = 0; r < 3; r++) {
+  for (let r = 0; r < 5; r++) {
     never.push((await cpuPer('never')).ms);
     auto.push((await cpuPer('auto')).ms);
   }
