@@ -11,7 +11,7 @@ const SETTLE_MS = 3000;
  * waits 500 ms; a page's next request follows the last answer within a few milliseconds (a
  * script run on it, a chunk it imports), so 500 ms is mostly spent waiting on nothing.
  */
-export const QUIET_MS = 300;
+const QUIET_MS = 300;
 /** Loaded resources not needed to read a page: not fetched unless a screenshot is asked for. */
 const UNSEEN = new Set(['image', 'font', 'media']);
 
@@ -115,11 +115,11 @@ class Traffic {
   /** Waits up to `ms` for QUIET_MS without a request in flight; a page that never goes quiet is read as it stands. */
   async quiet(ms: number, signal: AbortSignal): Promise<void> {
     const end = Date.now() + ms;
-    for (;;) {
-      const now = Date.now();
-      const still = this.open.size > 0 ? QUIET_MS : this.last + QUIET_MS - now;
-      if (still <= 0 || now >= end) return;
-      await sleep(Math.min(still, end - now, this.open.size > 0 ? 25 : QUIET_MS), signal);
+    for (let now = Date.now(); now < end; now = Date.now()) {
+      // While a request is open, looked at again every 25 ms; else when the quiet would be complete.
+      const wait = this.open.size > 0 ? 25 : this.last + QUIET_MS - now;
+      if (wait <= 0) return;
+      await sleep(Math.min(wait, end - now), signal);
     }
   }
 }
