@@ -57,6 +57,18 @@ export class FairQueue<T> {
     else this.holding.delete(caller);
   }
 
+  /**
+   * A page taken but never started (its worker was lost) goes back to the head of its caller's
+   * queue, and its caller's worker is released.
+   */
+  putBack(caller: string, item: T): void {
+    this.release(caller);
+    const queue = this.waiting.get(caller);
+    if (queue) queue.unshift(item);
+    else this.waiting.set(caller, [item]);
+    this.count++;
+  }
+
   /** Every waiting page, taken out (the pool is closing). */
   drain(): T[] {
     const all = [...this.waiting.values()].flat();

@@ -30,6 +30,82 @@ describe('ExtractPool', () => {
     await pool.close();
   });
 
+  describe('a worker is handed its next page before it answers the one it is on', () => {
+    const module = path.join(__dirname, '..', 'fixtures', 'timed-extract.ts');
+    const page = (pool: ExtractPool, html: string, extract?: object) =>
+      pool.extract(html, 'http://x.test/', 'text', { extract: extract as never }).then((x) => x.content);
+
+    it('so it goes on to that page while the main thread is busy', async () => {
+      const pool = new ExtractPool({ size: 1, module });
+      await page(pool, 'warm 0');
+      const began = new Float64Array(new SharedArrayBuffer(16));
+      const opts = { began, at: { a: 0, b: 1 } };
+      const both = Promise.all([page(pool, 'a 200', opts), page(pool, 'b 0', opts)]);
+      // The main thread is blocked for 800 ms, as by a long statement: the worker ends page a at
+      // about 200 ms and begins page b without waiting for the main thread to send it.
+      const until = Date.now() + 800;
+      while (Date.now() < until);
+      expect(await both).toEqual(['a', 'b']);
+      expect(began[1] - began[0]).toBeGreaterThanOrEqual(190);
+      expect(began[1]).toBeLessThan(until - 300);
+      await pool.close();
+    });
+
+    it('but not behind a long page: the next goes to whichever worker is free first', async () => {
+      const pool = new ExtractPool({ size: 2, module });
+      await Promise.all([page(pool, 'warm 100'), page(pool, 'warm 100')]);
+      // A page of 300,000 characters (that this extractor spends 1 s on) and a short one of 100 ms
+      // take both workers; a third waits for the worker that ends first.
+      const long = `long 1000 ${'x'.repeat(300_000)}`;
+      const began = new Float64Array(new SharedArrayBuffer(8));
+      const t0 = Date.now();
+      const all = Promise.all([
+        page(pool, long),
+        page(pool, 'short 100'),
+        page(pool, 'c 0', { began, at: { c: 0 } }),
+      ]);
+      expect(await all).toEqual(['long', 'short', 'c']);
+      expect(began[0] - t0).toBeLessThan(700);
+      await pool.close();
+    });
+
+    it("each page's time limit counts from when the worker begins on it", async () => {
+      const pool = new ExtractPool({ size: 1, module, timeoutMs: 600 });
+      await page(pool, 'warm 0');
+      // Handed together, b waits 400 ms behind a: its 400 ms of its own stay within the limit.
+      expect(await Promise.all([page(pool, 'a 400'), page(pool, 'b 400')])).toEqual(['a', 'b']);
+      await pool.close();
+    });
+
+    it('the pages a lost worker held and had not begun go to its replacement, in order', async () => {
+      const pool = new ExtractPool({ size: 1, module, timeoutMs: 500 });
+      await page(pool, 'warm 0');
+      const results = await Promise.allSettled([
+        page(pool, 'slow 5000'),
+        page(pool, 'b 0'),
+        page(pool, 'exit 0'),
+        page(pool, 'c 0'),
+        page(pool, 'd 0'),
+      ]);
+      expect(
+        results.map((r) => (r.status === 'fulfilled' ? r.value : (r.reason as { code: string }).code)),
+      ).toEqual(['timeout', 'b', 'extraction_failed', 'c', 'd']);
+      // The pool goes on.
+      expect(await page(pool, 'after 0')).toBe('after');
+      await pool.close();
+    });
+
+    it('closing the pool answers the pages its workers held', async () => {
+      const pool = new ExtractPool({ size: 1, module });
+      await page(pool, 'warm 0');
+      const held = Promise.allSettled([page(pool, 'a 300'), page(pool, 'b 0'), page(pool, 'c 0')]);
+      await pool.close();
+      expect((await held).map((r) => r.status === 'rejected' && (r.reason as Error).message)).toEqual(
+        Array(3).fill('the extraction pool is closed'),
+      );
+    });
+  });
+
   it('each worker runs with an 8 MB young generation and the configured heap limit', async () => {
     // bench/batch: 16 MB cost about 10 MB of resident memory per worker and no measurable time.
     const module = path.join(__dirname, '..', 'fixtures', 'limits-extract.ts');

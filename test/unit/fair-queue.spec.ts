@@ -27,4 +27,15 @@ describe('FairQueue (extraction workers shared between callers)', () => {
     q.release('b');
     expect(q.take()).toEqual({ caller: 'a', item: 'a4' });
   });
+
+  it('a page put back is the next of its caller, and its worker is free again', () => {
+    const q = new FairQueue<string>(2);
+    for (const p of ['a0', 'a1', 'a2']) q.push('a', p);
+    expect(takeAll(q, 2)).toEqual(['a0', 'a1']);
+    q.push('b', 'b0');
+    // a1 was handed to a worker that was lost before it began: a holds one worker now, b none.
+    q.putBack('a', 'a1');
+    expect(q.length).toBe(3);
+    expect(takeAll(q, 3)).toEqual(['b0', 'a1', 'a2']);
+  });
 });
