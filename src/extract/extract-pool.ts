@@ -1,11 +1,11 @@
 import * as os from 'node:os';
-import * as v8 from 'node:v8';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { FetchError, InternalFault, SiftError } from '../common/errors';
 import type { ExtractOptions, Extraction, Format } from './extract';
 import { FairQueue } from './fair-queue';
 import { NO_METADATA } from './metadata';
 import type { SelectorTooCostly } from './selector-run';
+import { clearLaunchYoungGeneration, startWorker } from './extract-worker';
 
 interface Job {
   id: number;
@@ -43,36 +43,7 @@ const PER_WORKER = 2;
  */
 const SHORT_PAGE = 256 * 1024;
 
-// The worker loads the extractor itself: compiled JavaScript when sift runs built, or the
-// TypeScript source (transpiled on load) when it runs from sources under the test runner.
-const WORKER_CODE = `
-const { parentPort, workerData } = require('node:worker_threads');
-if (workerData.file.endsWith('.ts')) {
-  const ts = require('typescript');
-  const fs = require('node:fs');
-  require.extensions['.ts'] = (m, f) => m._compile(ts.transpileModule(fs.readFileSync(f, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-  }).outputText, f);
-}
-const x = require(workerData.file);
-parentPort.postMessage({ ready: true });
-parentPort.on('message', (m) => {
-  try {
-    const ok = m.article
-      ? { title: '', content: '', contents: x.renderArticle(m.html, m.opts.formats) }
-      : x.extractHtml(m.html, m.url, m.format, m.opts);
-    parentPort.postMessage({ id: m.id, ok });
-  } catch (e) {
-    if (e && e.code === 'selector_too_costly') parentPort.postMessage({ id: m.id, costly: e.message });
-    else parentPort.postMessage({ id: m.id, err: String((e && (e.stack || e.message)) || e) });
-  }
-});
-`;
-
 export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
-/** Each extraction worker's young generation (new-space) in MB. */
-export const YOUNG_GENERATION_MB = 8;
-
 /**
  * Extraction threads by default: one per core, at most four. On two cores, one worker (leaving a
  * core to the main thread) made a 10,000-target job's peak memory 20-28 MB lower and batch jobs
@@ -138,23 +109,12 @@ export class ExtractPool {
     this.heapMb = opts.heapMb ?? 384;
     this.maxQueue = opts.maxQueue ?? 256;
     this.queue = new FairQueue<Job>(Math.max(1, this.size * PER_WORKER));
-    // sift is launched with --max-semi-space-size (the main thread's young generation, see the
-    // Makefile). V8 reads that flag when it creates a heap, and it overrides a worker's own
-    // resourceLimits: cleared here, each worker gets the young generation given below. Heaps
-    // that exist (the main thread's) keep theirs.
-    if (this.size > 0) v8.setFlagsFromString('--max-semi-space-size=0');
+    if (this.size > 0) clearLaunchYoungGeneration();
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
-    const worker = new Worker(WORKER_CODE, {
-      eval: true,
-      workerData: { file: this.module },
-      // A DOM per page is short-lived garbage: with a 4 MB young generation, scavenges took about a
-      // third of each worker's time; at 8 MB their cost is lost in the noise, and 16 MB added about
-      // 10 MB of resident memory per worker for nothing measurable.
-      resourceLimits: { maxOldGenerationSizeMb: this.heapMb, maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    });
+    const worker = startWorker(this.module, this.heapMb);
     const slot: Slot = { worker, ready: false, jobs: [] };
     worker.on(
       'message',
