@@ -1,4 +1,4 @@
-import { IsString, MinLength } from 'class-validator';
+import { IsIn, IsString, MinLength } from 'class-validator';
 import { int, text } from './knob';
 import { firstExecutable } from './parsers';
 
@@ -30,7 +30,16 @@ export const RENDER_KNOBS = {
   ),
   renderMaxMemory: int(
     { env: 'SIFT_RENDER_MAX_MEMORY', default: GiB, min: 64 * MiB, bytes: true },
-    "the browser is replaced once its processes' memory (proportional set size) is over this",
+    "the browser's processes' memory (proportional set size), read at least every 250 ms while it renders: a render that takes it over ends 502 `render_too_costly` and the browser is replaced",
+  ),
+  chromiumNoSandbox: text(
+    {
+      env: 'SIFT_CHROMIUM_NO_SANDBOX',
+      default: '0',
+      rules: [IsIn(['0', '1'])],
+      read: (v: string) => v === '1',
+    },
+    "`1` runs Chromium without its sandbox (start-up warns); by default it runs sandboxed, as an unprivileged user when sift runs as root",
   ),
 };
 
@@ -46,5 +55,9 @@ export const DOCUMENT_KNOBS = {
   pdfMaxMb: int(
     { env: 'SIFT_PDF_MAX_MB', default: 256, min: 64, max: 65_536 },
     "a PDF parser process's memory limit in MB (its data segment); a document that needs more fails 502 `document_too_complex`",
+  ),
+  pdfMaxCpuMs: int(
+    { env: 'SIFT_PDF_MAX_CPU_MS', default: 10_000, min: 100, max: 3_600_000 },
+    'CPU time one document may take in its parser (besides the request\'s deadline); past it, 502 `document_too_complex`',
   ),
 };
