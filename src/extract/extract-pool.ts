@@ -2,9 +2,8 @@ import * as os from 'node:os';
 import type { Worker } from 'node:worker_threads';
 import { FetchError, InternalFault, SiftError } from '../common/errors';
 import type { ExtractOptions, Extraction, Format } from './extract';
-import { FairQueue } from './fair-queue';
-import { NO_METADATA } from './metadata';
-import type { SelectorTooCostly } from './selector-run';
+import { FairShare } from '../common/fair-share';
+import { extractInline, selectorTooCostly } from './extract-inline';
 import { clearLaunchYoungGeneration, startWorker } from './extract-worker';
 
 interface Job {
@@ -70,15 +69,6 @@ export const serverBusy = () =>
     'try again in a few seconds',
   ).retryAfter(5);
 
-/** A page's selector work went past its deadline (see selector-run.ts). */
-const selectorTooCostly = (message: string) =>
-  new SiftError(
-    422,
-    'selector_too_costly',
-    message,
-    'use simpler selectors (fewer "~" combinators, no nested :has or :not), or leave them out for this page',
-  );
-
 /** Pages of callers that do not say who they are share one queue. */
 const ANONYMOUS = '';
 
@@ -87,11 +77,11 @@ const ANONYMOUS = '';
  * main thread serves HTTP and SQLite), each with a heap limit and a time limit. A page that
  * overruns either costs its worker, which is replaced, and fails alone; a page whose selectors
  * overrun theirs fails alone with 422 selector_too_costly, its worker kept. Callers share the
- * workers fairly (see FairQueue). Size 0 extracts inline.
+ * workers fairly (see FairShare). Size 0 extracts inline.
  */
 export class ExtractPool {
   private readonly slots: Slot[] = [];
-  private readonly queue: FairQueue<Job>;
+  private readonly queue: FairShare<Job>;
   /** Callers that wait for room in a full queue (the runner). */
   private readonly roomWaiters: (() => void)[] = [];
   private nextId = 0;
@@ -108,7 +98,7 @@ export class ExtractPool {
     this.timeoutMs = opts.timeoutMs ?? DEFAULT_EXTRACT_TIMEOUT_MS;
     this.heapMb = opts.heapMb ?? 384;
     this.maxQueue = opts.maxQueue ?? 256;
-    this.queue = new FairQueue<Job>(Math.max(1, this.size * PER_WORKER));
+    this.queue = new FairShare<Job>(Math.max(1, this.size * PER_WORKER));
     if (this.size > 0) clearLaunchYoungGeneration();
     for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
@@ -237,33 +227,30 @@ export class ExtractPool {
     html: string,
     url: string,
     format: Format,
-    opts: { wait?: boolean; extract?: ExtractOptions; caller?: string; article?: boolean } = {},
+    opts: {
+      wait?: boolean;
+      extract?: ExtractOptions;
+      caller?: string;
+      article?: boolean;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<Extraction> {
     if (this.size > 0 && !this.closed && this.queue.length >= this.maxQueue) {
       if (!opts.wait) throw serverBusy();
       await new Promise<void>((resolve) => this.roomWaiters.push(resolve));
     }
-    if (this.size === 0) {
-      // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
-      return Promise.resolve()
-        .then(() => {
-          const x = require(this.module) as typeof import('./extract');
-          if (!opts.article) return x.extractHtml(html, url, format, opts.extract);
-          const contents = x.renderArticle(html, opts.extract?.formats ?? []);
-          return { title: '', content: '', contents, metadata: NO_METADATA };
-        })
-        .catch((err: Error) => {
-          if ((err as SelectorTooCostly).code === 'selector_too_costly') throw selectorTooCostly(err.message);
-          throw new InternalFault(
-            'extraction_failed',
-            `extraction threw on ${url}: ${err.stack ?? err.message}`,
-          );
-        });
-    }
+    // Loaded only here: with workers, the DOM libraries stay out of the main thread's memory.
+    if (this.size === 0) return extractInline(this.module, html, url, format, opts);
     if (this.closed) return Promise.reject(new Error('the extraction pool is closed'));
+    const { signal } = opts;
+    if (signal?.aborted) return Promise.reject(signal.reason as Error);
     return new Promise((resolve, reject) => {
       const caller = opts.caller ?? ANONYMOUS;
-      this.queue.push(caller, {
+      // A page that waits counts against its request's time: nobody waiting for it, it goes.
+      const onAbort = () => {
+        if (this.queue.remove(caller, job)) reject(signal!.reason as Error);
+      };
+      const job: Job = {
         id: this.nextId++,
         caller,
         html,
@@ -271,9 +258,17 @@ export class ExtractPool {
         format,
         opts: opts.extract,
         article: opts.article,
-        resolve,
-        reject,
-      });
+        resolve: (x) => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve(x);
+        },
+        reject: (e) => {
+          signal?.removeEventListener('abort', onAbort);
+          reject(e);
+        },
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.queue.push(caller, job);
       this.dispatch();
     });
   }

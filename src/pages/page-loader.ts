@@ -216,6 +216,7 @@ export class PageLoader {
       // The links are always listed: a later call that asks for them is answered from the cache.
       extract: { ...req.extract, links: true, formats: req.formats },
       caller: callerKeyOf(req.caller),
+      signal: req.signal,
     });
   }
 
