@@ -9,8 +9,9 @@ const fs = require('node:fs');
 const path = require('node:path');
 
 /**
- * Lowest first. `mcp` and `api` sit side by side; `cli/` (the command line's parts) and then
- * `src/*.ts` (main, cli, the app) are on top.
+ * Lowest first. `commands` (the DTOs and the validation pipe) sits under `mcp` and `api`, which sit
+ * side by side, so both validate with one copy of each rule; `cli/` (the command line's parts) and
+ * then `src/*.ts` (main, cli, the app) are on top.
  */
 const LAYERS = [
   ['tuning'],
@@ -28,6 +29,7 @@ const LAYERS = [
   ['webhooks'],
   ['cluster'],
   ['runner'],
+  ['commands'],
   ['mcp', 'api'],
   ['cli'],
 ];

@@ -7,7 +7,7 @@ import { RequestGate } from './api/request-gate';
 import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
-import { SiftValidationPipe } from './api/validation.pipe';
+import { SiftValidationPipe } from './commands';
 import { McpHttp } from './mcp/mcp-http';
 import { Admission } from './api/admission';
 

@@ -38,17 +38,18 @@ import { Admission } from './admission';
 import { JobStreams } from './job-streams';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
-import { BatchSubmitDto, RedeliverDto } from './dto/batch.dto';
-import { checkIdemKey } from './dto/validators';
 import {
+  BatchSubmitDto,
+  checkIdemKey,
   DeleteQueryDto,
   DeliveriesQueryDto,
   EventsQueryDto,
   JobListQueryDto,
-  ResultsQueryDto,
   MAX_INT32,
+  RedeliverDto,
+  ResultsQueryDto,
   statusQuery,
-} from './dto/query.dto';
+} from '../commands';
 import { JOB_STATUSES, TARGET_STATUSES } from '../common/job-status';
 
 function wants(req: Request, type: string): boolean {

@@ -10,8 +10,7 @@ import { hangup } from '../common/hangup';
 import { ApiErrors } from './api-errors.decorator';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
-import { CrawlSubmitDto, MapRequestDto } from './dto/crawl.dto';
-import { checkIdemKey } from './dto/validators';
+import { checkIdemKey, CrawlSubmitDto, MapRequestDto } from '../commands';
 
 class MapLinkDto {
   @ApiProperty() url: string;

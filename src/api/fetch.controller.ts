@@ -9,7 +9,7 @@ import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
 import { hangup } from '../common/hangup';
-import { FetchRequestDto } from './dto/fetch.dto';
+import { FetchRequestDto } from '../commands';
 
 @ApiTags('fetch')
 @ApiBearerAuth()

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { AuthGuard } from '../../src/api/auth.guard';
-import { SiftValidationPipe } from '../../src/api/validation.pipe';
+import { SiftValidationPipe } from '../../src/commands/validation.pipe';
 import { createTestApp, FLEET_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 

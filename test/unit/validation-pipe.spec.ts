@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import fc from 'fast-check';
 import { ValidationPipe, type ArgumentMetadata } from '@nestjs/common';
-import { BatchSubmitDto } from '../../src/api/dto/batch.dto';
-import { FetchRequestDto } from '../../src/api/dto/fetch.dto';
-import { ResultsQueryDto } from '../../src/api/dto/query.dto';
-import { compileCheck, SiftValidationPipe } from '../../src/api/validation.pipe';
+import { BatchSubmitDto } from '../../src/commands/batch.dto';
+import { FetchRequestDto } from '../../src/commands/fetch.dto';
+import { ResultsQueryDto } from '../../src/commands/query.dto';
+import { compileCheck, SiftValidationPipe } from '../../src/commands/validation.pipe';
 
 /**
  * The compiled check is only a shortcut: whatever it accepts, the full class-transformer +

@@ -5,9 +5,7 @@
  */
 import type { Type } from '@nestjs/common';
 import { SiftError } from '../../common/errors';
-import { SiftValidationPipe } from '../validation.pipe';
-
-const pipe = new SiftValidationPipe();
+import { commandOf } from '../../commands';
 
 /** sift's field names, as Firecrawl names them (`options` is a batch's own scrape options). */
 const FIRECRAWL_NAMES: Record<string, string> = {
@@ -40,7 +38,7 @@ export async function siftBody<T extends object>(
   optionsAs = '',
 ): Promise<T> {
   try {
-    return (await pipe.transform(body, { type: 'body', metatype: dto, data: '' })) as T;
+    return await commandOf(dto, body);
   } catch (err) {
     if (!(err instanceof SiftError)) throw err;
     throw new SiftError(err.status, err.code, firecrawlNames(err.message, optionsAs), err.hint);

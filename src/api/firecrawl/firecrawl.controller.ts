@@ -25,10 +25,14 @@ import { Admission } from '../admission';
 import { hangup } from '../../common/hangup';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
-import { BatchSubmitDto } from '../dto/batch.dto';
-import { CrawlSubmitDto, MapRequestDto } from '../dto/crawl.dto';
-import { FetchRequestDto } from '../dto/fetch.dto';
-import { checkIdemKey } from '../dto/validators';
+import {
+  BatchSubmitDto,
+  checkIdemKey,
+  CrawlSubmitDto,
+  FetchRequestDto,
+  MapRequestDto,
+  MAX_INT32,
+} from '../../commands';
 import { siftBody } from './firecrawl-body';
 import {
   batchOf,
@@ -211,7 +215,7 @@ function baseOf(req: Request): string {
   return `${req.protocol}://${req.get('host')}`;
 }
 
-function intParam(name: string, v: string | undefined, min: number, max = 2 ** 31 - 1): number | undefined {
+function intParam(name: string, v: string | undefined, min: number, max = MAX_INT32): number | undefined {
   if (v === undefined) return undefined;
   const n = Number(v);
   if (!/^-?\d+$/.test(v) || n < min || n > max)

@@ -1,10 +1,10 @@
 import { registerDecorator, type ValidationArguments, type ValidationOptions } from 'class-validator';
-import { invalidRequest } from '../../common/errors';
-import { isHttpUrl } from '../../common/urls';
-import { selectorProblem } from '../../extract/selector-limits';
-import { pageRangesError } from '../../documents';
+import { invalidRequest } from '../common/errors';
+import { isHttpUrl } from '../common/urls';
+import { selectorProblem } from '../extract/selector-limits';
+import { pageRangesError } from '../documents';
 
-export { MAX_URL_LENGTH } from '../../common/urls';
+export { MAX_URL_LENGTH } from '../common/urls';
 
 const TOKEN = /^[!#$%&'*+.^_`|~0-9A-Za-z-]+$/;
 

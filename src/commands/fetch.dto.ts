@@ -11,7 +11,14 @@ import {
   registerDecorator,
   type ValidationArguments,
 } from 'class-validator';
-import { IsHeaderMap, IsHttpUrl, IsPageRanges, IsSelector, IsSelectorList } from './validators';
+import {
+  IsHeaderMap,
+  IsHttpUrl,
+  IsPageRanges,
+  IsSelector,
+  IsSelectorList,
+  MAX_URL_LENGTH,
+} from './validators';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
@@ -143,7 +150,7 @@ export class FetchOptionsDto {
 export class FetchRequestDto extends FetchOptionsDto {
   /** The page to fetch: an absolute http or https URL. */
   @IsString()
-  @MaxLength(8192)
+  @MaxLength(MAX_URL_LENGTH)
   @IsHttpUrl()
   url: string;
 }

@@ -11,8 +11,8 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { VERDICTS, type Verdict } from '../../extract/verdict';
-import { JOB_STATUSES, TARGET_STATUSES, type JobStatus, type TargetStatus } from '../../common/job-status';
+import { VERDICTS, type Verdict } from '../extract/verdict';
+import { JOB_STATUSES, TARGET_STATUSES, type JobStatus, type TargetStatus } from '../common/job-status';
 
 /** A target's idx and an event's seq are 32-bit integers in the database: paging past them is 400. */
 export const MAX_INT32 = 2_147_483_647;

@@ -14,7 +14,7 @@ import {
   MinLength,
   ValidateNested,
 } from 'class-validator';
-import { EVENT_TYPES, RESTART_POLICIES, type EventType, type RestartPolicy } from '../../common/job-status';
+import { EVENT_TYPES, RESTART_POLICIES, type EventType, type RestartPolicy } from '../common/job-status';
 import { FetchOptionsDto } from './fetch.dto';
 import { IsHttpUrl, IsWebhookSecret, MAX_URL_LENGTH, SelectorBudget } from './validators';
 
