@@ -6,16 +6,14 @@ import { SIFT_VERSION } from '../common/version';
 import { httpPort, type RestCall } from '../mcp/http-port';
 import { registerTools } from '../mcp/tools';
 import { parse } from './args';
-import { ApiError, api, call } from './client';
+import { ApiError, api, call, type Api } from './client';
 
-export async function mcpCmd(args: string[]): Promise<void> {
-  parse('mcp', args, {}, 0);
-  const a = api();
-  const rest: RestCall = async (method, path, body) => {
+/** sift's REST API as the tools' port calls it: an error envelope is thrown as the tools answer it. */
+export function restCall(a: Api): RestCall {
+  return async (method, path, body) => {
     try {
       return await (await call(a, method, path, { body })).json<unknown>();
     } catch (err) {
-      // The error envelope, as the tools answer it.
       if (err instanceof ApiError) throw { code: err.code, message: err.detail, hint: err.hint ?? '' };
       throw {
         code: 'internal',
@@ -24,8 +22,12 @@ export async function mcpCmd(args: string[]): Promise<void> {
       };
     }
   };
+}
+
+export async function mcpCmd(args: string[]): Promise<void> {
+  parse('mcp', args, {}, 0);
   const server = new McpServer({ name: 'sift', version: SIFT_VERSION });
-  const port = httpPort(rest);
+  const port = httpPort(restCall(api()));
   registerTools(server, () => port);
   await server.connect(new StdioServerTransport());
 }

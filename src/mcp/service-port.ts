@@ -1,17 +1,16 @@
 import { BatchService } from '../batch/batch.service';
+import {
+  BatchSubmitDto,
+  commandOf,
+  CrawlSubmitDto,
+  FetchRequestDto,
+  MapRequestDto,
+  ResultsQueryDto,
+} from '../commands';
 import { MapService } from '../crawl/map.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
-import {
-  optionsOf,
-  pageOfContent,
-  type BatchSubmitArgs,
-  type CrawlArgs,
-  type FetchArgs,
-  type MapArgs,
-  type ResultsPage,
-  type SiftPort,
-} from './tools';
+import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './tools';
 
 /** The services an in-process port calls. */
 export interface SiftServices {
@@ -36,45 +35,43 @@ async function admitted<T>(s: SiftServices, caller: Caller, work: () => Promise<
 
 /**
  * The tools' port over sift's own services, every call as `caller`: its class, its limits and
- * its address policy apply as they do to the REST API.
+ * its address policy apply as they do to the REST API. Each body is first made the command its
+ * REST route makes, by the same DTO and pipe, so a tool accepts nothing the route refuses and
+ * refuses in the route's words; no service is called for a refused one.
  */
 export function servicePort(s: SiftServices, caller: Caller, signal?: () => AbortSignal): SiftPort {
   return {
     // A cache hit asked again for the same page of content is answered with the text written the
     // first time (PageService.fetchWritten).
-    fetchPage: (args: FetchArgs, offset: number, maxChars: number) =>
-      admitted(s, caller, () =>
-        s.pages.fetchWritten(caller, args, signal, `mcp ${offset} ${maxChars}`, (e) =>
+    async fetchPage(body: Body, offset: number, maxChars: number) {
+      const req = await commandOf(FetchRequestDto, body);
+      return admitted(s, caller, () =>
+        s.pages.fetchWritten(caller, req, signal, `mcp ${offset} ${maxChars}`, (e) =>
           JSON.stringify(pageOfContent(e, offset, maxChars)),
         ),
-      ),
-    async batchSubmit(a: BatchSubmitArgs) {
-      const { job } = await s.batch.submit(caller, {
-        targets: a.urls.map((url) => ({ url })),
-        options: optionsOf(a),
-        ...(a.ttl_s === undefined ? {} : { ttl_s: a.ttl_s }),
-      });
+      );
+    },
+    async batchSubmit(body: Body) {
+      const { job } = await s.batch.submit(caller, await commandOf(BatchSubmitDto, body));
       return job;
     },
     batchStatus: (id) => s.batch.get(caller, id),
     async batchResults(id, cursor, limit) {
-      return JSON.parse(await s.batch.resultsJson(caller, id, { after: cursor, limit })) as ResultsPage;
-    },
-    async crawl(a: CrawlArgs) {
-      const { url, limit, max_depth, include_paths, exclude_paths, sitemap } = a;
-      const { job } = await s.batch.submitCrawl(caller, {
-        ...strip({ url, limit, max_depth, include_paths, exclude_paths, sitemap }),
-        url,
-        options: optionsOf(a),
+      const q = await commandOf(ResultsQueryDto, { after: cursor, limit }, 'query');
+      const page = await s.batch.resultsJson(caller, id, {
+        after: q.after ?? cursor,
+        limit: q.limit ?? limit,
       });
+      return JSON.parse(page) as ResultsPage;
+    },
+    async crawl(body: Body) {
+      const { job } = await s.batch.submitCrawl(caller, await commandOf(CrawlSubmitDto, body));
       return job;
     },
-    map: (a: MapArgs) => admitted(s, caller, () => s.maps.map(caller, strip(a), signal?.())),
+    async map(body: Body) {
+      const req = await commandOf(MapRequestDto, body);
+      return admitted(s, caller, () => s.maps.map(caller, req, signal?.()));
+    },
     cancel: (id) => s.batch.cancel(caller, id),
   };
-}
-
-/** Without its undefined fields (the services tell a field left out from one set). */
-function strip<T extends object>(o: T): T {
-  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as T;
 }

@@ -1,18 +1,38 @@
 // The MCP tools, written once over a port: in the server the port is sift's services bound to the
 // caller (service-port.ts), in `sift mcp` it is sift's REST API (http-port.ts). This file loads no
 // server code: the command line's stdio server loads it too.
-import { z } from 'zod';
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import {
+  batchBody,
+  batchShape,
+  crawlBody,
+  crawlShape,
+  DEFAULT_MAX_CHARS,
+  fetchBody,
+  fetchShape,
+  idShape,
+  mapBody,
+  mapShape,
+  resultsShape,
+  TOOL_NAMES,
+  type Body,
+} from './tool-args';
 
-/** What the tools ask of sift; each answer is plain JSON. */
+export { DEFAULT_MAX_CHARS, RESULTS_MAX_LIMIT, type Body } from './tool-args';
+
+/**
+ * What the tools ask of sift; each answer is plain JSON. A tool hands its arguments on as the body
+ * of the REST route that does the same (tool-args.ts): the port has it checked by that route's DTO,
+ * in process or by calling the route.
+ */
 export interface SiftPort {
   /** The page's envelope as JSON text, its content cut to one page (see pageOfContent). */
-  fetchPage(args: FetchArgs, offset: number, maxChars: number): Promise<string>;
-  batchSubmit(args: BatchSubmitArgs): Promise<unknown>;
+  fetchPage(body: Body, offset: number, maxChars: number): Promise<string>;
+  batchSubmit(body: Body): Promise<unknown>;
   batchStatus(id: string): Promise<unknown>;
   batchResults(id: string, cursor: number, limit: number): Promise<ResultsPage>;
-  crawl(args: CrawlArgs): Promise<unknown>;
-  map(args: MapArgs): Promise<unknown>;
+  crawl(body: Body): Promise<unknown>;
+  map(body: Body): Promise<unknown>;
   cancel(id: string): Promise<unknown>;
 }
 
@@ -21,90 +41,8 @@ export interface ResultsPage {
   next: number | null;
 }
 
-/** A tool's content is at most this many characters by default (about 20k tokens). */
-export const DEFAULT_MAX_CHARS = 80_000;
 /** A batch_results answer stays under about this much JSON (agent clients cap a result at 25k tokens). */
 export const RESULTS_MAX_CHARS = 80_000;
-export const RESULTS_MAX_LIMIT = 20;
-
-const FORMATS = ['markdown', 'text', 'html'] as const;
-
-/** Fetch options a batch or a crawl applies to each page, as the REST API names them. */
-const pageOptions = {
-  format: z.enum(FORMATS).optional().describe("The content's format (default markdown)."),
-  include_selectors: z.array(z.string()).optional().describe('CSS selectors: keep only these parts.'),
-  exclude_selectors: z.array(z.string()).optional().describe('CSS selectors: drop these parts.'),
-  links: z.boolean().optional().describe("Also the main content's links."),
-  render: z
-    .enum(['never', 'auto', 'always'])
-    .optional()
-    .describe('Run a browser: never, auto (when the page needs it), always.'),
-};
-
-const fetchShape = {
-  url: z.string().describe('An absolute http or https URL.'),
-  ...pageOptions,
-  max_chars: z
-    .number()
-    .int()
-    .min(1000)
-    .max(1_000_000)
-    .optional()
-    .describe(`At most this many characters of content (default ${DEFAULT_MAX_CHARS}).`),
-  offset: z
-    .number()
-    .int()
-    .min(0)
-    .optional()
-    .describe("Where the content starts: a previous answer's next_offset."),
-};
-const batchShape = {
-  urls: z.array(z.string()).min(1).describe('The URLs to fetch, each a target of one job.'),
-  ...pageOptions,
-  ttl_s: z.number().int().min(1).optional().describe('Keep the job this many seconds after it ends.'),
-};
-const crawlShape = {
-  url: z.string().describe('The page to start from.'),
-  limit: z.number().int().min(1).optional().describe('At most this many pages (default 100).'),
-  max_depth: z.number().int().min(0).optional().describe('At most this many hops from the seed (default 3).'),
-  include_paths: z.array(z.string()).optional().describe('Path globs a page must match.'),
-  exclude_paths: z.array(z.string()).optional().describe('Path globs that leave a page out.'),
-  sitemap: z
-    .enum(['include', 'skip', 'only'])
-    .optional()
-    .describe("The site's sitemaps: include, skip, only."),
-  ...pageOptions,
-};
-const mapShape = {
-  url: z.string().describe("The site's page to map from."),
-  limit: z.number().int().min(1).max(30_000).optional().describe('At most this many URLs (default 5000).'),
-  sitemap: z.enum(['include', 'skip', 'only']).optional(),
-  include_paths: z.array(z.string()).optional(),
-  exclude_paths: z.array(z.string()).optional(),
-};
-const idShape = { id: z.string().describe("The job's id, from batch_submit or crawl.") };
-const resultsShape = {
-  ...idShape,
-  cursor: z.number().int().min(-1).optional().describe("A previous answer's next (default: from the start)."),
-  limit: z
-    .number()
-    .int()
-    .min(1)
-    .max(RESULTS_MAX_LIMIT)
-    .optional()
-    .describe('At most this many results (default 10).'),
-};
-
-export type FetchArgs = Omit<z.infer<z.ZodObject<typeof fetchShape>>, 'max_chars' | 'offset'>;
-export type BatchSubmitArgs = z.infer<z.ZodObject<typeof batchShape>>;
-export type CrawlArgs = z.infer<z.ZodObject<typeof crawlShape>>;
-export type MapArgs = z.infer<z.ZodObject<typeof mapShape>>;
-
-/** The page options of a batch's or a crawl's arguments, as the REST API's `options`. */
-export function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>): Record<string, unknown> {
-  const keys = Object.keys(pageOptions) as (keyof typeof pageOptions)[];
-  return Object.fromEntries(keys.filter((k) => a[k] !== undefined).map((k) => [k, a[k]]));
-}
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
@@ -114,12 +52,20 @@ const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', te
  * A sift error (SiftError, or the REST API's error envelope) as the tool's answer: `isError` and
  * `{code, message, hint}`, never a protocol error. Any other fault is told by its code only
  * (internal, or extraction_failed); its details go to `onFault` (the log). SiftError is recognised
- * by its shape: importing it would load the server's error table into `sift mcp`.
+ * by its shape: importing it would load the server's error table into `sift mcp`. A refusal names
+ * the fields by `names` (the tool's names for sift's).
  */
-export function errorResult(err: unknown, onFault?: (err: unknown) => void): ToolResult {
+export function errorResult(
+  err: unknown,
+  onFault?: (err: unknown) => void,
+  names: [RegExp, string][] = [],
+): ToolResult {
   let body: { code: string; message: string; hint: string };
-  if (isSiftError(err)) body = { code: err.code, message: err.message, hint: err.hint };
-  else {
+  if (isSiftError(err)) {
+    let message = err.message;
+    if (err.code === 'invalid_request') for (const [re, to] of names) message = message.replace(re, to);
+    body = { code: err.code, message, hint: err.hint };
+  } else {
     onFault?.(err);
     const code =
       (err as { code?: unknown } | null)?.code === 'extraction_failed' ? 'extraction_failed' : 'internal';
@@ -201,12 +147,16 @@ export function registerTools(
   portOf: () => SiftPort,
   onFault?: (err: unknown) => void,
 ): void {
-  const run = async (work: (port: SiftPort) => Promise<unknown>, asText = false): Promise<ToolResult> => {
+  const run = async (
+    tool: string,
+    work: (port: SiftPort) => Promise<unknown>,
+    asText = false,
+  ): Promise<ToolResult> => {
     try {
       const out = await work(portOf());
       return textResult(asText ? (out as string) : JSON.stringify(out));
     } catch (err) {
-      return errorResult(err, onFault);
+      return errorResult(err, onFault, TOOL_NAMES[tool]);
     }
   };
   server.registerTool(
@@ -218,7 +168,11 @@ export function registerTools(
       annotations: { title: 'Fetch a page', ...READ },
     },
     ({ max_chars, offset, ...args }) =>
-      run((port) => port.fetchPage(args, offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS), true),
+      run(
+        'fetch',
+        (port) => port.fetchPage(fetchBody(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS),
+        true,
+      ),
   );
   server.registerTool(
     'batch_submit',
@@ -228,7 +182,7 @@ export function registerTools(
       inputSchema: batchShape,
       annotations: { title: 'Submit a batch', ...WRITE },
     },
-    (args) => run((port) => port.batchSubmit(args)),
+    (args) => run('batch_submit', (port) => port.batchSubmit(batchBody(args))),
   );
   server.registerTool(
     'batch_status',
@@ -237,7 +191,7 @@ export function registerTools(
       inputSchema: idShape,
       annotations: { title: 'Job status', ...READ, openWorldHint: false },
     },
-    ({ id }) => run((port) => port.batchStatus(id)),
+    ({ id }) => run('batch_status', (port) => port.batchStatus(id)),
   );
   server.registerTool(
     'batch_results',
@@ -248,7 +202,9 @@ export function registerTools(
       annotations: { title: 'Job results', ...READ, openWorldHint: false },
     },
     ({ id, cursor, limit }) =>
-      run(async (port) => boundResults(await port.batchResults(id, cursor ?? -1, limit ?? 10))),
+      run('batch_results', async (port) =>
+        boundResults(await port.batchResults(id, cursor ?? -1, limit ?? 10)),
+      ),
   );
   server.registerTool(
     'crawl',
@@ -258,7 +214,7 @@ export function registerTools(
       inputSchema: crawlShape,
       annotations: { title: 'Crawl a site', ...WRITE },
     },
-    (args) => run((port) => port.crawl(args)),
+    (args) => run('crawl', (port) => port.crawl(crawlBody(args))),
   );
   server.registerTool(
     'map',
@@ -267,7 +223,7 @@ export function registerTools(
       inputSchema: mapShape,
       annotations: { title: 'Map a site', ...READ },
     },
-    (args) => run((port) => port.map(args)),
+    (args) => run('map', (port) => port.map(mapBody(args))),
   );
   server.registerTool(
     'cancel',
@@ -281,6 +237,6 @@ export function registerTools(
         openWorldHint: false,
       },
     },
-    ({ id }) => run((port) => port.cancel(id)),
+    ({ id }) => run('cancel', (port) => port.cancel(id)),
   );
 }

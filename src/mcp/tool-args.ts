@@ -1,0 +1,136 @@
+// The tools' arguments: their schemas, as the model reads them, and the REST bodies they become.
+// Like tools.ts, this file loads no server code (`sift mcp` loads it too).
+import { z } from 'zod';
+
+/** A REST body: POST /v1/fetch's, /v1/batch's, /v1/crawl's or /v1/map's. */
+export type Body = Record<string, unknown>;
+
+/** A tool's content is at most this many characters by default (about 20k tokens). */
+export const DEFAULT_MAX_CHARS = 80_000;
+export const RESULTS_MAX_LIMIT = 20;
+
+/**
+ * A field that becomes a field of sift's command: the model reads its type in the tool's schema,
+ * and the value goes on as sent, for sift's DTO to judge (types, lengths, counts, ranges) in the
+ * words /v1 uses. Checked here, a wrong type would be refused in the SDK's words instead, and a
+ * limit written here would be a second copy of the DTO's.
+ */
+function asSent(type: z.ZodType) {
+  const schema: Record<string, unknown> = z.toJSONSchema(type, { target: 'draft-7', io: 'input' });
+  // The tool's schema names its dialect once, at its root.
+  delete schema.$schema;
+  return z.unknown().meta(schema);
+}
+
+const FORMATS = ['markdown', 'text', 'html'] as const;
+const SITEMAP = z.enum(['include', 'skip', 'only']);
+
+/** Fetch options a batch or a crawl applies to each page, as the REST API names them. */
+const pageOptions = {
+  format: asSent(z.enum(FORMATS)).optional().describe("The content's format (default markdown)."),
+  include_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: keep only these parts.'),
+  exclude_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: drop these parts.'),
+  links: asSent(z.boolean()).optional().describe("Also the main content's links."),
+  render: asSent(z.enum(['never', 'auto', 'always']))
+    .optional()
+    .describe('Run a browser: never, auto (when the page needs it), always.'),
+};
+
+export const fetchShape = {
+  url: asSent(z.string()).describe('An absolute http or https URL.'),
+  ...pageOptions,
+  max_chars: z
+    .number()
+    .int()
+    .min(1000)
+    .max(1_000_000)
+    .optional()
+    .describe(`At most this many characters of content (default ${DEFAULT_MAX_CHARS}).`),
+  offset: z
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .describe("Where the content starts: a previous answer's next_offset."),
+};
+export const batchShape = {
+  urls: asSent(z.array(z.string())).describe('The URLs to fetch, each a target of one job.'),
+  ...pageOptions,
+  ttl_s: asSent(z.number().int()).optional().describe('Keep the job this many seconds after it ends.'),
+};
+const scopeShape = {
+  include_paths: asSent(z.array(z.string())).optional().describe('Path globs a URL must match.'),
+  exclude_paths: asSent(z.array(z.string())).optional().describe('Path globs that leave a URL out.'),
+  sitemap: asSent(SITEMAP).optional().describe("The site's sitemaps: include, skip, only."),
+};
+export const crawlShape = {
+  url: asSent(z.string()).describe('The page to start from.'),
+  limit: asSent(z.number().int()).optional().describe('At most this many pages (default 100).'),
+  max_depth: asSent(z.number().int())
+    .optional()
+    .describe('At most this many hops from the seed (default 3).'),
+  ...scopeShape,
+  ...pageOptions,
+};
+export const mapShape = {
+  url: asSent(z.string()).describe("The site's page to map from."),
+  limit: asSent(z.number().int()).optional().describe('At most this many URLs (default 5000).'),
+  ...scopeShape,
+};
+export const idShape = { id: z.string().describe("The job's id, from batch_submit or crawl.") };
+export const resultsShape = {
+  ...idShape,
+  cursor: z.number().int().min(-1).optional().describe("A previous answer's next (default: from the start)."),
+  limit: z
+    .number()
+    .int()
+    .min(1)
+    .max(RESULTS_MAX_LIMIT)
+    .optional()
+    .describe('At most this many results (default 10).'),
+};
+
+type Args<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
+
+/** Without its undefined fields (the services tell a field left out from one set). */
+function strip(o: Body): Body {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
+}
+
+/** The page options of a batch's or a crawl's arguments, as the REST API's `options`. */
+function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>): Body {
+  const keys = Object.keys(pageOptions) as (keyof typeof pageOptions)[];
+  return strip(Object.fromEntries(keys.map((k) => [k, a[k]])));
+}
+
+/** The body of POST /v1/fetch (max_chars and offset are the tool's own). */
+export const fetchBody = (a: Omit<Args<typeof fetchShape>, 'max_chars' | 'offset'>): Body => strip(a);
+
+/** The body of POST /v1/batch: each URL a target, the page options the job's `options`. */
+export function batchBody(a: Args<typeof batchShape>): Body {
+  const targets = Array.isArray(a.urls) ? (a.urls as unknown[]).map((url) => ({ url })) : a.urls;
+  return strip({ targets, options: optionsOf(a), ttl_s: a.ttl_s });
+}
+
+/** The body of POST /v1/crawl: the page options are the crawl's `options`. */
+export function crawlBody(a: Args<typeof crawlShape>): Body {
+  const { url, limit, max_depth, include_paths, exclude_paths, sitemap } = a;
+  return strip({ url, limit, max_depth, include_paths, exclude_paths, sitemap, options: optionsOf(a) });
+}
+
+/** The body of POST /v1/map. */
+export const mapBody = (a: Args<typeof mapShape>): Body => strip(a);
+
+/**
+ * sift's field names in a refusal, as a tool names them: a batch's `targets.3.url` is `urls.3`, a
+ * page option is not under `options.`, the results' `after` is the `cursor`.
+ */
+export const TOOL_NAMES: Record<string, [RegExp, string][]> = {
+  batch_submit: [
+    [/\btargets\.(\d+)\.url\b/g, 'urls.$1'],
+    [/\btargets\b/g, 'urls'],
+    [/\boptions\.(?=\w)/g, ''],
+  ],
+  crawl: [[/\boptions\.(?=\w)/g, '']],
+  batch_results: [[/\bafter\b/g, 'cursor']],
+};
