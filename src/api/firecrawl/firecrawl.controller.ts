@@ -34,6 +34,7 @@ import {
   MAX_INT32,
 } from '../../commands';
 import { siftBody } from './firecrawl-body';
+import { checkCrawlFields, checkMapFields, checkScrapeFields } from './firecrawl-fields';
 import {
   batchOf,
   crawlOf,
@@ -50,8 +51,9 @@ type Json = Record<string, unknown>;
 const PAGE_DOCS = 100;
 
 /**
- * Firecrawl's v2 API (scrape, batch scrape, crawl, map), as thin adapters: each request is
- * translated (firecrawl-mapping.ts), checked by sift's own DTO, and handed to sift's own service.
+ * Firecrawl's v2 API (scrape, batch scrape, crawl, map), as thin adapters: each request's own
+ * fields are type-checked (firecrawl-fields.ts), the request translated (firecrawl-mapping.ts),
+ * checked by sift's own DTO, and handed to sift's own service.
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
@@ -74,6 +76,7 @@ export class FirecrawlController {
     @Res() res: Response,
   ): Promise<void> {
     const { url, ...scrape } = body ?? {};
+    await checkScrapeFields(scrape);
     const { options, wanted } = fetchOptionsOf(scrape);
     const req = await siftBody(FetchRequestDto, { url, ...options });
     const leave = this.admission.enter('fetch', caller);
@@ -106,6 +109,7 @@ export class FirecrawlController {
     @Req() req: Request,
   ): Promise<Json> {
     checkIdemKey(idemKey);
+    await checkScrapeFields(body ?? {});
     const submit = await siftBody(BatchSubmitDto, batchOf(body ?? {}));
     const { job } = await this.batch.submit(caller, submit, idemKey);
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/batch/scrape/${job.id}` };
@@ -130,6 +134,7 @@ export class FirecrawlController {
     @Body() body: Json,
     @Req() req: Request,
   ): Promise<Json> {
+    await checkCrawlFields(body ?? {});
     const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
     const { job } = await this.batch.submitCrawl(caller, submit);
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
@@ -163,6 +168,7 @@ export class FirecrawlController {
     @Body() body: Json,
     @Res({ passthrough: true }) res: Response,
   ): Promise<Json> {
+    await checkMapFields(body ?? {});
     const { options, ...rest } = mapOf(body ?? {});
     const mapReq = { ...(await siftBody(MapRequestDto, rest)), ...(options ? { options } : {}) };
     if (options) await siftBody(FetchRequestDto, { url: rest.url, ...options });
