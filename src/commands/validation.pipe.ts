@@ -16,6 +16,8 @@ function fieldErrors(errors: ValidationError[], prefix = ''): string[] {
   });
 }
 
+const isPrimitive = (v: unknown) => typeof v !== 'object' || v === null;
+
 /**
  * Compiles the class-validator rules of a flat DTO into one function that calls the same
  * constraint validators with the same arguments, without class-transformer, error objects or
@@ -59,14 +61,17 @@ export function compileCheck(dto: Dto): Check | null {
   }
   const entries = [...props];
   return (body) => {
-    // Only a plain JSON object of declared properties with primitive values. Anything else (arrays,
-    // unknown or prototype keys, nested objects, which the full pipe copies and strips) is left to
+    // Only a plain JSON object of declared properties whose values are primitives or lists of
+    // primitives (a format list, selectors), which the full pipe would copy unchanged. Anything else
+    // (unknown or prototype keys, nested objects, which the full pipe copies and strips) is left to
     // the full pipe, which also names every problem.
     if (typeof body !== 'object' || body === null || Object.getPrototypeOf(body) !== Object.prototype) {
       return undefined;
     }
     for (const [key, value] of Object.entries(body)) {
-      if (!props.has(key) || (typeof value === 'object' && value !== null)) return undefined;
+      if (!props.has(key) || !(isPrimitive(value) || (Array.isArray(value) && value.every(isPrimitive)))) {
+        return undefined;
+      }
     }
     const entity = Object.assign(new dto(), body) as Record<string, unknown>;
     for (const [property, { optional, rules }] of entries) {
