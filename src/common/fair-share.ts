@@ -56,6 +56,16 @@ export class FairShare<T> {
     return { caller: pick, item };
   }
 
+  /**
+   * Counts a place for work that need not queue: none waits, and the caller is within its share.
+   * False otherwise (the work is pushed and taken in turn). The caller checks a place is free.
+   */
+  admit(caller: string): boolean {
+    if (this.count > 0 || this.held(caller) >= this.fairShare(caller)) return false;
+    this.holding.set(caller, this.held(caller) + 1);
+    return true;
+  }
+
   /** The caller's work is done with its place. */
   release(caller: string): void {
     const n = this.held(caller) - 1;
@@ -218,6 +228,16 @@ export class FairSlots {
       else this.queue.push(caller, waiter);
       this.dispatch();
     });
+  }
+
+  /**
+   * A place at once when one is free and no work waits (no promise, no signal: the common case
+   * costs nothing), else undefined and the caller acquires.
+   */
+  tryAcquire(caller: string, opts: { preemptible?: boolean } = {}): Hold | undefined {
+    if (this.busy >= this.queue.places || !this.queue.admit(caller)) return undefined;
+    this.busy++;
+    return this.grant(caller, opts.preemptible === true);
   }
 
   /** The caller's count of places held, as FairShare keeps it (for tests and metrics). */

@@ -7,13 +7,14 @@ import type { RunEnd } from './parser-process';
  * - `memory`: the parser ran out of its memory limit (its process died of it, or it said so);
  * - `deadline`: the parse did not finish within the time the request had left;
  * - `page_deadline`: one page (or opening the document) took longer than a page may;
+ * - `cpu`: the document took more CPU time than one may (SIFT_PDF_MAX_CPU_MS);
  * - `crashed`: the parser's process died of anything else;
  * - `encrypted`: the document needs a password;
  * - `unreadable`: not a PDF the parser can open (broken beyond repair, or not a PDF at all);
  * - `queued`: the request's time ran out before a parser was free to start on it.
  */
 export type DocumentFailure =
-  'memory' | 'deadline' | 'page_deadline' | 'crashed' | 'encrypted' | 'unreadable' | 'queued';
+  'memory' | 'deadline' | 'page_deadline' | 'cpu' | 'crashed' | 'encrypted' | 'unreadable' | 'queued';
 
 /** The codes a document fails with. */
 export type DocumentErrorCode = Extract<
@@ -38,7 +39,10 @@ export class DocumentError extends SiftError {
  * spends on one. Time counts here too (not `timeout`): the parse was running, and a document that
  * needs longer than the request allows is too complex for it.
  */
-export const tooComplex = (failure: 'memory' | 'deadline' | 'page_deadline' | 'crashed', detail: string) =>
+export const tooComplex = (
+  failure: 'memory' | 'deadline' | 'page_deadline' | 'cpu' | 'crashed',
+  detail: string,
+) =>
   new DocumentError(
     'document_too_complex',
     `the document is too complex to parse: ${detail}`,
@@ -91,7 +95,11 @@ export const parserClosed = () =>
   ).retryAfter(5);
 
 /** What a run that ended without a document means for the caller. */
-export function failureOf(end: RunEnd, page: number, pageTimeoutMs: number): SiftError | Error {
+export function failureOf(
+  end: RunEnd,
+  page: number,
+  limits: { pageTimeoutMs: number; maxCpuMs: number },
+): SiftError | Error {
   const where = page === 0 ? 'opening the document' : `page ${page}`;
   if ('fail' in end) {
     if (end.fail === 'encrypted') return encrypted();
@@ -100,7 +108,9 @@ export function failureOf(end: RunEnd, page: number, pageTimeoutMs: number): Sif
   }
   if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);
   if (end.killed === 'page_deadline')
-    return tooComplex('page_deadline', `${where} took over ${pageTimeoutMs} ms`);
+    return tooComplex('page_deadline', `${where} took over ${limits.pageTimeoutMs} ms`);
+  if (end.killed === 'cpu')
+    return tooComplex('cpu', `it took over ${limits.maxCpuMs} ms of CPU time (at ${where})`);
   if (end.killed === 'closed') return parserClosed();
   if (end.killed === 'aborted') return new Error('the parse was stopped');
   const limit = /out of memory|allocation failed/i.test(end.stderr);

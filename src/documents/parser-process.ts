@@ -25,7 +25,15 @@ export interface ProcessLimits {
 
 /** Why the parent ended a process, when it did. */
 export type KillReason =
-  'deadline' | 'page_deadline' | 'aborted' | 'retired' | 'closed' | 'start' | 'malformed';
+  | 'deadline'
+  | 'page_deadline'
+  | 'cpu'
+  | 'preempted'
+  | 'aborted'
+  | 'retired'
+  | 'closed'
+  | 'start'
+  | 'malformed';
 
 /** How a run ended other than with a document: a failure the document caused, or the process's end. */
 export type RunEnd =
@@ -165,6 +173,22 @@ export class ParserProcess {
     });
   }
 
+  /**
+   * The CPU time the process has used, in ms (user and system, every thread: pdf.js's worker runs
+   * in its main one), read from /proc; undefined once it has gone.
+   */
+  async cpuMs(): Promise<number | undefined> {
+    if (this.exited || this.pid === undefined) return undefined;
+    try {
+      const stat = await fs.promises.readFile(`/proc/${this.pid}/stat`, 'utf8');
+      // pid (comm) state …: fields 14 and 15, utime and stime, in clock ticks (USER_HZ, 100).
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+    } catch {
+      return undefined;
+    }
+  }
+
   /** SIGKILL, saying why: a run in flight ends with `{died, killed: reason}`. */
   kill(reason: KillReason): void {
     if (this.exited) return;
@@ -184,6 +208,9 @@ export class ParserProcess {
     }
   }
 }
+
+/** Linux counts a process's CPU time in ticks of 1/100 s (USER_HZ) on every architecture sift runs on. */
+const CLOCK_TICKS = 100;
 
 /** A parser that has not started in this long is killed (node and pdf.js load in about 0.5 s). */
 const START_TIMEOUT_MS = 20_000;

@@ -56,6 +56,13 @@ export class JsonPostTransport implements Transport {
     answered: () => void;
   };
   private closed = false;
+  /** Requests handed to the server and not yet answered, of any POST: the server is busy until none. */
+  private readonly inflight = new Set<RequestId>();
+
+  /** Whether every request the server was handed has been answered (it may serve another POST). */
+  get idle(): boolean {
+    return this.inflight.size === 0;
+  }
 
   async start(): Promise<void> {}
 
@@ -70,6 +77,8 @@ export class JsonPostTransport implements Transport {
     if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
     const post = this.post;
     const id = message.id as RequestId;
+    this.inflight.delete(id);
+    // An answer whose POST has ended (its caller hung up) goes nowhere: never into another POST.
     if (!post || !post.answers.has(id) || post.answers.get(id) !== undefined) return;
     post.answers.set(id, message);
     const all = [...post.answers.values()];
@@ -119,7 +128,17 @@ export class JsonPostTransport implements Transport {
       }
     }
     const { answers } = this.post;
-    for (const m of messages) if (isRequest(m)) answers.set((m as { id: RequestId }).id, undefined);
+    for (const m of messages) {
+      if (!isRequest(m)) continue;
+      const id = (m as { id: RequestId }).id;
+      // Answers are matched to requests by id: two requests of one id could not be told apart.
+      if (answers.has(id)) {
+        answers.clear();
+        return this.refuse(400, -32600, 'Invalid Request: a request id is repeated in this POST');
+      }
+      answers.set(id, undefined);
+    }
+    for (const id of answers.keys()) this.inflight.add(id);
     const hasRequests = answers.size > 0;
     const extra = { requestInfo: { headers: req.headers } };
     for (const m of messages) this.onmessage?.(m, extra);

@@ -6,7 +6,9 @@ import { BatchService } from '../batch/batch.service';
 import { MapService } from '../crawl/map.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
+import { FairSlots, type Hold } from '../common/fair-share';
 import { hangup } from '../common/hangup';
+import { callerKeyOf } from '../dcache';
 import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
 import { servicePort, type AdmitFetch } from './service-port';
@@ -73,6 +75,10 @@ interface Served {
  * schemas) and connecting it cost more than a cached fetch.
  */
 const IDLE_SERVERS = 64;
+/** POSTs served at once, over every caller (each holds a server and what its tools hold). */
+const SERVERS = 64;
+/** How long a POST may wait for a server before it is told to come back. */
+const SERVER_WAIT_MS = 10_000;
 
 /**
  * MCP over Streamable HTTP, stateless: each POST /mcp is served by a server of its own while it
@@ -84,6 +90,8 @@ const IDLE_SERVERS = 64;
 export class McpHttp {
   private readonly log = new Logger('mcp');
   private readonly idle: Served[] = [];
+  /** The POSTs being served, handed out by the one fair scheduler. */
+  private readonly servers = new FairSlots(SERVERS);
   /** One JSON-schema validator for every server (each would otherwise compile its own). */
   private readonly validator = new AjvJsonSchemaValidator();
 
@@ -152,6 +160,11 @@ export class McpHttp {
     if (!caller) throw new Error('no caller on an /mcp request');
     // The signal that stops a fetch when the caller hangs up is made only when a wait begins.
     const gone = hangup(res);
+    const hold =
+      this.servers.tryAcquire(callerKeyOf(caller)) ?? (await this.waitForServer(caller, res, gone));
+    if (!hold) return;
+    // A server serves one POST at a time, and another only once every call it started has
+    // ended: an answer can reach no POST but its own.
     const served = this.idle.pop() ?? (await this.build());
     served.port = servicePort(
       { pages: this.pages, batch: this.batch, maps: this.maps, admit },
@@ -164,14 +177,45 @@ export class McpHttp {
       // The caller left first: what the server still runs for it is aborted, and the server is
       // closed, never lent again (a late answer must not reach the next caller).
       void served.server.close();
+      hold.release();
     });
     served.transport.handle(req, res, () => {
       answered = true;
       gone.done();
       served.port = undefined;
-      if (this.idle.length < IDLE_SERVERS) this.idle.push(served);
+      if (served.transport.idle && this.idle.length < IDLE_SERVERS) this.idle.push(served);
       else void served.server.close();
+      hold.release();
     });
+  }
+
+  /**
+   * A server for a POST that found none free: in the caller's turn, within SERVER_WAIT_MS. None
+   * is undefined: the caller hung up, or it waited too long and was told 503 to come back.
+   */
+  private async waitForServer(
+    caller: Caller,
+    res: Response,
+    gone: { signal: () => AbortSignal },
+  ): Promise<Hold | undefined> {
+    const signal = AbortSignal.any([gone.signal(), AbortSignal.timeout(SERVER_WAIT_MS)]);
+    try {
+      return await this.servers.acquire(callerKeyOf(caller), { signal });
+    } catch {
+      if (!gone.signal().aborted && !res.headersSent) {
+        res
+          .status(503)
+          .setHeader('Retry-After', '5')
+          .json(
+            errorBody(
+              'server_busy',
+              `every MCP server was busy for ${SERVER_WAIT_MS} ms`,
+              'try again in a few seconds',
+            ),
+          );
+      }
+      return undefined;
+    }
   }
 
   /** A server with the tools registered, connected to a transport of its own. */

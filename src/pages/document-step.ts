@@ -27,6 +27,8 @@ export interface DocumentAsk {
   /** When the request's time is up (epoch ms): the parse ends by then. */
   deadline: number;
   signal: AbortSignal;
+  /** Whose document it is (`class:name`), for the fair share of the parsers. */
+  caller?: string;
 }
 
 /**
@@ -46,6 +48,7 @@ export class DocumentStep {
       maxMb: this.limits.maxMb,
       deadlineMs: Math.max(1, ask.deadline - Date.now() - DEADLINE_MARGIN_MS),
       signal: ask.signal,
+      caller: ask.caller,
     });
     const m = d.metadata;
     // The first heading, as written (markdown's escapes undone).

@@ -125,7 +125,12 @@ export class PageLoader {
       // A document: its text in every format at once, in the parser's limited processes.
       const deadline = req.document?.deadline ?? Date.now() + 60_000;
       doc = ok
-        ? await this.documents!.read(raw.body, { ...req.document, deadline, signal: req.signal })
+        ? await this.documents!.read(raw.body, {
+            ...req.document,
+            deadline,
+            signal: req.signal,
+            caller: callerKeyOf(caller),
+          })
         : undefined;
       if (doc) ({ title, metadata, verdict } = doc);
       // A PDF answered with an error status is not read: its envelope says the status, no text.

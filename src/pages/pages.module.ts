@@ -32,7 +32,8 @@ const storeCap = (config: AppConfig) =>
     // the cache keeps.
     {
       provide: DocumentParser,
-      useFactory: (config: AppConfig) => new DocumentParser({ maxChars: storeCap(config) }),
+      useFactory: (config: AppConfig) =>
+        new DocumentParser({ maxChars: storeCap(config), maxCpuMs: config.pdfMaxCpuMs }),
       inject: [AppConfig],
     },
     {

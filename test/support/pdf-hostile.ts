@@ -144,3 +144,24 @@ export function notPdf(): Buffer {
   }
   return Buffer.concat([latin1('%PDF-1.7\n'), noise]);
 }
+
+/**
+ * `pages` pages sharing one deflated content stream of `ops` operators that draw nothing (`q Q`,
+ * a graphics state saved and restored): a small file (about 80 KB for 500 pages of 60,000) that
+ * holds a parser for as long as it is let, each page costing well under the time a page may take.
+ */
+export function idleOperators(pages = 500, ops = 60_000): Buffer {
+  const content = zlib.deflateSync(latin1('q Q\n'.repeat(ops / 2)));
+  const kids = Array.from({ length: pages }, (_, i) => `${i + 4} 0 R`).join(' ');
+  const page = `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] /Contents 3 0 R /Resources << >> >>`;
+  return rawPdf([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
+    Buffer.concat([
+      latin1(`<< /Length ${content.length} /Filter /FlateDecode >>\nstream\n`),
+      content,
+      latin1('\nendstream'),
+    ]),
+    ...Array.from({ length: pages }, () => page),
+  ]);
+}
