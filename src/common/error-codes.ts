@@ -42,6 +42,10 @@ export const ERROR_CODES = {
     "the document ran its parser out of memory (SIFT_PDF_MAX_MB) or of time (a page over 10 s, or the request's timeout_ms)",
   ],
   unsupported_document: [502, 'the document is encrypted, or broken past reading'],
+  render_too_costly: [
+    502,
+    "the page took the browser's processes over SIFT_RENDER_MAX_MEMORY while it rendered (the browser is replaced)",
+  ],
   server_busy: [503, 'sift is at its job or extraction limit (with Retry-After)'],
   storage_full: [503, 'the database is full; nothing was written (with Retry-After)'],
   storage_unavailable: [503, 'the database cannot be reached now; nothing was lost (with Retry-After)'],

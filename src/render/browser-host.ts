@@ -1,23 +1,22 @@
-import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { isExecutable } from '../config/parsers';
-import {
-  CHROMIUM_ARGS,
-  chromiumLauncher,
-  killTree,
-  launcherPid,
-  sweepLeftovers,
-  processTree,
-  treeMemory,
-} from './chromium-process';
+import { BrowserInstance, CONTEXT_CLOSE_MS, within } from './browser-instance';
+import { chromiumLauncher, removeLaunchFolder, sweepLeftovers, type Launcher } from './chromium-launcher';
+import { CHROMIUM_ARGS, killTree, launcherPid, processTree } from './chromium-process';
+import { renderTooCostly } from './render-types';
 
 export interface BrowserHostOptions {
   chromiumPath: string;
   /** The browser is replaced after this many renders. */
   recycleAfter: number;
-  /** … or once its processes together use more memory than this (bytes). */
+  /**
+   * … or once its processes together use more memory than this (bytes); a render that takes it
+   * over while in flight ends render_too_costly, with every other render on that browser.
+   */
   maxMemory: number;
+  /** Chromium without its sandbox (SIFT_CHROMIUM_NO_SANDBOX). */
+  noSandbox?: boolean;
   /** The proxy every request of the browser's own goes to (and is refused there: no credentials). */
   proxyPort: () => number;
   log?: (message: string) => void;
@@ -26,60 +25,17 @@ export interface BrowserHostOptions {
 /** Chromium would not start. */
 export class LaunchError extends Error {}
 
-/** How long a context may take to close before its browser is killed. */
-export const CONTEXT_CLOSE_MS = 5000;
+export { CONTEXT_CLOSE_MS };
 const LAUNCH_TIMEOUT_MS = 30_000;
 
 /** A browser's memory is read after a render at most this often. */
 const MEMORY_READ_EVERY_MS = 1000;
 
-/** One launched Chromium, the contexts it has open and the renders it has done. */
-export class BrowserInstance {
-  open = 0;
-  renders = 0;
-  retired = false;
-  dead = false;
-  /** When its memory was last read (reading it walks every process's page tables: ~20 ms). */
-  memoryReadAt = 0;
-
-  constructor(
-    readonly browser: Browser,
-    private readonly launcher: { dir: string; pidFile: string },
-  ) {}
-
-  get pid(): number | undefined {
-    return launcherPid(this.launcher.pidFile);
-  }
-
-  /** Closes the browser; killed when it does not close in time. */
-  async end(): Promise<void> {
-    if (this.dead) return this.cleanUp();
-    this.dead = true;
-    const closed = await within(
-      this.browser.close().then(() => true),
-      CONTEXT_CLOSE_MS,
-      false,
-    );
-    if (!closed) this.kill();
-    this.cleanUp();
-  }
-
-  kill(): void {
-    this.dead = true;
-    const pid = this.pid;
-    if (pid) killTree(pid);
-    this.cleanUp();
-  }
-
-  private cleanUp(): void {
-    fs.rmSync(this.launcher.dir, { recursive: true, force: true });
-  }
-}
-
 /**
  * One browser per instance, launched on first use; a context per render. The browser is replaced
  * after `recycleAfter` renders or above `maxMemory` (the one retired closes once its last context
- * has), relaunched after a crash, and killed with all its processes when a context will not close.
+ * has), relaunched after a crash, and killed with all its processes when a context will not close
+ * or a render takes it over `maxMemory` (its memory is read while it renders).
  */
 export class BrowserHost {
   private current?: BrowserInstance;
@@ -97,14 +53,14 @@ export class BrowserHost {
   /** A fresh context on the current browser (launched first if there is none). */
   async context(options: Parameters<Browser['newContext']>[0]): Promise<Lease> {
     const inst = await this.instance();
-    inst.open++;
+    inst.opened();
     inst.renders++;
     try {
       const ctx = await inst.browser.newContext(options);
       return new Lease(this, inst, ctx);
     } catch (err) {
-      inst.open--;
-      throw err;
+      inst.closed();
+      throw inst.lost.aborted ? inst.lost.reason : err;
     }
   }
 
@@ -118,10 +74,15 @@ export class BrowserHost {
   }
 
   private async launch(): Promise<BrowserInstance> {
-    const swept = sweepLeftovers();
+    const swept = await sweepLeftovers();
     if (swept > 0)
       this.opts.log?.(`removed what ${swept} browser(s) of ended processes left in ${os.tmpdir()}`);
-    const launcher = chromiumLauncher(this.opts.chromiumPath);
+    let launcher: Launcher;
+    try {
+      launcher = chromiumLauncher(this.opts.chromiumPath);
+    } catch (err) {
+      throw new LaunchError(`its launch folder could not be made (${(err as Error).message})`);
+    }
     let browser: Browser;
     try {
       // Loaded on the first launch: the driver is about 75 MB of memory an instance that never
@@ -130,8 +91,8 @@ export class BrowserHost {
       browser = await chromium.launch({
         executablePath: launcher.executable,
         headless: true,
-        // As root, Chromium's sandbox will not start; the proxy and the flags above are what hold.
-        chromiumSandbox: process.getuid?.() !== 0,
+        // As root the launcher runs it as an unprivileged user, where its sandbox starts.
+        chromiumSandbox: !this.opts.noSandbox,
         args: CHROMIUM_ARGS,
         proxy: { server: `http://127.0.0.1:${this.opts.proxyPort()}`, bypass: '<-loopback>' },
         timeout: LAUNCH_TIMEOUT_MS,
@@ -142,14 +103,20 @@ export class BrowserHost {
     } catch (err) {
       const pid = launcherPid(launcher.pidFile);
       if (pid) killTree(pid);
-      fs.rmSync(launcher.dir, { recursive: true, force: true });
+      await removeLaunchFolder(launcher.dir, launcher.user);
+      const text = String((err as Error)?.message ?? err);
+      const first = text.split('\n')[0].slice(0, 300);
+      // The driver's words for a sandbox that would not start, and Chromium's own.
+      const sandbox = /sandboxing failed|No usable sandbox|crbug\.com\/(357670|638180)/.test(text);
       throw new LaunchError(
-        String((err as Error)?.message ?? err)
-          .split('\n')[0]
-          .slice(0, 300),
+        sandbox && !this.opts.noSandbox
+          ? `its sandbox did not start (${first}); SIFT_CHROMIUM_NO_SANDBOX=1 runs it without one`
+          : first,
       );
     }
-    const inst = new BrowserInstance(browser, launcher);
+    const inst = new BrowserInstance(browser, launcher, this.opts.maxMemory, (i, bytes) =>
+      this.lose(i, bytes),
+    );
     this.all.add(inst);
     browser.on('disconnected', () => {
       // Crashed or killed: the next render launches another; whatever is left of it goes.
@@ -168,19 +135,24 @@ export class BrowserHost {
 
   /** A context is done: the browser is retired when it has done enough or grown too large. */
   async release(inst: BrowserInstance, ctx: BrowserContext): Promise<void> {
+    if (inst.dead) {
+      // Killed under it: nothing is left to close.
+      inst.closed();
+      return;
+    }
     const closed = await within(
       ctx.close().then(() => true),
       CONTEXT_CLOSE_MS,
       false,
     );
-    inst.open--;
+    inst.closed();
     if (!closed) {
       this.opts.log?.(`a browser context did not close in ${CONTEXT_CLOSE_MS} ms: Chromium is killed`);
       if (this.current === inst) this.current = undefined;
       inst.kill();
       return;
     }
-    if (!inst.retired && this.tooWorn(inst)) {
+    if (!inst.retired && (await this.tooWorn(inst))) {
       inst.retired = true;
       if (this.current === inst) this.current = undefined;
     }
@@ -190,13 +162,24 @@ export class BrowserHost {
     }
   }
 
-  private tooWorn(inst: BrowserInstance): boolean {
+  private async tooWorn(inst: BrowserInstance): Promise<boolean> {
     if (inst.renders >= this.opts.recycleAfter) return true;
-    const pid = inst.pid;
     const now = Date.now();
-    if (pid === undefined || now - inst.memoryReadAt < MEMORY_READ_EVERY_MS) return false;
+    if (now - inst.memoryReadAt < MEMORY_READ_EVERY_MS) return false;
     inst.memoryReadAt = now;
-    return treeMemory(processTree(pid)) > this.opts.maxMemory;
+    return (await inst.memory.measure()) > this.opts.maxMemory;
+  }
+
+  /** A render took the browser over its memory limit: every render on it ends, and it is replaced. */
+  private lose(inst: BrowserInstance, bytes: number): void {
+    if (inst.dead) return;
+    const mib = (n: number) => Math.round(n / 2 ** 20);
+    this.opts.log?.(
+      `Chromium's processes took ${mib(bytes)} MiB, over SIFT_RENDER_MAX_MEMORY (${mib(this.opts.maxMemory)} MiB): its renders end render_too_costly and it is replaced`,
+    );
+    inst.retired = true;
+    if (this.current === inst) this.current = undefined;
+    inst.lose(renderTooCostly(this.opts.maxMemory));
   }
 
   /** The processes of the current browser (the launcher first), for tests and metrics. */
@@ -229,25 +212,13 @@ export class Lease {
     readonly context: BrowserContext,
   ) {}
 
+  /** Aborted when the browser is killed under the render; the reason is what the render ends with. */
+  get lost(): AbortSignal {
+    return this.inst.lost;
+  }
+
   release(): Promise<void> {
     this.released ??= this.host.release(this.inst, this.context);
     return this.released;
   }
-}
-
-/** `p`'s value, or `otherwise` if it has not settled (or failed) within `ms`. */
-function within<T>(p: Promise<T>, ms: number, otherwise: T): Promise<T> {
-  return new Promise<T>((resolve) => {
-    const timer = setTimeout(() => resolve(otherwise), ms);
-    p.then(
-      (v) => {
-        clearTimeout(timer);
-        resolve(v);
-      },
-      () => {
-        clearTimeout(timer);
-        resolve(otherwise);
-      },
-    );
-  });
 }

@@ -1,7 +1,4 @@
-import { spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
-import * as os from 'node:os';
-import * as path from 'node:path';
 
 /**
  * Chromium's switches. The page's own traffic goes through the context's proxy; these keep the
@@ -25,107 +22,6 @@ export const CHROMIUM_ARGS = [
   '--disable-dev-shm-usage',
 ];
 
-/** Whether a new PID namespace can be had here (root, or unprivileged user namespaces allowed). */
-let pidNamespace: string[] | undefined;
-function namespaceArgs(): string[] {
-  if (pidNamespace) return pidNamespace;
-  const tries = [['--pid'], ['--user', '--map-root-user', '--pid']];
-  pidNamespace = [];
-  for (const t of tries) {
-    const r = spawnSync('unshare', [...t, '--fork', '--kill-child', 'true'], {
-      stdio: 'ignore',
-      timeout: 5000,
-    });
-    if (r.status === 0) {
-      pidNamespace = [...t, '--fork', '--kill-child'];
-      break;
-    }
-  }
-  return pidNamespace;
-}
-
-/**
- * A launch folder: an executable that starts Chromium so that no process of it outlives sift, and
- * the file it writes its pid to. `setpriv --pdeathsig KILL` kills the first process when sift dies
- * (even by SIGKILL); where a PID namespace can be had, `unshare --pid --kill-child` makes Chromium
- * that namespace's first process, and the kernel kills every process in a namespace whose first
- * process died: the zygote, renderers, crashpad's handlers, all of them. Without one, Chromium's
- * children end when they lose the browser (their IPC channel closes), and killTree ends them.
- */
-export function chromiumLauncher(chromiumPath: string): { dir: string; executable: string; pidFile: string } {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), LAUNCHER_PREFIX));
-  const executable = path.join(dir, 'chromium');
-  const pidFile = path.join(dir, 'pid');
-  const q = (s: string) => `'${s.replace(/'/g, `'\\''`)}'`;
-  const ns = namespaceArgs();
-  const unshare = ns.length ? `unshare ${ns.join(' ')} ` : '';
-  // The profile folder the driver made is noted, for sweepLeftovers to find after a SIGKILL.
-  fs.writeFileSync(
-    executable,
-    `#!/bin/sh\necho $$ > ${q(pidFile)}\n` +
-      `for a in "$@"; do case "$a" in --user-data-dir=*) printf '%s' "\${a#--user-data-dir=}" > ${q(path.join(dir, 'profile'))};; esac; done\n` +
-      `exec setpriv --pdeathsig KILL ${unshare}${q(chromiumPath)} "$@"\n`,
-    { mode: 0o700 },
-  );
-  return { dir, executable, pidFile };
-}
-
-const LAUNCHER_PREFIX = 'sift-chromium-';
-/** A launch folder younger than this may be one another process is launching from right now. */
-const LAUNCHING_MS = 120_000;
-
-/**
- * Removes what browsers of ended processes left in the temporary folder: a process killed with
- * SIGKILL leaves its launch folder and Chromium's profile folder behind. A folder is left alone
- * while its browser runs (its launcher's process is there, with the profile in its command line),
- * and while it is young enough to be launching. Returns how many were removed.
- */
-export function sweepLeftovers(tmp = os.tmpdir(), now = Date.now()): number {
-  let removed = 0;
-  let names: string[];
-  try {
-    names = fs.readdirSync(tmp).filter((n) => n.startsWith(LAUNCHER_PREFIX));
-  } catch {
-    return 0;
-  }
-  for (const name of names) {
-    const dir = path.join(tmp, name);
-    try {
-      // Only real folders of this user: never one another user planted (a link, or not ours).
-      const st = fs.lstatSync(dir);
-      if (!st.isDirectory() || st.uid !== process.getuid?.()) continue;
-      const profile = readOr(path.join(dir, 'profile'));
-      const pid = launcherPid(path.join(dir, 'pid'));
-      const cmdline = pid ? readOr(`/proc/${pid}/cmdline`) : '';
-      if (profile && cmdline.includes(profile)) continue;
-      if (!profile && now - fs.statSync(dir).mtimeMs < LAUNCHING_MS) continue;
-      // Only Chromium's profile folders of the temporary folder, never a path a file could name.
-      if (
-        profile &&
-        path.dirname(profile) === tmp &&
-        path.basename(profile).startsWith('playwright_chromiumdev_profile-')
-      )
-        fs.rmSync(profile, { recursive: true, force: true });
-      fs.rmSync(dir, { recursive: true, force: true });
-      removed++;
-    } catch {
-      // another process swept it first, or it cannot be read: left
-    }
-  }
-  return removed;
-}
-
-function readOr(file: string): string {
-  try {
-    return fs.readFileSync(file, 'utf8');
-  } catch {
-    return '';
-  }
-}
-
-/** Whether the launcher puts Chromium in a PID namespace of its own. */
-export const ownNamespace = (): boolean => namespaceArgs().length > 0;
-
 function parentOf(pid: number): number | undefined {
   try {
     const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -136,14 +32,43 @@ function parentOf(pid: number): number | undefined {
   }
 }
 
-/** `root` and every process below it, read from /proc. */
-export function processTree(root: number): number[] {
+/**
+ * A process's children, from each of its threads' `children` file: the tree is read from its own
+ * few processes, not from every process of the machine (a sample during renders reads it five
+ * times a second).
+ */
+function childrenOf(pid: number): number[] {
+  let tids: string[];
+  try {
+    tids = fs.readdirSync(`/proc/${pid}/task`);
+  } catch {
+    return []; // the process has gone
+  }
+  const out: number[] = [];
+  for (const tid of tids) {
+    try {
+      const list = fs.readFileSync(`/proc/${pid}/task/${tid}/children`, 'utf8');
+      for (const c of list.split(' ')) if (c.trim()) out.push(Number(c));
+    } catch {
+      // the thread ended
+    }
+  }
+  return out;
+}
+
+let childrenFiles: boolean | undefined;
+/** Whether the kernel lists a thread's children (CONFIG_PROC_CHILDREN); else every stat is read. */
+const hasChildrenFiles = () =>
+  (childrenFiles ??= fs.existsSync(`/proc/${process.pid}/task/${process.pid}/children`));
+
+/** Every process's children, read from the parent named in each one's stat. */
+function childrenOfAll(): Map<number, number[]> {
   const children = new Map<number, number[]>();
   let names: string[];
   try {
     names = fs.readdirSync('/proc');
   } catch {
-    return [];
+    return children;
   }
   for (const name of names) {
     if (!/^\d+$/.test(name)) continue;
@@ -154,11 +79,31 @@ export function processTree(root: number): number[] {
     list.push(pid);
     children.set(ppid, list);
   }
+  return children;
+}
+
+/** `root` and every process below it, read from /proc. */
+export function processTree(root: number): number[] {
   if (!fs.existsSync(`/proc/${root}`)) return [];
+  const all = hasChildrenFiles() ? undefined : childrenOfAll();
+  const seen = new Set([root]);
   const out = [root];
-  for (let i = 0; i < out.length; i++) out.push(...(children.get(out[i]) ?? []));
+  for (let i = 0; i < out.length; i++) {
+    // A process that moved to another parent while the tree was read may be listed twice.
+    for (const c of all ? (all.get(out[i]) ?? []) : childrenOf(out[i])) {
+      if (seen.has(c)) continue;
+      seen.add(c);
+      out.push(c);
+    }
+  }
   return out;
 }
+
+/** Proportional set size from a smaps_rollup file's text, in bytes. */
+const pssOf = (rollup: string): number | undefined => {
+  const m = /^Pss:\s+(\d+) kB/m.exec(rollup);
+  return m ? Number(m[1]) * 1024 : undefined;
+};
 
 /**
  * The memory of these processes together, in bytes: their proportional set sizes (shared pages
@@ -168,23 +113,50 @@ export function processTree(root: number): number[] {
 export function treeMemory(pids: number[]): number {
   let total = 0;
   for (const pid of pids) {
+    let pss: number | undefined;
     try {
-      const pss = /^Pss:\s+(\d+) kB/m.exec(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
-      if (pss) {
-        total += Number(pss[1]) * 1024;
-        continue;
-      }
+      pss = pssOf(fs.readFileSync(`/proc/${pid}/smaps_rollup`, 'utf8'));
     } catch {
       // gone, or no smaps_rollup: statm below
     }
-    try {
-      const resident = Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]);
-      total += resident * 4096;
-    } catch {
-      // the process has gone
-    }
+    total += pss ?? residentOf(pid);
   }
   return total;
+}
+
+/**
+ * treeMemory, read off the main thread: the kernel walks every page table of a process to sum its
+ * smaps_rollup, tens of milliseconds for a renderer of a few GB.
+ */
+export async function treeMemoryAsync(pids: number[]): Promise<number> {
+  const each = await Promise.all(
+    pids.map((pid) =>
+      fs.promises.readFile(`/proc/${pid}/smaps_rollup`, 'utf8').then(
+        (text) => pssOf(text) ?? residentOf(pid),
+        () => residentOf(pid),
+      ),
+    ),
+  );
+  return each.reduce((a, b) => a + b, 0);
+}
+
+const PAGE = 4096;
+
+function residentOf(pid: number): number {
+  try {
+    return Number(fs.readFileSync(`/proc/${pid}/statm`, 'utf8').split(' ')[1]) * PAGE;
+  } catch {
+    return 0; // the process has gone
+  }
+}
+
+/**
+ * The resident sizes of these processes together, in bytes: a page shared by several is counted
+ * in each, so never less than their proportional set sizes (treeMemory), and cheap to read (the
+ * kernel keeps the count; no page table is walked).
+ */
+export function treeResident(pids: number[]): number {
+  return pids.reduce((n, pid) => n + residentOf(pid), 0);
 }
 
 /** SIGKILL to the process and everything below it (read first, so none is missed as it dies). */

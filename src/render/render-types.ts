@@ -50,8 +50,17 @@ export const renderUnavailable = (why: string, chromiumPath: string) =>
     503,
     'render_unavailable',
     `pages cannot be rendered here: ${why}`,
-    `install Debian's \`chromium-headless-shell\` package (apt-get install chromium-headless-shell), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); render: "never" or "auto" still fetch statically`,
+    `install Debian's \`chromium-headless-shell\` package (apt-get install chromium-headless-shell), or set SIFT_CHROMIUM_PATH to a Chromium binary (now ${chromiumPath}); where Chromium's sandbox cannot start (no unprivileged user namespaces), SIFT_CHROMIUM_NO_SANDBOX=1 runs it without one; render: "never" or "auto" still fetch statically`,
   ).retryAfter(60);
+
+/** A page took its browser's processes over SIFT_RENDER_MAX_MEMORY: the browser is replaced. */
+export const renderTooCostly = (maxMemory: number) =>
+  new SiftError(
+    502,
+    'render_too_costly',
+    `the page took the browser over SIFT_RENDER_MAX_MEMORY (${Math.round(maxMemory / 2 ** 20)} MiB) while it rendered`,
+    'fetch it with render "never" (its scripts are not run), or ask the operator to raise SIFT_RENDER_MAX_MEMORY',
+  );
 
 export const renderTimeout = (ms: number) =>
   new FetchError('timeout', `the page was not rendered within ${ms} ms`);

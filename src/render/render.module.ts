@@ -15,6 +15,10 @@ import { Renderer } from './renderer';
       useFactory: (config: AppConfig, fetcher: Fetcher) => {
         const policy = new AddressPolicy(config.fleetAllow);
         const log = new Logger('Renderer');
+        if (config.chromiumNoSandbox)
+          log.warn(
+            "SIFT_CHROMIUM_NO_SANDBOX=1: Chromium runs without its sandbox; a page that breaks into a renderer runs with the browser's rights",
+          );
         return new Renderer({
           chromiumPath: config.chromiumPath,
           pages: config.renderPages,
@@ -24,6 +28,7 @@ import { Renderer } from './renderer';
           },
           recycleAfter: config.renderRecycleAfter,
           maxMemory: config.renderMaxMemory,
+          noSandbox: config.chromiumNoSandbox,
           gate: (callerClass, who) => renderGate(fetcher.dns, policy, callerClass, who),
           log: (m) => log.log(m),
         });

@@ -20,8 +20,10 @@ export interface RendererOptions {
   perCaller: Record<CallerClass, number>;
   /** The browser is replaced after this many renders… */
   recycleAfter: number;
-  /** …or once its processes use more than this many bytes. */
+  /** …or once its processes use more than this many bytes (a render that takes it over fails). */
   maxMemory: number;
+  /** Chromium without its sandbox (SIFT_CHROMIUM_NO_SANDBOX). */
+  noSandbox?: boolean;
   /** Where a render of this caller may connect (the caller's DNS account and address policy). */
   gate: (callerClass: CallerClass, who: string) => ProxyGate;
   log?: (message: string) => void;
@@ -49,6 +51,7 @@ export class Renderer {
       chromiumPath: opts.chromiumPath,
       recycleAfter: opts.recycleAfter,
       maxMemory: opts.maxMemory,
+      noSandbox: opts.noSandbox,
       proxyPort: () => this.proxyPort,
       log: opts.log,
     });
@@ -109,8 +112,13 @@ export class Renderer {
       );
       leased = this.lease(session.username, session.password);
       const lease = await leased;
-      if (signal.aborted) throw signal.reason;
-      const out = await renderPage(lease.context, req, deadline, signal, () => session!.counts.blocked);
+      // A browser killed under the render (taken over its memory limit) ends it with that reason.
+      const live = AbortSignal.any([signal, lease.lost]);
+      if (live.aborted) throw live.reason;
+      const out = await untilAborted(
+        renderPage(lease.context, req, deadline, live, () => session!.counts.blocked),
+        live,
+      );
       return { ...out, requests: session.counts.requests, blocked: session.counts.blocked };
     })();
     // Closed once the work has ended or been cut off: a page stuck in script never ends by itself.

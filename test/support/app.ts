@@ -77,6 +77,8 @@ export async function createTestApp(
     .overrideProvider(AppConfig)
     .useValue(config);
   if (clock) builder = builder.overrideProvider(Clock).useValue(clock);
+  // What the modules log as they are put together (a warning at start-up) goes there too.
+  if (opts.logger) builder = builder.setLogger(opts.logger);
   builder = builder.overrideProvider(RESOLVER).useValue(opts.resolver ?? defaultResolver);
   if (opts.extractModule) {
     builder = builder
