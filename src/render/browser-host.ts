@@ -1,3 +1,4 @@
+import * as fs from 'node:fs';
 import * as os from 'node:os';
 import type { Browser, BrowserContext } from 'playwright-core';
 import { isExecutable } from '../config/parsers';
@@ -52,15 +53,22 @@ export class BrowserHost {
 
   /** A fresh context on the current browser (launched first if there is none). */
   async context(options: Parameters<Browser['newContext']>[0]): Promise<Lease> {
-    const inst = await this.instance();
-    inst.opened();
-    inst.renders++;
-    try {
-      const ctx = await inst.browser.newContext(options);
-      return new Lease(this, inst, ctx);
-    } catch (err) {
-      inst.closed();
-      throw inst.lost.aborted ? inst.lost.reason : err;
+    for (let again = false; ; again = true) {
+      const inst = await this.instance();
+      inst.opened();
+      inst.renders++;
+      try {
+        const ctx = await inst.browser.newContext(options);
+        return new Lease(this, inst, ctx);
+      } catch (err) {
+        inst.closed();
+        if (inst.lost.aborted) throw inst.lost.reason;
+        // A browser that died a moment before, the driver not yet told: once more, on a new one.
+        const pid = inst.pid;
+        if (again || (inst.browser.isConnected() && pid !== undefined && alive(pid))) throw err;
+        if (this.current === inst) this.current = undefined;
+        if (!inst.dead) inst.kill();
+      }
     }
   }
 
@@ -201,6 +209,8 @@ export class BrowserHost {
     this.current = undefined;
   }
 }
+
+const alive = (pid: number) => fs.existsSync(`/proc/${pid}`);
 
 /** A context lent to one render, given back with release(). */
 export class Lease {

@@ -2,6 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { killTree } from '../../src/render/chromium-process';
 import { ROOT } from '../support/process';
 import { Fixture, html, send } from '../support/fixture';
 import { browserProcess, failure, renderOf, testRenderer } from '../support/render';
@@ -95,6 +96,20 @@ describe('the browser recovers', () => {
         'the old browser to go',
         10_000,
       );
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      expect(r.processes()[0]).not.toBe(before[0]);
+    } finally {
+      await r.close();
+    }
+  }, 60_000);
+
+  it('is launched again for a render asked for the moment it died, before the driver noticed', async () => {
+    const r = testRenderer();
+    try {
+      expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
+      const before = r.processes();
+      // In the same turn of the event loop: the driver has not yet read the end of its pipe.
+      killTree(before[0]);
       expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
       expect(r.processes()[0]).not.toBe(before[0]);
     } finally {
