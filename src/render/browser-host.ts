@@ -112,15 +112,7 @@ export class BrowserHost {
       const pid = launcherPid(launcher.pidFile);
       if (pid) killTree(pid);
       await removeLaunchFolder(launcher.dir, launcher.user);
-      const text = String((err as Error)?.message ?? err);
-      const first = text.split('\n')[0].slice(0, 300);
-      // The driver's words for a sandbox that would not start, and Chromium's own.
-      const sandbox = /sandboxing failed|No usable sandbox|crbug\.com\/(357670|638180)/.test(text);
-      throw new LaunchError(
-        sandbox && !this.opts.noSandbox
-          ? `its sandbox did not start (${first}); SIFT_CHROMIUM_NO_SANDBOX=1 runs it without one`
-          : first,
-      );
+      throw launchError(String((err as Error)?.message ?? err), this.opts.noSandbox);
     }
     const inst = new BrowserInstance(browser, launcher, this.opts.maxMemory, (i, bytes) =>
       this.lose(i, bytes),
@@ -211,6 +203,23 @@ export class BrowserHost {
 }
 
 const alive = (pid: number) => fs.existsSync(`/proc/${pid}`);
+
+const ANSI = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m`, 'g');
+
+/**
+ * What the driver said of a launch that failed: its first line, or where Chromium's sandbox would
+ * not start (the driver's words for it, and Chromium's own), Chromium's line and the way out.
+ */
+function launchError(text: string, noSandbox?: boolean): LaunchError {
+  const plain = text.replace(ANSI, '');
+  const first = plain.split('\n')[0].slice(0, 300);
+  if (noSandbox || !/sandboxing failed|No usable sandbox|crbug\.com\/(357670|638180)/.test(plain))
+    return new LaunchError(first);
+  const chromium = /\[err\] \[[^\]]*\] ([^\n]*sandbox[^\n]*)/i.exec(plain)?.[1]?.slice(0, 300);
+  return new LaunchError(
+    `its sandbox would not start (${chromium ?? first}); SIFT_CHROMIUM_NO_SANDBOX=1 runs it without one`,
+  );
+}
 
 /** A context lent to one render, given back with release(). */
 export class Lease {

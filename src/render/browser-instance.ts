@@ -62,6 +62,7 @@ export class BrowserInstance {
       return;
     }
     this.dead = true;
+    this.memory.stop();
     const closed = await within(
       this.browser.close().then(() => true),
       CONTEXT_CLOSE_MS,

@@ -1,11 +1,13 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
 import type { LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { processTree } from '../../src/render/chromium-process';
 import { Renderer } from '../../src/render/renderer';
 import { createTestApp, FLEET_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
-import { browserProcess, failure, renderOf, testRenderer } from '../support/render';
+import { browserProcess, CHROMIUM, failure, renderOf, testRenderer } from '../support/render';
 import { waitUntil } from '../support/wait';
 
 const MiB = 1024 * 1024;
@@ -200,17 +202,28 @@ describe('Chromium bounded and sandboxed', () => {
     }
   }, 60_000);
 
-  it('names SIFT_CHROMIUM_NO_SANDBOX when Chromium will not start', async () => {
-    const r = testRenderer({ chromiumPath: '/bin/false' });
+  it('says so when the sandbox will not start, and names SIFT_CHROMIUM_NO_SANDBOX', async () => {
+    // Chromium that finds itself root (in a user namespace of its own) refuses to start its sandbox.
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-test-'));
+    fs.chmodSync(dir, 0o755);
+    const asRoot = path.join(dir, 'chromium-as-root');
+    fs.writeFileSync(asRoot, `#!/bin/sh\nexec unshare --user --map-root-user '${CHROMIUM}' "$@"\n`, {
+      mode: 0o755,
+    });
+    const r = testRenderer({ chromiumPath: asRoot });
     try {
       const err = (await r.render(renderOf(fx.url('/plain'))).catch((e: unknown) => e)) as {
         code: string;
+        message: string;
         hint: string;
       };
       expect(err.code).toBe('render_unavailable');
+      expect(err.message).toMatch(/sandbox would not start \(Running as root without --no-sandbox/);
+      expect(err.message).toContain('SIFT_CHROMIUM_NO_SANDBOX=1');
       expect(err.hint).toContain('SIFT_CHROMIUM_NO_SANDBOX=1');
     } finally {
       await r.close();
+      fs.rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 });
