@@ -2,7 +2,8 @@ import type { CallerClass } from '../config/app-config';
 import { RenderProxy, type ProxyGate, type ProxySession } from './render-proxy';
 import { BrowserHost, LaunchError, type Lease } from './browser-host';
 import { renderPage, VIEWPORT } from './page-render';
-import { RenderSlots } from './render-slots';
+import { FairSlots } from '../common/fair-share';
+import { CallerRenders } from './caller-renders';
 import {
   RENDER_MAX_HOSTS,
   RENDER_MAX_REQUESTS,
@@ -39,14 +40,17 @@ const RETRY_LAUNCH_MS = 60_000;
  */
 export class Renderer {
   private readonly host: BrowserHost;
-  private readonly slots: RenderSlots;
+  /** The pages, handed out by the one fair scheduler. */
+  private readonly pages: FairSlots;
+  private readonly callers: CallerRenders;
   private proxy?: Promise<RenderProxy>;
   private proxyPort = 0;
   private failedAt = 0;
   private failure = '';
 
   constructor(private readonly opts: RendererOptions) {
-    this.slots = new RenderSlots(opts.pages, opts.perCaller);
+    this.pages = new FairSlots(opts.pages);
+    this.callers = new CallerRenders(opts.perCaller);
     this.host = new BrowserHost({
       chromiumPath: opts.chromiumPath,
       recycleAfter: opts.recycleAfter,
@@ -67,7 +71,7 @@ export class Renderer {
       throw renderUnavailable(`no Chromium at ${this.opts.chromiumPath}`, this.opts.chromiumPath);
     if (Date.now() - this.failedAt < RETRY_LAUNCH_MS)
       throw renderUnavailable(this.failure, this.opts.chromiumPath);
-    this.slots.enter(req.who, req.callerClass);
+    this.callers.enter(req.who, req.callerClass);
     const deadline = Date.now() + req.timeoutMs;
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(renderTimeout(req.timeoutMs)), req.timeoutMs);
@@ -76,10 +80,23 @@ export class Renderer {
     else req.signal.addEventListener('abort', onCancel, { once: true });
     let cleanup: Promise<void> = Promise.resolve();
     try {
-      await this.slots.take(ac.signal);
-      const work = this.inContext(req, deadline, ac.signal);
-      cleanup = work.cleanup.finally(() => this.slots.give());
-      return await untilAborted(work.result, ac.signal);
+      // A render given up for another caller's share (see FairSlots) starts again, first of its
+      // caller's, within the same deadline.
+      for (let again = false; ; again = true) {
+        const page = await this.pages.acquire(req.who, {
+          signal: ac.signal,
+          preemptible: true,
+          front: again,
+        });
+        const signal = AbortSignal.any([ac.signal, page.preempted]);
+        const work = this.inContext(req, deadline, signal);
+        cleanup = work.cleanup.finally(() => page.release());
+        try {
+          return await untilAborted(work.result, signal);
+        } catch (err) {
+          if (!page.preempted.aborted || ac.signal.aborted) throw err;
+        }
+      }
     } catch (err) {
       // A step the driver timed out at what was left of the deadline, a moment before the
       // deadline's own timer: the same timeout.
@@ -87,11 +104,11 @@ export class Renderer {
     } finally {
       clearTimeout(timer);
       req.signal.removeEventListener('abort', onCancel);
-      // The answer does not wait for the context to close: it closes behind it, its page slot
-      // held until it has. A render that ended counts no more against its caller; one cut off by
-      // its deadline (a page stuck in script, say) counts until its context has closed.
-      if (ac.signal.aborted) void cleanup.finally(() => this.slots.leave(req.who));
-      else this.slots.leave(req.who);
+      // The answer does not wait for the context to close: it closes behind it, its page held
+      // until it has. A render that ended counts no more against its caller; one cut off by its
+      // deadline (a page stuck in script, say) counts until its context has closed.
+      if (ac.signal.aborted) void cleanup.finally(() => this.callers.leave(req.who));
+      else this.callers.leave(req.who);
     }
   }
 
@@ -174,9 +191,9 @@ export class Renderer {
     return this.host.openContexts();
   }
 
-  /** Renders running now. */
+  /** Pages held by renders now. */
   get busy(): number {
-    return this.slots.busy;
+    return this.pages.inUse;
   }
 
   onApplicationShutdown(): Promise<void> {

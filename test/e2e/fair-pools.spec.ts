@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { Renderer } from '../../src/render/renderer';
-import { createTestApp, waitUntil } from '../support/app';
+import { createTestApp, FLEET_TOKEN, waitUntil } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 import { onePage } from '../support/pdf-documents';
 import { idleOperators } from '../support/pdf-hostile';
@@ -140,4 +140,25 @@ describe('one caller cannot hold a shared pool (issue 49)', () => {
       expect(body.error.message).toMatch(/10000 ms of CPU time/);
     }
   }, 180_000);
+});
+
+describe('SIFT_PDF_MAX_CPU_MS (issue 49)', () => {
+  it('a document past its CPU budget is document_too_complex long before its deadline', async () => {
+    const fx = await new Fixture({
+      '/idle.pdf': send(200, 'application/pdf', idleOperators(500, 120_000)),
+    }).start();
+    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_PDF_MAX_CPU_MS: '1000' });
+    try {
+      const r = await request(app.getHttpServer())
+        .post('/v1/fetch')
+        .set({ Authorization: `Bearer ${FLEET_TOKEN}` })
+        .send({ url: fx.url('/idle.pdf'), format: 'text', timeout_ms: 120_000 });
+      expect(r.status).toBe(502);
+      expect(r.body.error).toMatchObject({ code: 'document_too_complex' });
+      expect(r.body.error.message).toMatch(/over 1000 ms of CPU time \(at page \d+\)/);
+    } finally {
+      await app.close();
+      await fx.stop();
+    }
+  }, 120_000);
 });
