@@ -1,6 +1,6 @@
 import { invalidRequest } from '../common/errors';
 import { canonicalUrl } from '../crawl/canonical';
-import { globProblem } from '../crawl/scope';
+import { WILDCARD_HINT, globListProblem, globProblem } from '../crawl/scope';
 import {
   DEFAULT_CRAWL_LIMIT,
   DEFAULT_MAX_DEPTH,
@@ -58,6 +58,8 @@ export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): J
       if (bad) throw invalidRequest(`${field}.${i} ${bad}`, 'write a glob on the path, such as /docs/**');
     }
   }
+  const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
+  if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
   const spec: CrawlSpec = {
     seed: req.url,
     limit,

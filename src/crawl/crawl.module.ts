@@ -1,6 +1,7 @@
-import { Module } from '@nestjs/common';
+import { Module, type OnModuleInit } from '@nestjs/common';
 import { PagesModule } from '../pages/pages.module';
 import { MapService } from './map.service';
+import { warmScopes } from './scope';
 import { SiteLinks } from './site-links';
 
 /** Whole sites: the links a crawl follows and the map of a site. */
@@ -9,4 +10,8 @@ import { SiteLinks } from './site-links';
   providers: [SiteLinks, MapService],
   exports: [SiteLinks, MapService],
 })
-export class CrawlModule {}
+export class CrawlModule implements OnModuleInit {
+  onModuleInit(): void {
+    warmScopes();
+  }
+}

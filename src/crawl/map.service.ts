@@ -1,7 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
+import { invalidRequest } from '../common/errors';
 import { canonicalUrl } from './canonical';
+import { WILDCARD_HINT, globListProblem } from './scope';
 import { SiteLinks, linkRulesOf } from './site-links';
 import type { SitemapMode } from './spec';
 
@@ -41,6 +43,8 @@ export class MapService {
   async map(caller: Caller, req: MapRequest, signal?: AbortSignal): Promise<{ links: MapLink[] }> {
     const limit = Math.min(req.limit ?? DEFAULT_MAP_LIMIT, MAX_MAP_LIMIT);
     const sitemap = req.sitemap ?? 'include';
+    const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
+    if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
     const rules = linkRulesOf({
       seed: req.url,
       include_paths: req.include_paths ?? [],

@@ -1,24 +1,31 @@
-import picomatch from 'picomatch';
+import { RE2JS, RE2Set } from 're2js';
 import { invalidRequest } from '../common/errors';
 import { normalHostname } from '../common/urls';
+import { globToRe2 } from './glob';
 
 /** The longest include or exclude glob. */
 export const MAX_GLOB_CHARS = 512;
-/**
- * `*` and `**` a glob may hold, besides a `*` that is a whole path segment alone (as in `/blog/*`):
- * picomatch's regular expressions backtrack over the path once per such wildcard, so k of them
- * cost up to pathᵏ steps; two keep a match of a MAX_GLOB_PATH path to a few milliseconds.
- */
-export const MAX_GLOB_WILDCARDS = 2;
 /** A longer path is never matched by a glob: with any glob given, it is out of scope. */
 export const MAX_GLOB_PATH = 2048;
-
 /**
- * picomatch, the glob matcher jest and chokidar use: dot segments match (`/.well-known/**`), no
- * extglobs (`+(a|b)` is literal), no `!` negation (a glob starts with `/` or `*`), `/` only as the
- * separator.
+ * Characters from each glob's first `*` or `{` on, include and exclude globs together. A path is
+ * read once, in time linear in its length, but each step costs as much as the glob text that can
+ * be "in play" at that point, and only this part of a glob can be (a literal head is passed a
+ * character at a time): this bounds what the worst path of MAX_GLOB_PATH characters costs the
+ * main thread.
  */
-const GLOB_OPTIONS = { dot: true, noextglob: true, nonegate: true, windows: false };
+export const MAX_WILDCARD_TEXT = 128;
+/**
+ * Characters of all the globs, include and exclude together: compiling them into one automaton
+ * is one call into re2js that cannot be cut into slices, and costs as much as their text.
+ */
+export const MAX_GLOB_TEXT = 4096;
+/**
+ * Memory the globs' automaton may keep of the states it met. Small on purpose: the states of
+ * ordinary globs fit, while a glob whose states never repeat makes re2js give up on its cache
+ * sooner and take its step-by-step engine, which costs less than filling a large cache.
+ */
+const AUTOMATON_BYTES = 8 * 1024;
 
 export interface ScopeSpec {
   seed: string;
@@ -35,14 +42,35 @@ export function globProblem(glob: string): string | undefined {
   if (glob.includes('\0')) return `path glob ${quoted} holds a NUL character`;
   if (!glob.startsWith('/') && !glob.startsWith('*'))
     return `path glob ${quoted} must start with "/" (a path such as /docs/**) or "*" (such as *.pdf)`;
-  if (wildcards(glob) > MAX_GLOB_WILDCARDS)
-    return `path glob ${quoted} holds more than ${MAX_GLOB_WILDCARDS} "*" or "**" wildcards (a "*" that is a whole path segment aside)`;
   try {
-    picomatch.makeRe(glob, GLOB_OPTIONS);
+    // The translation says what RE2 would not take: what it writes, RE2 compiles.
+    pathPattern(glob);
   } catch (err) {
     return `path glob ${quoted} does not parse: ${(err as Error).message}`;
   }
   return undefined;
+}
+
+/** Why a request's globs are refused together (the message of a 400), or undefined. */
+export function globListProblem(include: string[], exclude: string[]): string | undefined {
+  const globs = [...include, ...exclude];
+  const all = globs.reduce((n, g) => n + g.length, 0);
+  if (all > MAX_GLOB_TEXT)
+    return `include_paths and exclude_paths hold ${all} characters in all, over ${MAX_GLOB_TEXT}`;
+  const text = globs.reduce((n, g) => n + wildcardText(g), 0);
+  if (text <= MAX_WILDCARD_TEXT) return undefined;
+  return `include_paths and exclude_paths hold ${text} characters from their globs' first "*" or "{" on, over ${MAX_WILDCARD_TEXT}`;
+}
+
+/** What a caller whose globs globListProblem refuses can do. */
+export const WILDCARD_HINT =
+  'use fewer or shorter globs: merge them with ** or {a,b}, and keep the text after a first wildcard short';
+
+/** The characters of a glob from its first `*` or `{` on. */
+export function wildcardText(glob: string): number {
+  const chars = [...glob];
+  const first = chars.findIndex((c) => c === '*' || c === '{');
+  return first < 0 ? 0 : chars.length - first;
 }
 
 /**
@@ -51,35 +79,54 @@ export function globProblem(glob: string): string | undefined {
  *
  * Hosts: the seed's host name, with and without a leading `www.` (one site), over http or https and
  * on any port; with allowSubdomains, any host under that name too; with allowExternal, any host.
- * Paths: globs on the URL's pathname as it stands in the URL (escapes not decoded), a trailing
- * slash either way (`/docs/*` takes `/docs/a/`). A glob starting with `/` is matched against the
- * whole path; one starting with `*` and without `/` against the last segment (`*.pdf`); one starting
- * with `*` and holding a `/` against the path less its leading `/`. A link must match an include
- * glob when any is given, and no exclude glob; a path over MAX_GLOB_PATH then matches none. A glob
- * globProblem refuses throws invalid_request here too.
+ * Paths: globs (see glob.ts) on the URL's pathname as it stands in the URL (escapes not decoded),
+ * a trailing slash either way (`/docs/*` takes `/docs/a/`). A glob starting with `/` is matched
+ * against the whole path; one starting with `*` and without `/` against the last segment
+ * (`*.pdf`); one starting with `*` and holding a `/` against the path less its leading `/`. A link
+ * must match an include glob when any is given, and no exclude glob; a path over MAX_GLOB_PATH
+ * then matches none. A glob globProblem refuses throws invalid_request here too. Every glob is in
+ * one automaton, so a path is read once whatever the number of globs.
  */
 export class CrawlScope {
   private readonly host: string;
-  private readonly include: ((path: string) => boolean)[];
-  private readonly exclude: ((path: string) => boolean)[];
+  private readonly includes: number;
+  private readonly globs?: RE2Set;
 
   constructor(private readonly spec: ScopeSpec) {
     const seed = new URL(spec.seed);
     this.host = withoutWww(normalHostname(seed.hostname));
-    this.include = (spec.includePaths ?? []).map(matcher);
-    this.exclude = (spec.excludePaths ?? []).map(matcher);
+    const include = spec.includePaths ?? [];
+    const all = [...include, ...(spec.excludePaths ?? [])];
+    this.includes = include.length;
+    for (const glob of all) {
+      const problem = globProblem(glob);
+      if (problem) throw invalidRequest(problem);
+    }
+    if (!all.length) return;
+    this.globs = new RE2Set(RE2Set.ANCHOR_BOTH, RE2JS.DOTALL, AUTOMATON_BYTES);
+    // Each glob also takes its paths with one more `/`; the path is read with a `/` added when it
+    // has none, so one reading answers for the path and for it with its trailing slash toggled.
+    for (const glob of all) {
+      try {
+        this.globs.add(`(?:${pathPattern(glob)})/?`);
+      } catch (err) {
+        throw invalidRequest(
+          `path glob ${JSON.stringify(glob.slice(0, 80))} does not parse: ${(err as Error).message}`,
+        );
+      }
+    }
+    this.globs.compile();
   }
 
   allows(url: URL): boolean {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
     if (!this.hostAllowed(normalHostname(url.hostname))) return false;
-    if (!this.include.length && !this.exclude.length) return true;
+    if (!this.globs) return true;
     const path = url.pathname;
     if (path.length > MAX_GLOB_PATH) return false;
-    const alt = path === '/' ? path : path.endsWith('/') ? path.slice(0, -1) : `${path}/`;
-    const hit = (m: (p: string) => boolean) => m(path) || m(alt);
-    if (this.include.length && !this.include.some(hit)) return false;
-    return !this.exclude.some(hit);
+    const hits = this.globs.match(path.endsWith('/') ? path : `${path}/`);
+    if (this.includes && !hits.some((i) => i < this.includes)) return false;
+    return !hits.some((i) => i >= this.includes);
   }
 
   private hostAllowed(hostname: string): boolean {
@@ -89,31 +136,26 @@ export class CrawlScope {
   }
 }
 
+/**
+ * Builds and uses one scope, at start: re2js fills its tables on first use, which would otherwise
+ * hold the event loop during the first request that has globs.
+ */
+export function warmScopes(): void {
+  const scope = new CrawlScope({
+    seed: 'http://warm.invalid/',
+    includePaths: ['/docs/**', '*.pdf'],
+    excludePaths: ['**/{a,b}/[a-z]?'],
+  });
+  scope.allows(new URL('http://warm.invalid/docs/a/b.pdf'));
+}
+
 function withoutWww(hostname: string): string {
   return hostname.startsWith('www.') ? hostname.slice(4) : hostname;
 }
 
-/** A glob's test of a path, as CrawlScope says. */
-function matcher(glob: string): (path: string) => boolean {
-  const problem = globProblem(glob);
-  if (problem) throw invalidRequest(problem);
-  if (glob.startsWith('/')) return picomatch(glob, GLOB_OPTIONS);
-  if (!glob.includes('/')) return picomatch(`**/${glob}`, GLOB_OPTIONS);
-  const m = picomatch(glob, GLOB_OPTIONS);
-  return (path) => m(path.slice(1));
-}
-
-/** The glob's runs of `*`, less each single `*` that is a whole segment of a glob holding a `/`. */
-function wildcards(glob: string): number {
-  let count = 0;
-  for (let i = 0; i < glob.length; i++) {
-    if (glob[i] !== '*') continue;
-    let end = i;
-    while (glob[end + 1] === '*') end++;
-    const segment =
-      end === i && (i === 0 || glob[i - 1] === '/') && (end + 1 === glob.length || glob[end + 1] === '/');
-    if (!segment || (i === 0 && !glob.includes('/'))) count++;
-    i = end;
-  }
-  return count;
+/** RE2 for the whole paths a glob takes, as CrawlScope says. */
+function pathPattern(glob: string): string {
+  if (glob.startsWith('/')) return globToRe2(glob);
+  if (!glob.includes('/')) return `.*/${globToRe2(glob)}`;
+  return globToRe2(`/${glob}`);
 }

@@ -95,13 +95,15 @@ describe('CrawlScope: which discovered links a crawl follows', () => {
     expect(allows({ excludePaths: ['/nothing'] }, long)).toBe(false);
   });
 
-  it('a hostile path against the most wildcards a glob may hold is matched in bounded steps', () => {
-    const scope = new CrawlScope({ seed: 'https://example.com/', includePaths: ['/*a*z', '/**/a/**/z'] });
-    // Without the wildcard cap, `/*a*a*a*z` would take minutes here; with it, each glob is
-    // quadratic at worst in a path of at most MAX_GLOB_PATH characters.
+  it('a hostile path against globs full of wildcards is matched in one pass', () => {
+    const scope = new CrawlScope({
+      seed: 'https://example.com/',
+      includePaths: ['/*a*a*a*a*z', '/**/a/**/a/**/a/**/z'],
+    });
+    // A backtracking matcher took minutes over these: one step per wildcard and character here.
     expect(scope.allows(new URL(`https://example.com/${'a'.repeat(MAX_GLOB_PATH - 1)}`))).toBe(false);
     expect(scope.allows(new URL(`https://example.com/${'a/'.repeat(MAX_GLOB_PATH / 2 - 1)}`))).toBe(false);
-    expect(globProblem('/*a*a*a*z')).toMatch(/wildcards/);
+    expect(scope.allows(new URL(`https://example.com/${'a'.repeat(MAX_GLOB_PATH - 2)}z`))).toBe(true);
   });
 });
 
@@ -127,12 +129,12 @@ describe('globProblem', () => {
     expect(globProblem('/a\0b')).toMatch(/NUL/);
     expect(globProblem(`/${'a'.repeat(MAX_GLOB_CHARS)}`)).toMatch(/at most 512 characters/);
     expect(globProblem(`/${'a'.repeat(MAX_GLOB_CHARS - 1)}`)).toBeUndefined();
-    expect(globProblem('/**/docs/**/*.md')).toMatch(/more than 2/);
-    expect(globProblem('/*a*b*')).toMatch(/more than 2/);
-    expect(globProblem('*a*b*c')).toMatch(/more than 2/);
+    expect(globProblem('/x/[b-a]')).toMatch(/does not parse/);
+    // Wildcards are not counted one by one any more: their text is, over all the globs.
+    for (const g of ['/**/docs/**/*.md', '/*a*b*', '*a*b*c']) expect(globProblem(g)).toBeUndefined();
     // A scope is never built on a glob refused here.
-    expect(() => new CrawlScope({ seed: 'https://e.test/', excludePaths: ['/*a*a*a*z'] })).toThrow(
-      /wildcards/,
+    expect(() => new CrawlScope({ seed: 'https://e.test/', excludePaths: ['docs/**'] })).toThrow(
+      /must start with/,
     );
   });
 });

@@ -1,4 +1,4 @@
-/** The part of picomatch 4 sift uses (the package ships no types). */
+/** The part of picomatch 4 the glob tests compare sift's globs with (the package ships no types). */
 declare module 'picomatch' {
   interface PicomatchOptions {
     dot?: boolean;
