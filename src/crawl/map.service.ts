@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { invalidRequest } from '../common/errors';
+import { TimeSlicer } from '../common/time-slice';
 import { canonicalUrl } from './canonical';
 import { WILDCARD_HINT, globListProblem } from './scope';
 import { SiteLinks, linkRulesOf } from './site-links';
@@ -56,6 +57,8 @@ export class MapService {
     });
     const out: MapLink[] = [];
     const seen = new Set<string>();
+    // Up to 30,000 links made canonical again: in slices, so the event loop is never held long.
+    const slicer = new TimeSlicer();
     const add = (url: string, title: string | null, source: MapLink['source']) => {
       const c = canonicalUrl(url);
       if (!c || seen.has(c) || out.length >= limit) return;
@@ -72,7 +75,10 @@ export class MapService {
       const titles = new Map((page.pageLinks ?? []).map((l) => [l.url, l.text]));
       add(page.envelope.final_url, page.envelope.title || null, 'page');
       const kept = await this.links.inScope(caller, [...titles.keys()], rules, limit);
-      for (const l of kept) add(l.url, titles.get(l.url) || null, 'page');
+      for (const l of kept) {
+        if (slicer.due()) await slicer.turn();
+        add(l.url, titles.get(l.url) || null, 'page');
+      }
     }
     if (sitemap !== 'skip' && out.length < limit) {
       const read = await this.links.sitemapEntries(
@@ -87,7 +93,10 @@ export class MapService {
         rules,
         limit,
       );
-      for (const l of kept) add(l.url, null, 'sitemap');
+      for (const l of kept) {
+        if (slicer.due()) await slicer.turn();
+        add(l.url, null, 'sitemap');
+      }
     }
     return { links: out };
   }
