@@ -1,5 +1,6 @@
 // The command line's side of the HTTP API: where sift is, the token, one request, its errors, and
 // the exit codes every command ends with.
+import { serverUrl } from './server-url';
 
 /** The exit codes, as the usage text documents them. */
 export const EXIT = { ok: 0, error: 1, usage: 2, partial: 3, interrupted: 130 } as const;
@@ -38,14 +39,44 @@ export function usage(message: string): never {
 
 export interface Api {
   base: string;
+  /** How `base` was chosen (see server-url.ts), when it was chosen by api(). */
+  from?: string;
   headers: Record<string, string>;
 }
 
 export function api(): Api {
-  const base = (process.env.SIFT_URL ?? 'http://127.0.0.1:8080').replace(/\/+$/, '');
+  const { url, from } = serverUrl();
   const token = process.env.SIFT_TOKEN;
-  if (!token) usage('set SIFT_TOKEN to your token (and SIFT_URL when sift is not on 127.0.0.1:8080)');
-  return { base, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } };
+  if (!token) usage(`set SIFT_TOKEN to your token (sift is looked for at ${url}, ${from})`);
+  return {
+    base: url,
+    from,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+  };
+}
+
+/** A connection error in words: an AggregateError (one per address tried) has no message of its own. */
+export function reasonOf(err: unknown): string {
+  const e = err as NodeJS.ErrnoException & { errors?: Error[] };
+  return e.message || e.errors?.[0]?.message || e.code || String(err);
+}
+
+/**
+ * sift could not be reached, or cut the connection before its answer was read whole: it stopped,
+ * or is not where the client looked. The message names the URL tried and how it was chosen.
+ */
+export class Unreachable extends CliError {
+  static readonly hint = 'start sift (make run), or set SIFT_URL to the address it listens on';
+  readonly detail: string;
+
+  constructor(
+    readonly a: Api,
+    readonly reason: string,
+  ) {
+    const detail = `cannot reach sift at ${a.base}${a.from ? ` (${a.from})` : ''}: ${reason}`;
+    super(`${detail}\nhint: ${Unreachable.hint}`, EXIT.error);
+    this.detail = detail;
+  }
 }
 
 export interface CallOptions {
@@ -70,6 +101,7 @@ export interface Reply {
  * of CPU at every start, more than the rest of the CLI together.
  */
 function request(
+  a: Api,
   url: URL,
   method: string,
   headers: Record<string, string>,
@@ -82,7 +114,12 @@ function request(
     const req = lib.request(url, { method, headers, signal }, (res) => {
       const text = async () => {
         let s = '';
-        for await (const chunk of res) s += chunk;
+        try {
+          for await (const chunk of res) s += chunk;
+        } catch (err) {
+          if (signal?.aborted) throw err;
+          throw new Unreachable(a, `the answer was cut off: ${reasonOf(err)}`);
+        }
         return s;
       };
       res.setEncoding('utf8');
@@ -110,6 +147,7 @@ export async function call(
   const json = body === undefined ? undefined : JSON.stringify(body);
   try {
     res = await request(
+      a,
       new URL(`${a.base}${path}`),
       method,
       {
@@ -123,7 +161,7 @@ export async function call(
     );
   } catch (err) {
     if (signal?.aborted) throw err;
-    fail(`cannot reach sift at ${a.base}: ${(err as Error).message}`);
+    throw new Unreachable(a, reasonOf(err));
   }
   if (res.status >= 400) {
     const text = await res.text();

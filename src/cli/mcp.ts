@@ -1,12 +1,13 @@
-// `sift mcp`: the MCP tools over stdio for desktop agent clients, talking to a running sift at
-// SIFT_URL with SIFT_TOKEN. It loads none of the server.
+// `sift mcp`: the MCP tools over stdio for desktop agent clients, talking to a running sift (at
+// SIFT_URL, else SIFT_HOST and PORT as make run reads them) with SIFT_TOKEN. It loads none of the
+// server.
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import { SIFT_VERSION } from '../common/version';
 import { httpPort, type RestCall } from '../mcp/http-port';
 import { registerTools } from '../mcp/tools';
 import { parse } from './args';
-import { ApiError, api, call, type Api } from './client';
+import { ApiError, api, call, Unreachable, type Api } from './client';
 
 /** sift's REST API as the tools' port calls it: an error envelope is thrown as the tools answer it. */
 export function restCall(a: Api): RestCall {
@@ -15,6 +16,7 @@ export function restCall(a: Api): RestCall {
       return await (await call(a, method, path, { body })).json<unknown>();
     } catch (err) {
       if (err instanceof ApiError) throw { code: err.code, message: err.detail, hint: err.hint ?? '' };
+      if (err instanceof Unreachable) throw { code: 'internal', message: err.detail, hint: Unreachable.hint };
       throw {
         code: 'internal',
         message: (err as Error).message,
