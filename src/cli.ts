@@ -17,13 +17,17 @@ server (configuration from the environment, .env or .env.example as make run rea
   token create CALLER --class fleet|restricted
                                          create a token; it is printed once, only its fingerprint is kept
 
-client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
+client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the server reads them
+(a wildcard bind such as 0.0.0.0 or :: means loopback), else http://127.0.0.1:8080):
   fetch URL [fetch options] [--json]     the page's content on stdout, its title and status on stderr;
                                          --json: the whole envelope
   batch FILE|- [fetch options] [--wait [--out FILE]] [--ttl SECONDS] [--on-restart fail|retry|resume]
         [--ignore-invalid-urls] [--idempotency-key KEY] [--webhook URL [--webhook-events TYPE,...]]
                                          URLs one a line (blank and # lines skipped); --wait shows
-                                         progress, then writes the results as NDJSON (to --out or stdout);
+                                         progress (with the rate and time left on a terminal), then
+                                         writes the results as NDJSON (to --out or stdout; the file is
+                                         created with its first line); --on-restart: what a restart
+                                         of sift does to the live job (default fail);
                                          --webhook signs with SIFT_WEBHOOK_SECRET (see webhook-secret)
   crawl URL [--limit N] [--max-depth N] [--include-paths GLOB,...] [--exclude-paths GLOB,...]
         [--allow-subdomains] [--allow-external] [--ignore-query] [--sitemap include|skip|only]
@@ -44,7 +48,8 @@ client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
   results ID [--out FILE] [--verdict V] [--status S,...]
                                          the job's results as NDJSON, every page (targets without a
                                          result yet are left out unless --status asks for them)
-  jobs [--limit N] [--status S,...]      your jobs, newest first (at most N, default 20)
+  jobs [--limit N] [--status S,...]      your jobs, newest first (at most N, default 20), with a
+                                         failed job's error (such as server_restarted)
   cancel ID                              stop a live job; its unstarted targets never run
   purge ID                               delete an ended job with its results, events and deliveries
   deliveries ID                          the job's webhook deliveries
@@ -56,12 +61,16 @@ client (SIFT_URL, default http://127.0.0.1:8080, and SIFT_TOKEN):
 ${FETCH_FLAGS_USAGE}
 exit codes:
   0    done
-  1    error: sift answered an error or could not be reached; or fetch printed a page the site
-       answered with HTTP 400 or more, or whose verdict is not ok (the reason is on stderr)
+  1    error: sift answered an error or could not be reached (stderr names the URL tried and how
+       it was chosen); or sift stopped, or went away, while a command followed a job or wrote its
+       results (what was written stays; stderr gives the watch or results command that resumes);
+       or fetch printed a page the site answered with HTTP 400 or more, or whose verdict is not ok
+       (the reason is on stderr)
   2    usage: an unknown or malformed flag or argument, a missing SIFT_TOKEN, an unreadable file
   3    partial: a job that batch --wait, crawl --wait, retry --wait or watch followed ended partial,
        failed or cancelled (not every target done)
-  130  interrupted (Ctrl-C): what had come is written, and stderr says how to resume or cancel
+  130  interrupted (Ctrl-C): what had come is written, and stderr says how to resume or cancel,
+       and what the job's on_restart does to it if sift restarts before it ends
 `;
 
 type Command = (args: string[]) => Promise<void>;

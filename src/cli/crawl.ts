@@ -3,7 +3,7 @@
 import { int, parse } from './args';
 import { api, ApiError, call, usage, type Reply } from './client';
 import { FETCH_FLAGS, fetchOptions, inFlags } from './fetch-options';
-import type { JobView } from './follow';
+import type { JobView } from './job-notes';
 import { idemHeader, submitted, WAIT_FLAGS, webhookOf } from './jobs';
 
 /** The flags of the site's scope, shared by crawl and map. */

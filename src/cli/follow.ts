@@ -1,24 +1,18 @@
-// Following a job: its progress from the event stream, its results as NDJSON (to a file or to
-// standard output, paged through the API), and what Ctrl-C leaves behind and says.
-import * as fs from 'node:fs';
-import { once } from 'node:events';
+// Following a job: its progress from the event stream until it ends, then its results (see
+// results-out.ts). What Ctrl-C or a server that stops leaves behind is told by job-notes.ts.
 import { setTimeout as sleep } from 'node:timers/promises';
-import { api, call, EXIT, fail, getJson, jobPath, usage, type Api } from './client';
-
-export interface JobView {
-  id: string;
-  status: string;
-  targets_total: number;
-  targets_done: number;
-  targets_failed: number;
-  targets_cancelled?: number;
-}
+import { api, call, EXIT, fail, getJson, jobPath, Unreachable, type Api, type Reply } from './client';
+import { ended, interrupted, ServerStopping, stopped, type JobView } from './job-notes';
+import { Progress } from './progress';
+import { writeResults, type ResultsOut } from './results-out';
 
 const ENDED = new Set(['done', 'partial', 'failed', 'cancelled']);
 /** How long results are still fetched after Ctrl-C (a second Ctrl-C stops at once). */
 const AFTER_INTERRUPT_MS = 10_000;
 /** Times an event stream that ends before its job may be opened again. */
 const REOPENS = 5;
+
+export const isEnded = (status: string) => ENDED.has(status);
 
 /** Ctrl-C: the first aborts `signal` so the command can write what came; the second exits at once. */
 export class Interrupt {
@@ -33,51 +27,6 @@ export class Interrupt {
   }
 }
 
-/** Where results go: a file (--out), written a whole line at a time, or standard output. */
-export class ResultsOut {
-  private readonly fd: number | undefined;
-  written = 0;
-
-  constructor(readonly file?: string) {
-    if (file === undefined) return;
-    try {
-      this.fd = fs.openSync(file, 'w');
-    } catch (err) {
-      usage(`cannot write --out ${file}: ${(err as Error).message}`);
-    }
-  }
-
-  get where(): string {
-    return this.file ?? 'standard output';
-  }
-
-  /** The flag that sends results here again, for a hint. */
-  get flag(): string {
-    if (this.file === undefined) return '';
-    return ` --out ${/^[\w./@%+=:,-]+$/.test(this.file) ? this.file : `'${this.file.replace(/'/g, `'\\''`)}'`}`;
-  }
-
-  async write(line: string): Promise<void> {
-    this.written++;
-    if (this.fd !== undefined) fs.writeSync(this.fd, line);
-    else if (!process.stdout.write(line)) await once(process.stdout, 'drain');
-  }
-
-  close(): void {
-    if (this.fd !== undefined) fs.closeSync(this.fd);
-  }
-}
-
-function progress(done: number, total: number, failed: number): void {
-  if (!process.stderr.isTTY && done < total) return;
-  const width = 30;
-  const filled = total > 0 ? Math.min(width, Math.round((done / total) * width)) : width;
-  process.stderr.write(
-    `\r[${'#'.repeat(filled)}${' '.repeat(width - filled)}] ${done}/${total}${failed ? ` (${failed} failed)` : ''}`,
-  );
-  if (done >= total) process.stderr.write('\n');
-}
-
 /** A target's end in the event stream: a batch's target.done/failed, or a crawl's crawl.page. */
 interface TargetEnd {
   idx?: number;
@@ -86,64 +35,112 @@ interface TargetEnd {
   added?: number;
 }
 
+function parsed<T>(data: string | undefined): Partial<T> {
+  try {
+    return (JSON.parse(data ?? '{}') ?? {}) as Partial<T>;
+  } catch {
+    return {}; // a malformed event carries nothing to count
+  }
+}
+
+/**
+ * The job's progress as its events tell it. A crawl's total grows by each page's `added` (its seed
+ * is its one first target); events replayed from the start never count twice.
+ */
+class Tally {
+  private readonly finished = new Set<number>();
+  private failed = 0;
+  private added = 0;
+  private total: number;
+  lastSeq = 0;
+
+  constructor(
+    job: JobView,
+    private readonly bar: Progress,
+  ) {
+    this.total = job.targets_total;
+  }
+
+  /** Takes one SSE message; the job's final status when it is the terminal event. */
+  take(block: string): string | undefined {
+    const type = /^event: (.+)$/m.exec(block)?.[1];
+    const data = /^data: (.+)$/m.exec(block)?.[1];
+    this.lastSeq = Number(/^id: (\d+)$/m.exec(block)?.[1] ?? this.lastSeq);
+    if (type === 'stopping') {
+      const after = parsed<{ retry_after_s: number }>(data).retry_after_s;
+      throw new ServerStopping(typeof after === 'number' ? after : undefined);
+    }
+    if (type === 'target.done' || type === 'target.failed' || type === 'crawl.page') {
+      const event = parsed<{ at: string; data: TargetEnd }>(data);
+      const end = event.data ?? {};
+      const idx = end.idx ?? -this.lastSeq;
+      if (this.finished.has(idx)) return undefined;
+      this.finished.add(idx);
+      if (type === 'target.failed' || end.status === 'failed') this.failed++;
+      if (type === 'crawl.page') {
+        this.added += end.added ?? 0;
+        this.total = Math.max(this.total, 1 + this.added);
+      }
+      const at = Date.parse(event.at ?? '');
+      this.bar.show(this.finished.size, this.total, this.failed, Number.isNaN(at) ? Date.now() : at);
+    } else if (type && /^batch\.(done|partial|failed|cancelled)$/.test(type)) {
+      return type.slice('batch.'.length);
+    }
+    return undefined;
+  }
+}
+
+/**
+ * Reads one opened event stream to its end: the terminal status if it came. A stream that ends or
+ * is cut off before it gives undefined (the job's state then says what next); the server's
+ * `stopping` message throws ServerStopping.
+ */
+async function readStream(res: Reply, tally: Tally): Promise<string | undefined> {
+  let status: string | undefined;
+  let buf = '';
+  try {
+    for await (const chunk of res.body) {
+      buf += chunk;
+      let i: number;
+      while ((i = buf.indexOf('\n\n')) >= 0) {
+        status = tally.take(buf.slice(0, i)) ?? status;
+        buf = buf.slice(i + 2);
+      }
+    }
+  } catch (err) {
+    if (err instanceof ServerStopping) throw err;
+    // Interrupted, or the stream was cut off: the caller looks at the signal, then at the job.
+  }
+  return status;
+}
+
 /**
  * Shows the job's progress from its event stream until its terminal event, opening the stream
- * again (from the last event) if it ends early. A crawl's total grows by each page's `added`
- * (its seed is its one first target); events replayed from the start never count twice. The
- * job's final status, or undefined when interrupted.
+ * again (from the last event) if it ends early while the job is live. The job's final status, or
+ * undefined when interrupted. A server that says it stops throws ServerStopping; one that cannot
+ * be reached (the stream cut, then the job's view refused) throws Unreachable.
  */
-export async function followEvents(a: Api, job: JobView, signal: AbortSignal): Promise<string | undefined> {
-  const finished = new Set<number>();
-  let failed = 0;
-  let lastSeq = 0;
-  let total = job.targets_total;
-  let added = 0;
+export async function followEvents(
+  a: Api,
+  job: JobView,
+  signal: AbortSignal,
+  bar: Progress,
+): Promise<string | undefined> {
+  const tally = new Tally(job, bar);
   for (let opened = 0; ; opened++) {
-    let status: string | undefined;
-    let res;
+    let res: Reply;
     try {
       res = await call(a, 'GET', `${jobPath(job.id)}/events`, {
         accept: 'text/event-stream',
-        headers: lastSeq > 0 ? { 'last-event-id': String(lastSeq) } : {},
+        headers: tally.lastSeq > 0 ? { 'last-event-id': String(tally.lastSeq) } : {},
         signal,
       });
     } catch (err) {
       if (signal.aborted) return undefined;
       throw err;
     }
-    try {
-      let buf = '';
-      for await (const chunk of res.body) {
-        buf += chunk;
-        let i: number;
-        while ((i = buf.indexOf('\n\n')) >= 0) {
-          const block = buf.slice(0, i);
-          buf = buf.slice(i + 2);
-          const type = /^event: (.+)$/m.exec(block)?.[1];
-          lastSeq = Number(/^id: (\d+)$/m.exec(block)?.[1] ?? lastSeq);
-          if (type === 'target.done' || type === 'target.failed' || type === 'crawl.page') {
-            const data = /^data: (.+)$/m.exec(block)?.[1];
-            const end = (JSON.parse(data ?? '{}') as { data?: TargetEnd }).data ?? {};
-            const idx = end.idx ?? -lastSeq;
-            if (!finished.has(idx)) {
-              finished.add(idx);
-              if (type === 'target.failed' || end.status === 'failed') failed++;
-              if (type === 'crawl.page') {
-                added += end.added ?? 0;
-                total = Math.max(total, 1 + added);
-              }
-              progress(finished.size, total, failed);
-            }
-          } else if (type && /^batch\.(done|partial|failed|cancelled)$/.test(type)) {
-            status = type.slice('batch.'.length);
-          }
-        }
-      }
-    } catch {
-      // Interrupted, or the stream was cut off: then the job's state says whether to open it again.
-      if (signal.aborted) return undefined;
-    }
-    if (process.stderr.isTTY && finished.size < total) process.stderr.write('\n');
+    const status = await readStream(res, tally);
+    if (signal.aborted) return undefined;
     if (status) return status;
     const view = await getJson<JobView>(a, jobPath(job.id), signal).catch((err: unknown) => {
       if (signal.aborted) return undefined;
@@ -158,79 +155,24 @@ export async function followEvents(a: Api, job: JobView, signal: AbortSignal): P
   }
 }
 
-export interface ResultsQuery {
-  verdict?: string;
-  status?: string;
-  /** Leave out targets that have no result yet (pending or running). */
-  finishedOnly?: boolean;
-}
-
 /**
- * Pages through the job's results (`after` + `next`) and writes each as one NDJSON line. Stops
- * after a whole line when `signal` aborts. `complete` is false when it stopped early.
+ * Writes an ended job's results; Ctrl-C, or a server that stops part way, says how to take it up
+ * (the lines written stay).
  */
-export async function writeResults(
-  a: Api,
-  id: string,
-  out: ResultsOut,
-  q: ResultsQuery,
-  signal: AbortSignal,
-): Promise<{ complete: boolean; unfinished: number }> {
-  let after = -1;
-  let unfinished = 0;
-  for (;;) {
-    const params = new URLSearchParams({ after: String(after), limit: '1000' });
-    if (q.verdict) params.set('verdict', q.verdict);
-    if (q.status) params.set('status', q.status);
-    let page: { results: { idx: number; status: string }[]; next: number | null };
-    try {
-      page = await getJson(a, `${jobPath(id)}/results?${params}`, signal);
-    } catch (err) {
-      if (signal.aborted) return { complete: false, unfinished };
-      throw err;
-    }
-    for (const r of page.results) {
-      if (signal.aborted) return { complete: false, unfinished };
-      if (q.finishedOnly && (r.status === 'pending' || r.status === 'running')) unfinished++;
-      else await out.write(`${JSON.stringify(r)}\n`);
-    }
-    if (page.next === null || page.next === undefined) return { complete: true, unfinished };
-    after = page.next;
+export async function writeEnded(a: Api, view: JobView, out: ResultsOut, signal: AbortSignal): Promise<void> {
+  try {
+    if (!(await writeResults(a, view.id, out, {}, signal)).complete) interrupted(view, out, false);
+  } catch (err) {
+    if (!(err instanceof Unreachable)) throw err;
+    stopped(view, out, err, false);
   }
-}
-
-/** What an interrupted command leaves: what it wrote, and how to go on or stop the job. */
-export function interrupted(id: string, out: ResultsOut | undefined, live: boolean): void {
-  const lines: string[] = [];
-  const wrote = out ? `wrote ${out.written} result${out.written === 1 ? '' : 's'} to ${out.where}` : '';
-  if (live) {
-    lines.push(`interrupted; ${wrote ? `${wrote}; ` : ''}job ${id} goes on running on the server`);
-    lines.push(`follow it:      sift watch ${id}${out?.flag ?? ''}`);
-    lines.push(`all results:    sift results ${id}${out?.flag ?? ''}   (once it has ended)`);
-    lines.push(`or cancel it:   sift cancel ${id}`);
-  } else {
-    lines.push(`interrupted; ${wrote ? `${wrote}; ` : ''}job ${id} has ended`);
-    lines.push(`all results:    sift results ${id}${out?.flag ?? ''}`);
-  }
-  console.error(lines.map((l) => `sift: ${l}`).join('\n'));
-  process.exitCode = EXIT.interrupted;
-}
-
-/** One line on how the job ended; exit code 3 unless every target is done. */
-export function ended(view: JobView): void {
-  const cancelled = view.targets_cancelled ? `, ${view.targets_cancelled} cancelled` : '';
-  const failed = view.targets_failed ? `, ${view.targets_failed} failed` : '';
-  console.error(
-    `job ${view.id} ${view.status}: ${view.targets_done}/${view.targets_total} finished${failed}${cancelled}`,
-  );
-  if (view.status !== 'done') process.exitCode = EXIT.partial;
 }
 
 /**
- * Follows a job to its end, then (with `results`) writes its results. Ctrl-C while the job runs
- * writes the results finished so far; either way the command says how to resume or cancel. `stop`
- * is made before the line that says the job is followed is printed: a Ctrl-C that comes after
- * that line must find it there.
+ * Follows a job to its end, then (with `out`) writes its results. Ctrl-C while the job runs writes
+ * the results finished so far; a server that stops or goes away ends the command with what it
+ * wrote kept; either way the command says how to take it up again. `stop` is made before the line
+ * that says the job is followed is printed: a Ctrl-C that comes after that line must find it there.
  */
 export async function followJob(
   job: JobView,
@@ -238,8 +180,10 @@ export async function followJob(
   stop: Interrupt,
   a: Api = api(),
 ): Promise<void> {
+  const bar = new Progress();
   try {
-    const status = await followEvents(a, job, stop.signal);
+    const status = await followEvents(a, job, stop.signal, bar);
+    bar.end();
     if (status === undefined) {
       if (out) {
         await writeResults(
@@ -252,15 +196,23 @@ export async function followJob(
           console.error(`sift: could not fetch the results so far: ${(err as Error).message}`),
         );
       }
-      return interrupted(job.id, out, true);
+      return interrupted(job, out, true);
     }
-    const view = await getJson<JobView>(a, jobPath(job.id));
+    let view: JobView;
+    try {
+      view = await getJson<JobView>(a, jobPath(job.id));
+    } catch (err) {
+      // The job has ended: what is left to do is to write its results.
+      if (err instanceof Unreachable) return stopped(job, out, err, false);
+      throw err;
+    }
     ended(view);
-    if (out && !(await writeResults(a, job.id, out, {}, stop.signal)).complete)
-      interrupted(job.id, out, false);
+    if (out) await writeEnded(a, view, out, stop.signal);
+  } catch (err) {
+    if (!(err instanceof Unreachable || err instanceof ServerStopping)) throw err;
+    bar.end();
+    stopped(job, out, err, true);
   } finally {
     out?.close();
   }
 }
-
-export const isEnded = (status: string) => ENDED.has(status);

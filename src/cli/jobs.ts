@@ -3,7 +3,9 @@
 import { int, parse } from './args';
 import { api, ApiError, call, getJson, jobPath, usage, type Reply } from './client';
 import { FETCH_FLAGS, fetchOptions } from './fetch-options';
-import { followJob, Interrupt, ResultsOut, type JobView } from './follow';
+import { followJob, Interrupt } from './follow';
+import type { JobView } from './job-notes';
+import { ResultsOut } from './results-out';
 import { inFileTerms, readUrlFile } from './url-file';
 
 export const WAIT_FLAGS = {
@@ -101,6 +103,8 @@ export async function retryCmd(args: string[]): Promise<void> {
 interface JobLine {
   id: string;
   status: string;
+  /** Why the job failed, such as server_restarted; null when none. */
+  error?: string | null;
   targets_done: number;
   targets_total: number;
   created_at: string;
@@ -119,7 +123,9 @@ export async function jobsCmd(args: string[]): Promise<void> {
     if (next !== null) params.set('after', next);
     const page: { jobs: JobLine[]; next: string | null } = await getJson(a, `/v1/batch?${params}`);
     for (const j of page.jobs)
-      console.log(`${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}`);
+      console.log(
+        `${j.id}  ${j.status.padEnd(9)} ${j.targets_done}/${j.targets_total}  ${j.created_at}${j.error ? `  ${j.error}` : ''}`,
+      );
     shown += page.jobs.length;
     next = page.next ?? null;
   } while (next !== null && shown < limit);

@@ -1,16 +1,9 @@
 // `sift results ID` and `sift watch ID`: a job's results as NDJSON, and a live job followed to its end.
 import { parse } from './args';
-import { api, getJson, jobPath, usage } from './client';
-import {
-  ended,
-  followJob,
-  interrupted,
-  Interrupt,
-  isEnded,
-  ResultsOut,
-  writeResults,
-  type JobView,
-} from './follow';
+import { api, getJson, jobPath, Unreachable, usage } from './client';
+import { followJob, Interrupt, isEnded, writeEnded } from './follow';
+import { ended, interrupted, stopped, type JobView } from './job-notes';
+import { ResultsOut, writeResults } from './results-out';
 
 export async function resultsCmd(args: string[]): Promise<void> {
   const { positionals, values } = parse('results', args, {
@@ -21,18 +14,26 @@ export async function resultsCmd(args: string[]): Promise<void> {
   const id = positionals[0];
   if (!id) usage('results needs a job ID: sift results ID [--out FILE] [--verdict V]');
   const a = api();
-  const job = await getJson<JobView>(a, jobPath(id));
   const out = new ResultsOut(values.out);
+  const job = await getJson<JobView>(a, jobPath(id));
   const stop = new Interrupt();
   let r;
   try {
     // Rows of targets not finished yet carry nothing; they are left out unless a status is asked for.
     r = await writeResults(a, id, out, { ...values, finishedOnly: !values.status }, stop.signal);
+  } catch (err) {
+    if (err instanceof Unreachable) return stopped(job, out, err, false);
+    throw err;
   } finally {
     out.close();
   }
-  if (!r.complete) return interrupted(id, out, !isEnded(job.status));
-  if (values.out) console.error(`wrote ${out.written} results of job ${id} (${job.status}) to ${values.out}`);
+  if (!r.complete) return interrupted(job, out, !isEnded(job.status));
+  if (values.out)
+    console.error(
+      out.written > 0
+        ? `wrote ${out.written} results of job ${id} (${job.status}) to ${values.out}`
+        : `job ${id} (${job.status}) has no results to write; nothing written to ${values.out}`,
+    );
   if (r.unfinished > 0)
     console.error(
       `sift: job ${id} is ${job.status}: ${r.unfinished} targets have no result yet; sift watch ${id}${out.flag} waits for them`,
@@ -44,8 +45,8 @@ export async function watchCmd(args: string[]): Promise<void> {
   const id = positionals[0];
   if (!id) usage('watch needs a job ID: sift watch ID [--out FILE]');
   const a = api();
-  const job = await getJson<JobView>(a, jobPath(id));
   const out = values.out !== undefined ? new ResultsOut(values.out) : undefined;
+  const job = await getJson<JobView>(a, jobPath(id));
   const stop = new Interrupt();
   if (!isEnded(job.status)) {
     console.error(`job ${id} ${job.status}: ${job.targets_done}/${job.targets_total} finished`);
@@ -54,7 +55,7 @@ export async function watchCmd(args: string[]): Promise<void> {
   ended(job);
   if (!out) return;
   try {
-    if (!(await writeResults(a, id, out, {}, stop.signal)).complete) interrupted(id, out, false);
+    await writeEnded(a, job, out, stop.signal);
   } finally {
     out.close();
   }
