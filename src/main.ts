@@ -14,7 +14,9 @@ import {
   exposureProblem,
   loadConfig,
 } from './config/app-config';
+import type { Server } from 'node:http';
 import { configureApp } from './app.setup';
+import { Stopping } from './common/stopping';
 import { FileLock, FileLockBusy } from './dcache/file-lock';
 import { RunnerService } from './runner/runner.service';
 import { WebhookService } from './webhooks/webhook.service';
@@ -90,7 +92,7 @@ export async function serve(): Promise<void> {
   configureApp(app);
   await app.listen(config.port, config.host);
   const log = new Logger('sift');
-  stopOnSignal(app, log);
+  stopOnSignal(app, log, config.shutdownGraceMs);
   log.log(`listening on ${config.host}:${config.port}, database ${databaseName(config)}`);
   if (config.tokens.some((t) => t.token === DEV_TOKEN)) {
     log.warn(
@@ -99,19 +101,33 @@ export async function serve(): Promise<void> {
   }
 }
 
+/** How long past SIFT_SHUTDOWN_GRACE_MS the process may take to close before it ends regardless. */
+const CLOSE_MARGIN_MS = 2000;
+
 /**
- * SIGTERM, SIGINT or SIGHUP: the app closes (the runner gives targets in flight
- * SIFT_SHUTDOWN_GRACE_MS, then returns the rest to their jobs), then one line says what became of
- * the work, and the process ends by the signal as a default handler would. A second signal ends it
- * at once.
+ * SIGTERM, SIGINT or SIGHUP: every open stream gets its last message and ends (see Stopping); the
+ * app closes (the runner gives targets in flight SIFT_SHUTDOWN_GRACE_MS, then returns the rest to
+ * their jobs, and the listener closes); requests still open when the grace ends are cut; then one
+ * line says what became of the work, and the process ends by the signal as a default handler
+ * would. Whatever clients or work remain, it ends CLOSE_MARGIN_MS after the grace. A second signal
+ * ends it at once.
  */
-function stopOnSignal(app: NestExpressApplication, log: Logger): void {
+function stopOnSignal(app: NestExpressApplication, log: Logger, graceMs: number): void {
   const signals = ['SIGTERM', 'SIGINT', 'SIGHUP'] as const;
   const stop = async (signal: NodeJS.Signals) => {
     for (const s of signals) process.removeListener(s, stop);
     const started = Date.now();
     const runner = app.get(RunnerService, { strict: false });
     const webhooks = app.get(WebhookService, { strict: false });
+    const server = app.getHttpServer() as Server;
+    app.get(Stopping).stop();
+    const cut = setTimeout(() => server.closeAllConnections(), graceMs);
+    const bound = setTimeout(() => {
+      log.error(`stopping on ${signal} took over ${graceMs + CLOSE_MARGIN_MS} ms: ending now`);
+      process.kill(process.pid, signal);
+    }, graceMs + CLOSE_MARGIN_MS);
+    cut.unref();
+    bound.unref();
     try {
       await app.close();
       const r = runner.stopReport ?? { inFlight: 0, finished: 0, returned: 0 };

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import type { Response } from 'express';
 import { isTerminalEvent } from '../common/job-status';
+import { Stopping, STOPPING_RETRY_AFTER_S } from '../common/stopping';
 import { BatchService } from '../batch/batch.service';
 import { JobSignals } from '../batch/job-signals';
 import { eventView } from '../batch/views';
@@ -48,6 +49,7 @@ export class JobStreams {
   constructor(
     private readonly batch: BatchService,
     private readonly signals: JobSignals,
+    private readonly stopping: Stopping,
   ) {}
 
   /**
@@ -65,11 +67,14 @@ export class JobStreams {
     res.status(200).setHeader('Content-Type', 'application/x-ndjson; charset=utf-8');
     if (follow) res.flushHeaders();
     const reader = new Reader(res);
-    const stop = reader.gone.signal;
+    const stop = AbortSignal.any([reader.gone.signal, this.stopping.signal]);
     for await (const line of this.batch.resultLines(caller, id, filter, { follow, stop })) {
-      if (reader.gone.signal.aborted) break;
+      if (stop.aborted) break;
       await reader.write(line);
     }
+    // The server stops: the last line says so, and when to come back for the rest.
+    if (this.stopping.signal.aborted && !reader.gone.signal.aborted)
+      await reader.write(`${JSON.stringify({ stopping: true, retry_after_s: STOPPING_RETRY_AFTER_S })}\n`);
     res.end();
   }
 
@@ -90,7 +95,7 @@ export class JobStreams {
     res.setHeader('X-Accel-Buffering', 'no');
     res.flushHeaders();
     const reader = new Reader(res);
-    const { signal } = reader.gone;
+    const signal = AbortSignal.any([reader.gone.signal, this.stopping.signal]);
     let quietSince = Date.now();
     while (!signal.aborted) {
       const events = await this.batch.eventsAfter(id, after);
@@ -117,6 +122,12 @@ export class JobStreams {
         await reader.write(': keep-alive\n\n');
         quietSince = Date.now();
       }
+    }
+    // The server stops: the last event says so; a client reconnects (from its Last-Event-ID) to
+    // another instance, or to this one once it is back.
+    if (this.stopping.signal.aborted && !reader.gone.signal.aborted) {
+      const data = JSON.stringify({ retry_after_s: STOPPING_RETRY_AFTER_S });
+      await reader.write(`retry: ${STOPPING_RETRY_AFTER_S * 1000}\nevent: stopping\ndata: ${data}\n\n`);
     }
     res.end();
   }

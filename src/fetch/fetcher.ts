@@ -113,8 +113,12 @@ export class Fetcher {
     return this.close();
   }
 
+  /**
+   * Ends every connection, fetches still in flight included: by the app's shutdown the runner has
+   * given its targets their grace, and a fetch left (an MCP call's, say) would hold the process.
+   */
   async close(): Promise<void> {
-    await Promise.all([this.agents.fleet.close(), this.agents.restricted.close()]);
+    await Promise.all([this.agents.fleet.destroy(), this.agents.restricted.destroy()]);
   }
 
   async fetch(url: string, o: FetchOptions): Promise<RawPage> {

@@ -145,6 +145,25 @@ export class JsonPostTransport implements Transport {
     if (!hasRequests) this.write(202);
   }
 
+  /**
+   * The server stops: each request of the POST not answered yet is answered with a JSON-RPC error
+   * saying so (503 with Retry-After when none was answered), and the POST ends. A call still
+   * running goes on for nobody; its late answer is dropped.
+   */
+  stop(retryAfterS: number): void {
+    const post = this.post;
+    if (!post) return;
+    const error = { code: -32000, message: `sift is stopping: send the call again in ${retryAfterS} s` };
+    let answered = 0;
+    for (const [id, answer] of post.answers) {
+      if (answer !== undefined) answered++;
+      else post.answers.set(id, { jsonrpc: '2.0', id, error });
+    }
+    const all = [...post.answers.values()];
+    if (answered === 0 && !post.res.headersSent) post.res.setHeader('Retry-After', String(retryAfterS));
+    this.write(answered === 0 ? 503 : 200, all.length === 1 ? all[0] : all);
+  }
+
   private refuse(status: number, code: number, message: string): void {
     this.onerror?.(new Error(message));
     this.write(status, { jsonrpc: '2.0', error: { code, message }, id: null });

@@ -8,6 +8,7 @@ import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { FairSlots, type Hold } from '../common/fair-share';
 import { hangup } from '../common/hangup';
+import { Stopping, STOPPING_RETRY_AFTER_S } from '../common/stopping';
 import { callerKeyOf } from '../dcache';
 import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
@@ -92,6 +93,8 @@ export class McpHttp {
   private readonly idle: Served[] = [];
   /** The POSTs being served, handed out by the one fair scheduler. */
   private readonly servers = new FairSlots(SERVERS);
+  /** The transports answering a POST now: told to end it when the server stops. */
+  private readonly busy = new Set<JsonPostTransport>();
   /** One JSON-schema validator for every server (each would otherwise compile its own). */
   private readonly validator = new AjvJsonSchemaValidator();
 
@@ -100,7 +103,12 @@ export class McpHttp {
     private readonly batch: BatchService,
     private readonly maps: MapService,
     private readonly config: AppConfig,
-  ) {}
+    private readonly stopping: Stopping,
+  ) {
+    stopping.signal.addEventListener('abort', () => {
+      for (const t of this.busy) t.stop(STOPPING_RETRY_AFTER_S);
+    });
+  }
 
   /**
    * The route's handler. `admit` takes a place among the caller's fetches in flight (the cap the
@@ -158,6 +166,15 @@ export class McpHttp {
     }
     const caller = (req as Request & { caller?: Caller }).caller;
     if (!caller) throw new Error('no caller on an /mcp request');
+    if (this.stopping.signal.aborted) {
+      res
+        .status(503)
+        .setHeader('Retry-After', String(STOPPING_RETRY_AFTER_S))
+        .json(
+          errorBody('server_busy', 'sift is stopping', `send the call again in ${STOPPING_RETRY_AFTER_S} s`),
+        );
+      return;
+    }
     // The signal that stops a fetch when the caller hangs up is made only when a wait begins.
     const gone = hangup(res);
     const hold =
@@ -174,12 +191,15 @@ export class McpHttp {
     let answered = false;
     res.once('close', () => {
       if (answered) return;
+      this.busy.delete(served.transport);
       // The caller left first: what the server still runs for it is aborted, and the server is
       // closed, never lent again (a late answer must not reach the next caller).
       void served.server.close();
       hold.release();
     });
+    this.busy.add(served.transport);
     served.transport.handle(req, res, () => {
+      this.busy.delete(served.transport);
       answered = true;
       gone.done();
       served.port = undefined;
