@@ -41,6 +41,12 @@ export function callerClassClash(
 }
 
 /** Maps a bearer token to its caller and class, from SIFT_TOKENS and the clients table. */
+/** Why a server with no token at all does not start, and what to do. */
+export const NO_TOKENS =
+  'no token is configured (SIFT_TOKENS is empty and no caller was made with `sift token create`): every request would be 401; ' +
+  'set SIFT_TOKENS=token:caller:fleet|restricted in .env (.env.example has a development one), ' +
+  'or create one: node dist/src/cli.js token create CALLER --class fleet';
+
 @Injectable()
 export class Authenticator implements OnModuleInit {
   private readonly configured: { digest: Buffer; caller: Caller }[];
@@ -55,10 +61,15 @@ export class Authenticator implements OnModuleInit {
     }));
   }
 
-  /** Start-up refuses a caller name that has two classes. */
+  /**
+   * Start-up refuses a caller name that has two classes, and a server no token opens: every
+   * request would be 401 (a .env that sets only PORT, say, leaves SIFT_TOKENS empty).
+   */
   async onModuleInit(): Promise<void> {
-    const clash = callerClassClash(this.config.tokens, await this.clients.clients());
+    const clients = await this.clients.clients();
+    const clash = callerClassClash(this.config.tokens, clients);
     if (clash) throw new Error(clash);
+    if (this.config.tokens.length === 0 && clients.length === 0) throw new Error(NO_TOKENS);
   }
 
   /** The request's caller (resolved once per request); 401 without a known bearer token. */

@@ -30,7 +30,7 @@ export function IsWebhookSecret(options?: ValidationOptions): PropertyDecorator 
       // Never the value: a secret is not echoed, not even a wrong one.
       options: {
         message:
-          '$property must be "whsec_" and the base64 of 24 to 64 bytes (`npx sift webhook-secret` makes one)',
+          '$property must be "whsec_" and the base64 of 24 to 64 bytes (`sift webhook-secret` makes one)',
         ...options,
       },
       validator: {

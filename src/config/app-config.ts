@@ -54,7 +54,7 @@ export function exposureProblem(cfg: AppConfig): string | undefined {
   return (
     `SIFT_HOST=${cfg.host} reaches beyond this machine, but SIFT_TOKENS has ${who.join(', ')} ` +
     `with a token shorter than ${MIN_EXPOSED_TOKEN_LENGTH} characters or known to everyone: ` +
-    `create strong tokens (npx sift token create CALLER --class restricted) or bind SIFT_HOST=127.0.0.1`
+    `create strong tokens (node dist/src/cli.js token create CALLER --class restricted) or bind SIFT_HOST=127.0.0.1`
   );
 }
 

@@ -49,7 +49,7 @@ export const SCHEMA = {
           value: 'dev-token:dev:fleet',
           note:
             'A development token, for trying sift on this machine: replace it before exposing sift ' +
-            '(`npx sift token create CALLER --class restricted`).',
+            '(`node dist/src/cli.js token create CALLER --class restricted`).',
         },
         read: parseTokens,
       },

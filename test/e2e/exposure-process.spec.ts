@@ -148,6 +148,25 @@ describe('exposure and abuse in the real process', () => {
     expect(out.out).toMatch(/caller "bob" is both fleet and restricted/);
   }, 60_000);
 
+  it('refuses to start with no token at all (every request would be 401); a created one is enough (issue 50)', async () => {
+    const file = tmpDb();
+    // A .env that sets only what its user needed: no SIFT_TOKENS.
+    const none = await startOrExit({ SIFT_DB: file, SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+    expect(none.code).toBe(1);
+    expect(none.out).toMatch(
+      /no token is configured .*every request would be 401.*SIFT_TOKENS.*token create/,
+    );
+    const made = await sift(['token', 'create', 'alice', '--class', 'fleet'], {
+      SIFT_DB: file,
+      SIFT_TOKENS: '',
+    });
+    expect(made.code).toBe(0);
+    const p = await startSiftProcess({ SIFT_DB: file });
+    const ok = await fetch(`${p.url}/v1/batch`, { headers: { authorization: `Bearer ${made.out.trim()}` } });
+    expect(ok.status).toBe(200);
+    await kill(p, 'SIGTERM');
+  }, 60_000);
+
   it('token create refuses a caller name in use with another class; the same class is fine', async () => {
     const env = { SIFT_DB: tmpDb(), SIFT_TOKENS: `${STRONG}:bob:fleet` };
     const clash = await sift(['token', 'create', 'bob', '--class', 'restricted'], env);
