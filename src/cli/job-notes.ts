@@ -29,7 +29,7 @@ const ON_RESTART: Record<string, string> = {
   resume: 'is resumed (its finished targets kept)',
 };
 
-/** "is failed (server_restarted; its on_restart is fail)", or nothing for a policy unknown here. */
+/** "is failed (server_restarted), as its on_restart is fail"; nothing for a policy unknown here. */
 function restartFate(job: JobView): string | undefined {
   const fate = job.on_restart === undefined ? undefined : ON_RESTART[job.on_restart];
   return fate && `${fate}, as its on_restart is ${job.on_restart}`;
