@@ -1,4 +1,4 @@
-import { SiftError, forbidden } from '../common/errors';
+import { SiftError, forbidden, invalidRequest } from '../common/errors';
 import type { CallerClass } from '../config/app-config';
 
 /** Who asks: a token's name and its class (fleet is trusted; restricted never reaches a private address). */
@@ -60,4 +60,22 @@ export function checkRobotsOption(caller: Caller, robots: boolean | undefined): 
     throw forbidden('restricted callers may not turn robots.txt off', 'remove "robots": false');
   }
   return robots !== false;
+}
+
+/**
+ * How a call renders: a screenshot is taken of a rendered page, so asking one renders the page
+ * (`auto` becomes `always`); with render "never" it is refused, never dropped without a word.
+ */
+export function renderModeOf(p: {
+  render?: 'never' | 'auto' | 'always';
+  screenshot?: boolean;
+}): 'never' | 'auto' | 'always' {
+  if (p.screenshot !== true) return p.render ?? 'auto';
+  if (p.render === 'never') {
+    throw invalidRequest(
+      'screenshot is taken of the rendered page: it cannot be asked with render "never"',
+      'send render "auto" or "always" with screenshot, or leave screenshot out',
+    );
+  }
+  return 'always';
 }

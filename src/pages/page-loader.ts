@@ -1,6 +1,6 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
-import { FetchError } from '../common/errors';
+import { FetchError, invalidRequest } from '../common/errors';
 import { truncateUtf8 } from '../common/truncate';
 import { callerKeyOf, ContentCache, sha256Hex, type CachedPage } from '../dcache';
 import { decodeBody, mediaType, pageKind } from '../fetch/decode';
@@ -83,6 +83,13 @@ export class PageLoader {
     if (raw.status === 304 && stale && staleMeta) return this.revalidated(req.key, stale, staleMeta, raw);
     const kind = pageKind(raw.contentType, raw.body);
     const ok = raw.status >= 200 && raw.status < 300;
+    // A screenshot is of a rendered html page: asked of a document or a file, it is refused.
+    if (req.render?.screenshot && kind !== 'html' && ok) {
+      throw invalidRequest(
+        `screenshot is taken of html pages; ${raw.finalUrl} is ${mediaType(raw.contentType) || 'of no declared type'}`,
+        'leave screenshot out for documents and other files',
+      );
+    }
     if ((!kind || (kind === 'pdf' && !this.documents)) && ok) {
       throw new FetchError(
         'unsupported_content_type',

@@ -11,7 +11,7 @@ import type { ExtractOptions, Format } from '../extract/extract';
 import type { Link } from '../extract/links';
 import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
 import { renderKeyPart, type RenderMode } from './browser-step';
-import { checkHeaders, checkRobotsOption, type Caller } from './caller-policy';
+import { checkHeaders, checkRobotsOption, renderModeOf, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
@@ -200,7 +200,7 @@ export class PageService {
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
     const timeoutMs = p.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const render = {
-      mode: p.render ?? 'auto',
+      mode: renderModeOf(p),
       waitFor: p.wait_for,
       waitMs: p.wait_ms,
       screenshot: p.screenshot,

@@ -4,6 +4,7 @@ import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Renderer } from '../../src/render/renderer';
 import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
 import { articleHtml, Fixture, html, send } from '../support/fixture';
+import { onePage } from '../support/pdf-documents';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
@@ -34,6 +35,7 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
       '/shell.js': send(200, 'text/javascript', SHELL_JS),
       '/article': send(200, 'text/html', ARTICLE),
       '/article.js': send(200, 'text/javascript', '/* nothing */'),
+      '/doc.pdf': (req, res) => void onePage().then((pdf) => send(200, 'application/pdf', pdf)(req, res)),
       // Its paragraph appears a second after load.
       '/slow': send(
         200,
@@ -143,6 +145,22 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
     expect(capped.body).toMatchObject({ rendered: true, truncated: true });
     expect(capped.body.screenshot).toBeUndefined();
     expect(capped.body.bytes).toBeLessThanOrEqual(100);
+  }, 60_000);
+
+  it('screenshot is never dropped: it renders a static page; with render "never" or on a PDF it is 400 (issue 50)', async () => {
+    // A static article is not rendered by auto, but a screenshot is of a rendered page.
+    const shot = await post({ url: fx.url('/article'), format: 'text', screenshot: true });
+    expect(shot.status).toBe(200);
+    expect(shot.body.rendered).toBe(true);
+    expect(shot.body.screenshot).toMatchObject({ type: 'image/png' });
+    const never = await post({ url: fx.url('/article'), render: 'never', screenshot: true });
+    expect(never.status).toBe(400);
+    expect(never.body.error).toMatchObject({ code: 'invalid_request' });
+    expect(never.body.error.message).toMatch(/screenshot.*render "never"/);
+    const pdf = await post({ url: fx.url('/doc.pdf'), screenshot: true });
+    expect(pdf.status).toBe(400);
+    expect(pdf.body.error.message).toMatch(/screenshot is taken of html pages; .*application\/pdf/);
+    expect(pdf.body.error.hint).toBeTruthy();
   }, 60_000);
 
   it.each([
