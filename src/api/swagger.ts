@@ -1,5 +1,6 @@
 import type { INestApplication } from '@nestjs/common';
 import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import { SIFT_VERSION } from '../common/version';
 
 export function openApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -8,7 +9,7 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
       'A self-hosted web-fetch service: one URL or thousands, back as clean, bounded markdown, text or html. ' +
         'Every error is {"error": {code, message, hint}}.',
     )
-    .setVersion('1')
+    .setVersion(SIFT_VERSION)
     // Tokens are opaque (made by `sift token create`), not JWTs.
     .addBearerAuth({
       type: 'http',
@@ -21,8 +22,84 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
   const doc = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
+  // /healthz answers without a token: the UI shows no lock on it.
+  const health = (doc.paths['/healthz'] as { get?: { security?: unknown[] } } | undefined)?.get;
+  if (health) health.security = [];
+  doc.paths['/mcp'] = MCP_PATH;
+  doc.components = { ...doc.components, schemas: { ...doc.components?.schemas, JsonRpcMessage } };
   return jsonErrors(doc);
 }
+
+/** A JSON-RPC 2.0 message: a request (method, id), a notification (method), or an answer (id, result or error). */
+const JsonRpcMessage = {
+  type: 'object' as const,
+  required: ['jsonrpc'],
+  properties: {
+    jsonrpc: { type: 'string' as const, enum: ['2.0'] },
+    id: { oneOf: [{ type: 'string' as const }, { type: 'integer' as const }], nullable: true },
+    method: { type: 'string' as const, example: 'tools/call' },
+    params: { type: 'object' as const },
+    result: { type: 'object' as const },
+    error: {
+      type: 'object' as const,
+      properties: { code: { type: 'integer' as const }, message: { type: 'string' as const } },
+    },
+  },
+};
+
+const rpcError = (description: string) => ({
+  description,
+  content: { 'application/json': { schema: { $ref: '#/components/schemas/JsonRpcMessage' } } },
+});
+
+/**
+ * POST /mcp is mounted on express, not a Nest controller: described here by hand, as the MCP
+ * Streamable HTTP transport (stateless, JSON answers) defines it.
+ */
+const MCP_PATH = {
+  post: {
+    operationId: 'mcp',
+    tags: ['mcp'],
+    summary:
+      "MCP over Streamable HTTP, stateless: JSON-RPC requests (one, or a list of at most 100, each id once) answered in JSON. Tools: fetch, batch_submit, batch_status, batch_results, crawl, map, cancel; each call as the token's caller. GET and DELETE are 405.",
+    parameters: [
+      {
+        name: 'MCP-Protocol-Version',
+        in: 'header' as const,
+        required: false,
+        schema: { type: 'string' as const, example: '2025-06-18' },
+      },
+    ],
+    requestBody: {
+      required: true,
+      content: {
+        'application/json': {
+          schema: {
+            oneOf: [
+              { $ref: '#/components/schemas/JsonRpcMessage' },
+              {
+                type: 'array' as const,
+                maxItems: 100,
+                items: { $ref: '#/components/schemas/JsonRpcMessage' },
+              },
+            ],
+          },
+        },
+      },
+    },
+    responses: {
+      '200': rpcError('The answers: one object for one request, a list for several.'),
+      '202': { description: 'Notifications or responses only: nothing to answer.' },
+      '400': rpcError('Not JSON-RPC, a repeated id, or an unsupported protocol version.'),
+      '401': { description: 'No valid bearer token.' },
+      '403': {
+        description: 'A foreign Origin, or a Host that is not loopback while sift listens on loopback.',
+      },
+      '406': rpcError('Accept must list application/json and text/event-stream.'),
+      '503': { description: 'Every MCP server busy for 10 s, or sift is stopping (Retry-After).' },
+    },
+  },
+};
 
 /**
  * An error is always the JSON envelope, whatever the route streams when it succeeds: a route's

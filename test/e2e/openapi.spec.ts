@@ -24,6 +24,7 @@ describe('OpenAPI', () => {
     expect(Object.keys(doc.paths).sort()).toEqual(
       [
         '/healthz',
+        '/mcp',
         '/metrics',
         '/v1/fetch',
         '/v1/batch',
@@ -44,6 +45,11 @@ describe('OpenAPI', () => {
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');
+    // The package's version; /healthz open without a token; /mcp described (issue 50).
+    expect(doc.info.version).toBe(JSON.parse(fs.readFileSync('package.json', 'utf8')).version);
+    expect(doc.paths['/healthz'].get.security).toEqual([]);
+    expect(doc.paths['/v1/fetch'].post.security).toEqual([{ bearer: [] }]);
+    expect(doc.paths['/mcp'].post.operationId).toBe('mcp');
     expect(doc.paths['/v1/batch'].post.operationId).toBe('submitBatch');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const fetchReq = doc.components.schemas.FetchRequestDto;
