@@ -5,6 +5,7 @@ import * as path from 'node:path';
 import { Fixture, send } from '../support/fixture';
 import { kill, startSiftProcess, type SiftProcess } from '../support/process';
 import { waitUntil } from '../support/wait';
+import { spawnSift } from '../support/cli-child';
 
 /**
  * Issue 50: SIGTERM stops sift within SIFT_SHUTDOWN_GRACE_MS (plus 2 s) whatever its clients do.
@@ -53,7 +54,7 @@ describe('stopping with clients attached (issue 50)', () => {
     await fx.stop();
   });
 
-  it('SIGTERM with an SSE client, an NDJSON follow and an MCP call attached: gone within the grace plus 2 s, each told', async () => {
+  it('SIGTERM with an SSE client, an NDJSON follow, an MCP call and the CLI attached: gone within the grace plus 2 s, each told', async () => {
     const db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-stop-')), 'sift.db');
     const env = {
       SIFT_DB: db,
@@ -75,6 +76,17 @@ describe('stopping with clients attached (issue 50)', () => {
     await waitUntil(() => (held.length >= 2 ? true : undefined), 'two targets in flight');
     const sse = open(`${job}/events`, { headers: { ...H, accept: 'text/event-stream' } });
     const ndjson = open(`${job}/results?follow=true`, { headers: { ...H, accept: 'application/x-ndjson' } });
+    // The command line following a job of its own, its results to a file.
+    const out = path.join(path.dirname(db), 'results.ndjson');
+    const urls = path.join(path.dirname(db), 'urls.txt');
+    fs.writeFileSync(
+      urls,
+      `${fx.url('/slow/cli-1')}\n${fx.url('/slow/cli-2').replace('127.0.0.1', 'localhost')}\n`,
+    );
+    const cli = spawnSift(['batch', urls, '--wait', '--out', out, '--on-restart', 'resume'], {
+      SIFT_URL: p.url,
+      SIFT_TOKEN: TOKEN,
+    });
     const mcp = open(`${p.url}/mcp`, {
       method: 'POST',
       headers: { ...H, accept: 'application/json, text/event-stream' },
@@ -87,7 +99,10 @@ describe('stopping with clients attached (issue 50)', () => {
       }),
     });
     await waitUntil(
-      () => (sse.seen().includes('batch.running') && held.length >= 3 ? true : undefined),
+      () =>
+        sse.seen().includes('batch.running') && held.length >= 4 && /job \S+/.test(cli.err())
+          ? true
+          : undefined,
       'the streams open and the MCP call in flight',
     );
     const t = Date.now();
@@ -99,6 +114,12 @@ describe('stopping with clients attached (issue 50)', () => {
     expect(events.text).toMatch(/event: stopping\ndata: \{"retry_after_s":\d+\}\n\n$/);
     expect(lines.text.trim().split('\n').pop()).toMatch(/^\{"stopping":true,"retry_after_s":\d+\}$/);
     expect(call.status).toBe(503);
+    // The command line says the server stopped and how to resume; it wrote nothing, so no file.
+    expect(await cli.code).toBe(1);
+    const cliJob = /job ([0-9a-f-]+)/.exec(cli.err())![1];
+    expect(cli.err()).toContain(`the server stopped while following job ${cliJob}: it said it was stopping`);
+    expect(cli.err()).toContain(`sift watch ${cliJob} --out ${out}`);
+    expect(fs.existsSync(out)).toBe(false);
     expect(JSON.parse(call.text)).toMatchObject({
       id: 7,
       error: { message: expect.stringMatching(/stopping/) },
