@@ -6,6 +6,7 @@ import * as m0004 from './0004-robots-and-host-state';
 import * as m0005 from './0005-caller-fair-outbox';
 import * as m0006 from './0006-cancelled-targets-precise-times';
 import * as m0007 from './0007-crawls';
+import * as m0008 from './0008-statement-counts';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -16,6 +17,7 @@ export const migrations: Record<string, Migration> = {
   '0005-caller-fair-outbox': m0005,
   '0006-cancelled-targets-precise-times': m0006,
   '0007-crawls': m0007,
+  '0008-statement-counts': m0008,
 };
 
 /**

@@ -1,7 +1,16 @@
 import { Injectable } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
+import {
+  Db,
+  claimTargets,
+  lockJob,
+  lockJobClaims,
+  lockSubmits,
+  deleteJobs,
+  type BatchJob,
+  type Tx,
+} from '../dcache';
 import type { Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
 import {
@@ -129,6 +138,8 @@ export class JobLifecycle {
   ): Promise<Claim | undefined> {
     const { jobId, holder, limit, perHost = Number.MAX_SAFE_INTEGER } = ask;
     const now = this.clock.preciseNow();
+    // After a cancel under way: the job is read as it committed it.
+    await lockJobClaims(tx, jobId, 'claim');
     let job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
     const targets = await claimTargets(
@@ -252,6 +263,9 @@ export class JobLifecycle {
   async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
     const now = this.clock.preciseNow();
     return this.db.transaction(async (tx) => {
+      // The claims under way end first, those after wait (see lockJobClaims): no claim holds the
+      // job's pending rows while the cancel holds its row.
+      await lockJobClaims(tx, jobId, 'cancel');
       await lockJob(tx, jobId);
       const job = await tx.jobs.batchJob(jobId);
       if (!job) return undefined;

@@ -6,6 +6,7 @@ export {
   lockHosts,
   lockDeliveries,
   lockJob,
+  lockJobClaims,
   lockJobs,
   lockSubmits,
   tryHousekeepingLock,
