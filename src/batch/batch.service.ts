@@ -54,12 +54,12 @@ export class BatchService {
   }
 
   /** Checks the request, then hands it to the lifecycle; the 202 follows a durable commit. */
-  submit(
+  async submit(
     caller: Caller,
     req: SubmitRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    return this.submitDraft(caller, draftJob(caller, req, this.draftLimits(caller, headerKey)));
+    return this.submitDraft(caller, await draftJob(caller, req, this.draftLimits(caller, headerKey)));
   }
 
   /** A crawl: a job of its seed that grows as its pages are read (see crawl-growth.ts). */

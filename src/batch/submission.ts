@@ -2,8 +2,9 @@ import { SiftError, forbidden, invalidRequest } from '../common/errors';
 import { DEFAULT_RESTART_POLICY, DEFAULT_WEBHOOK_EVENTS, type RestartPolicy } from '../common/job-status';
 import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
 import { checkRobotsOption, type Caller } from '../pages/caller-policy';
-import { fingerprintOf } from './canonical';
-import { markDuplicates } from './dedupe';
+import { TimeSlicer } from '../common/time-slice';
+import { fingerprintInSlices } from './canonical';
+import { markDuplicatesInSlices } from './dedupe';
 import { INVALID_URL, type DraftTarget, type JobDraft } from './job-creation';
 
 /** The submission rules of POST /v1/batch: what a request may ask, and the job draft it makes. */
@@ -110,11 +111,18 @@ export function jobBasics(
   };
 }
 
-/** Checks a submission against the caller's policy and limits; the job to create, or a 4xx. */
-export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): JobDraft {
+/**
+ * Checks a submission against the caller's policy and limits; the job to create, or a 4xx (the
+ * first invalid URL named by its index). Per-target work runs in slices with turns of the event
+ * loop between them: over 10,000 targets it held the loop for about 90 ms in one piece.
+ */
+export async function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): Promise<JobDraft> {
   checkTargetCount(o.maxTargets, req.targets.length, caller);
+  const slicer = new TimeSlicer();
   const defaults = req.options ?? {};
-  const targets = req.targets.map((t, idx): DraftTarget => {
+  const targets = new Array<DraftTarget>(req.targets.length);
+  for (let idx = 0; idx < req.targets.length; idx++) {
+    const t = req.targets[idx];
     const options = { ...defaults, ...(t.options ?? {}) };
     const problem = urlProblem(t.url);
     if (problem && !req.ignore_invalid_urls) {
@@ -123,26 +131,30 @@ export function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimits): Jo
         'fix the URL, or send "ignore_invalid_urls": true to keep it as a failed target',
       );
     }
-    return {
+    targets[idx] = {
       url: t.url,
       options: JSON.stringify(options),
       failed: problem
         ? { code: INVALID_URL, message: `the URL ${problem}`, hint: 'fix the URL and submit it again' }
         : undefined,
     };
-  });
+    if (slicer.due()) await slicer.turn();
+  }
   const basics = jobBasics(caller, req, o, [req.options, ...req.targets.map((t) => t.options)]);
   return {
     caller,
     ...basics,
-    fingerprint: fingerprintOf({
-      targets: req.targets,
-      options: req.options ?? null,
-      on_restart: basics.onRestart,
-      webhook: basics.webhook ?? null,
-      ttl_s: req.ttl_s ?? null,
-      ignore_invalid_urls: req.ignore_invalid_urls ?? false,
-    }),
-    targets: markDuplicates(targets),
+    fingerprint: await fingerprintInSlices(
+      {
+        targets: req.targets,
+        options: req.options ?? null,
+        on_restart: basics.onRestart,
+        webhook: basics.webhook ?? null,
+        ttl_s: req.ttl_s ?? null,
+        ignore_invalid_urls: req.ignore_invalid_urls ?? false,
+      },
+      slicer,
+    ),
+    targets: await markDuplicatesInSlices(targets, slicer),
   };
 }

@@ -95,6 +95,12 @@ export const noMisses = (): BatchStoreMisses => ({
 // SQLite allows 32,766 bound values per statement; stay well below.
 export const INSERT_CHUNK = 500;
 export const ID_CHUNK = 500;
+/**
+ * Rows one update or delete over a whole job changes, at most, between turns of the event loop:
+ * on SQLite a statement holds the loop while it runs (2,000 target rows, their trigger and their
+ * index entries: a few milliseconds).
+ */
+export const ROWS_PER_STATEMENT = 2_000;
 
 export function chunks<T>(items: T[], size: number): T[][] {
   const out: T[][] = [];

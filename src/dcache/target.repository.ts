@@ -1,10 +1,31 @@
 import { UNFINISHED_TARGET_STATUSES, type TargetStatus } from '../common/job-status';
+import { TimeSlicer } from '../common/time-slice';
 import type { Tx } from './db';
-import { INSERT_CHUNK, chunks, type BatchStoreMisses, type BatchTarget } from './rows';
+import { INSERT_CHUNK, ROWS_PER_STATEMENT, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';
 
 // The host (and port) of a target's URL, normalised: what the per-host limit counts.
 import { hostOf } from '../common/urls';
+
+/** Text one insert statement writes, about (a longer row alone). */
+const INSERT_BYTES = 256 * 1024;
+
+/** The targets in statements of at most INSERT_CHUNK rows and about INSERT_BYTES of text. */
+function* insertParts(targets: BatchTarget[]): Generator<BatchTarget[]> {
+  let start = 0;
+  let chars = 0;
+  for (let i = 0; i < targets.length; i++) {
+    const t = targets[i];
+    const n = t.url.length + t.options.length + (t.result?.length ?? 0) + (t.error?.length ?? 0);
+    if (i > start && (i - start >= INSERT_CHUNK || chars + n > INSERT_BYTES)) {
+      yield targets.slice(start, i);
+      start = i;
+      chars = 0;
+    }
+    chars += n;
+  }
+  if (start < targets.length) yield targets.slice(start);
+}
 
 /** The columns a write sets: what it does not give is cleared. */
 function written(w: TargetWrite) {
@@ -49,11 +70,14 @@ export class TargetRepository extends TargetReader {
 
   /**
    * Inserts the targets under jobId in one transaction. Targets given already finished count into
-   * the job's targetsDone and their results into nbytes (the schema's triggers keep both).
+   * the job's targetsDone and their results into nbytes (the schema's triggers keep both). A
+   * statement per INSERT_CHUNK rows or INSERT_BYTES of text, with turns of the event loop between
+   * them once `slicer`'s slice is spent: on SQLite the whole transaction was one task (10,000
+   * rows about 100 ms; 500 rows of 3 KB URLs, one statement of 15 to 40 ms).
    */
-  async putBatchTargets(jobId: string, targets: BatchTarget[]): Promise<void> {
-    if (targets.length === 0) return;
-    for (const part of chunks(targets, INSERT_CHUNK)) {
+  async putBatchTargets(jobId: string, targets: BatchTarget[], slicer = new TimeSlicer()): Promise<void> {
+    for (const part of insertParts(targets)) {
+      if (slicer.due()) await slicer.turn();
       await this.q
         .insertInto('batch_target')
         .values(
@@ -162,13 +186,28 @@ export class TargetRepository extends TargetReader {
    * nobody. Returns how many.
    */
   async cancelUnfinished(w: { jobId: string; now: number }): Promise<number> {
-    const r = await this.q
-      .updateTable('batch_target')
-      .set({ status: 'cancelled', holder: null, updated_at: w.now })
+    // A statement per ROWS_PER_STATEMENT targets, by idx, with turns of the event loop between
+    // them: on SQLite one statement over 10,000 targets (and their trigger) held it 60 ms.
+    const last = await this.q
+      .selectFrom('batch_target')
+      .select((eb) => eb.fn.max('idx').as('idx'))
       .where('job_id', '=', w.jobId)
-      .where('status', 'in', UNFINISHED_TARGET_STATUSES)
       .executeTakeFirst();
-    return Number(r.numUpdatedRows);
+    const slicer = new TimeSlicer();
+    let n = 0;
+    for (let from = 0; from <= Number(last?.idx ?? -1); from += ROWS_PER_STATEMENT) {
+      if (slicer.due()) await slicer.turn();
+      const r = await this.q
+        .updateTable('batch_target')
+        .set({ status: 'cancelled', holder: null, updated_at: w.now })
+        .where('job_id', '=', w.jobId)
+        .where('idx', '>=', from)
+        .where('idx', '<', from + ROWS_PER_STATEMENT)
+        .where('status', 'in', UNFINISHED_TARGET_STATUSES)
+        .executeTakeFirst();
+      n += Number(r.numUpdatedRows);
+    }
+    return n;
   }
 
   /**
