@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { LIVE_JOB_STATUSES } from '../common/job-status';
 import type { Tx } from './db';
 import { lockJobs } from './locks';
-import { ID_CHUNK, chunks } from './rows';
+import { ID_CHUNK, ROWS_PER_STATEMENT, chunks } from './rows';
+import { TimeSlicer } from '../common/time-slice';
 
 /*
  * What changes a whole job across its tables: removal (sweep, eviction, purge) and failure by sift
@@ -12,46 +13,95 @@ import { ID_CHUNK, chunks } from './rows';
 /** The tables whose rows belong to one job (by job_id), beside batch_job itself (and a crawl's URLs). */
 const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery', 'crawl_seen'] as const;
 
-/**
- * Target rows one delete statement removes, at most: each statement stays well inside the
- * server's statement_timeout (see SIFT_DB_TIMEOUT_MS) however large the jobs swept together.
- */
-const DELETE_ROWS = 20_000;
+/** The column that numbers a job's rows in a table from 0 or 1 up (a crawl's URLs: their target's idx). */
+const NUMBERED_BY = {
+  batch_target: 'idx',
+  batch_event: 'seq',
+  batch_delivery: 'seq',
+  crawl_seen: 'idx',
+} as const;
 
 /** Jobs of one caller an eviction reads at once. */
 const EVICT_PAGE = 100;
 
-/** Removes jobs with every row of theirs: targets, events, webhook, deliveries. */
+/**
+ * Stored text one delete statement frees, about: SQLite reads every overflow page it frees, and a
+ * hundred results of 2 MiB deleted at once held the event loop for 200 ms.
+ */
+const DELETE_BYTES = 4 * 1024 * 1024;
+
+/** Jobs deleted together, their largest target count, and targets per statement over one large job. */
+interface Part {
+  ids: string[];
+  span: number;
+  step: number;
+}
+
+/**
+ * Removes jobs with every row of theirs: targets, events, webhook, deliveries. Each statement
+ * removes about ROWS_PER_STATEMENT rows and DELETE_BYTES of results (a job larger than that by
+ * ranges of its idx or seq), with turns of the event loop between them once a slice is spent: on
+ * SQLite a statement holds the loop while it runs, and on PostgreSQL each stays well inside
+ * statement_timeout.
+ */
 export async function deleteJobs(tx: Tx, ids: string[]): Promise<void> {
   if (ids.length === 0) return;
   await lockJobs(tx, ids);
-  for (const part of await byRows(tx, ids)) {
-    for (const table of JOB_TABLES) await tx.q.deleteFrom(table).where('job_id', 'in', part).execute();
+  const slicer = new TimeSlicer();
+  const pause = () => (slicer.due() ? slicer.turn() : undefined);
+  for (const { ids: part, span, step: targetStep } of await partsOf(tx, ids)) {
+    for (const table of JOB_TABLES) {
+      const key = (NUMBERED_BY as Record<string, 'idx' | 'seq' | undefined>)[table];
+      const step = table === 'batch_target' ? targetStep : ROWS_PER_STATEMENT;
+      // A large job by ranges of its numbers; what is left (the last events) in one more.
+      for (let from = 0; key && span > step && from < span; from += step) {
+        await tx.q
+          .deleteFrom(table)
+          .where('job_id', 'in', part)
+          .where(sql.ref(key), '<', from + step)
+          .execute();
+        await pause();
+      }
+      await tx.q.deleteFrom(table).where('job_id', 'in', part).execute();
+      await pause();
+    }
     await tx.q.deleteFrom('batch_job').where('id', 'in', part).execute();
   }
 }
 
-/** The ids in groups of at most ID_CHUNK jobs and about DELETE_ROWS targets (a larger job alone). */
-async function byRows(tx: Tx, ids: string[]): Promise<string[][]> {
-  const parts: string[][] = [];
+/**
+ * The ids in groups of at most ID_CHUNK jobs, ROWS_PER_STATEMENT targets and DELETE_BYTES of
+ * results (a larger job alone, its targets deleted `step` at a time).
+ */
+async function partsOf(tx: Tx, ids: string[]): Promise<Part[]> {
+  const parts: Part[] = [];
   for (const chunk of chunks(ids, ID_CHUNK)) {
     const rows = await tx.q
       .selectFrom('batch_job')
-      .select(['id', 'targets_total'])
+      .select(['id', 'targets_total', sql<number>`nbytes + row_bytes`.as('bytes')])
       .where('id', 'in', chunk)
       .execute();
-    let part: string[] = [];
+    let part: Part = { ids: [], span: 0, step: ROWS_PER_STATEMENT };
     let n = 0;
+    let bytes = 0;
     for (const r of rows) {
-      if (part.length > 0 && n + r.targets_total > DELETE_ROWS) {
+      const jobBytes = Number(r.bytes);
+      if (
+        part.ids.length > 0 &&
+        (n + r.targets_total > ROWS_PER_STATEMENT || bytes + jobBytes > DELETE_BYTES)
+      ) {
         parts.push(part);
-        part = [];
-        n = 0;
+        part = { ids: [], span: 0, step: ROWS_PER_STATEMENT };
+        n = bytes = 0;
       }
-      part.push(r.id);
+      part.ids.push(r.id);
       n += r.targets_total;
+      bytes += jobBytes;
+      part.span = Math.max(part.span, r.targets_total);
+      const perTarget = jobBytes / Math.max(1, r.targets_total);
+      part.step = Math.min(part.step, Math.max(1, Math.floor(DELETE_BYTES / Math.max(1, perTarget))));
     }
-    if (part.length > 0) parts.push(part);
+    if (part.ids.length > 0) parts.push(part);
   }
   return parts;
 }
