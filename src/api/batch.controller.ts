@@ -10,6 +10,7 @@ import {
   Query,
   Req,
   Res,
+  StreamableFile,
   UseGuards,
 } from '@nestjs/common';
 import {
@@ -35,6 +36,7 @@ import { BatchService } from '../batch/batch.service';
 import { EventView, JobView } from '../batch/views';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
+import { jsonInParts, listParts } from './json-chunks';
 import { JobStreams } from './job-streams';
 import { AuthGuard } from './auth.guard';
 import { CurrentCaller } from './caller.decorator';
@@ -144,16 +146,15 @@ export class BatchController {
     @Query() q: ResultsQueryDto,
     @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
-  ): Promise<string | undefined> {
+  ): Promise<StreamableFile | undefined> {
     if (!wants(req, 'application/x-ndjson')) {
-      const page = await this.batch.resultsJson(caller, id, {
+      const { groups, next } = await this.batch.resultsPage(caller, id, {
         after: q.after ?? -1,
         limit: q.limit ?? 100,
         verdict: q.verdict,
         statuses: q.status,
       });
-      res.setHeader('Content-Type', 'application/json; charset=utf-8');
-      return page;
+      return jsonInParts(listParts('{"results":[', groups, `],"next":${next}}`));
     }
     const leave = this.admission.enter('stream', caller);
     try {

@@ -10,14 +10,13 @@ import { draftJob, type DraftLimits, type SubmitRequest } from './submission';
 import { draftCrawl, type CrawlRequest } from './crawl-submission';
 import { PENDING_DELIVERIES } from './job-creation';
 import { isTerminalJob, type JobStatus } from '../common/job-status';
-import { resultLines } from './result-lines';
+import { readResults, resultLines } from './result-lines';
 import {
   decodeJobCursor,
   deliveryView,
   encodeJobCursor,
   eventView,
   jobView,
-  resultJson,
   type DeliveryView,
   type EventView,
   type JobView,
@@ -174,15 +173,16 @@ export class BatchService {
   }
 
   /**
-   * A page of results as JSON: `{results, next}`, at most `limit` targets and about
-   * RESULTS_PAGE_BYTES of JSON (a larger single result still goes alone). Sizes are read first, so
-   * only the targets that fit are loaded; stored envelopes are spliced in, not parsed again.
+   * A page of results: at most `limit` targets and about RESULTS_PAGE_BYTES of JSON (a larger
+   * single result still goes alone), each as its TargetResult JSON, in groups read a slice at a
+   * time (see readResults); `next` to continue, null at the end. Sizes are read first, so only
+   * the targets that fit are loaded; stored envelopes are spliced in, not parsed again.
    */
-  async resultsJson(
+  async resultsPage(
     caller: Caller,
     id: string,
     range: { after: number; limit: number } & TargetFilter,
-  ): Promise<string> {
+  ): Promise<{ groups: string[][]; next: number | null }> {
     const { after, limit, ...filter } = range;
     await this.own(caller, id);
     let n = 0;
@@ -195,11 +195,19 @@ export class BatchService {
       total += cost;
       n++;
     }
-    const page = n > 0 ? await this.reader.targets.batchTargetsPage(id, after, n, filter) : [];
+    const { groups, last } = await readResults(this.reader, id, { after, filter }, sizes.slice(0, n));
     await this.store.touchBatchJob(id, this.clock.preciseNow());
-    const last = page[page.length - 1];
-    const next = last && sizes.length > n ? last.idx : null;
-    return `{"results":[${page.map(resultJson).join(',')}],"next":${next}}`;
+    return { groups, next: last !== undefined && sizes.length > n ? last : null };
+  }
+
+  /** A page of results (see resultsPage) as one JSON text: `{results, next}`. */
+  async resultsJson(
+    caller: Caller,
+    id: string,
+    range: { after: number; limit: number } & TargetFilter,
+  ): Promise<string> {
+    const { groups, next } = await this.resultsPage(caller, id, range);
+    return `{"results":[${groups.flat().join(',')}],"next":${next}}`;
   }
 
   /**

@@ -1,10 +1,77 @@
-import { targetFilterTakes, type BatchReader, type TargetFilter } from '../dcache';
+import { targetFilterTakes, type BatchReader, type BatchTarget, type TargetFilter } from '../dcache';
 import { isEndedTarget, isTerminalJob } from '../common/job-status';
+import { TimeSlicer } from '../common/time-slice';
 import type { JobSignals } from './job-signals';
 import { resultJson } from './views';
 
 /** A followed results stream looks again at least this often (an event of another instance). */
 const FOLLOW_POLL_MS = 2000;
+
+/**
+ * The stored text one read of results takes, about (a larger single result alone). On SQLite a
+ * read holds the event loop while it runs: a hundred results of 2 MiB read at once held it for a
+ * second; a mebibyte takes a millisecond or two.
+ */
+export const READ_BYTES = 1024 * 1024;
+
+/** How many of the targets whose sizes are `sizes` (in idx order) one read takes. */
+function fitting(sizes: readonly { bytes: number }[], from: number): number {
+  let n = 0;
+  let total = 0;
+  while (from + n < sizes.length && (n === 0 || total + sizes[from + n].bytes <= READ_BYTES)) {
+    total += sizes[from + n].bytes;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * The results of the targets `sizes` names (those after `after` the filter takes, in idx order,
+ * as batchResultSizes read them), as TargetResult JSON, read about READ_BYTES at a time with turns
+ * of the event loop between slices: one group per read. `last`: the idx of the last one read.
+ */
+export async function readResults(
+  reader: BatchReader,
+  id: string,
+  from: { after: number; filter: TargetFilter },
+  sizes: readonly { bytes: number }[],
+): Promise<{ groups: string[][]; last: number | undefined }> {
+  const slicer = new TimeSlicer();
+  const groups: string[][] = [];
+  let after = from.after;
+  let last: number | undefined;
+  for (let i = 0; i < sizes.length;) {
+    const rows = await reader.targets.batchTargetsPage(id, after, fitting(sizes, i), from.filter);
+    if (rows.length === 0) break;
+    groups.push(rows.map(resultJson));
+    after = last = rows[rows.length - 1].idx;
+    i += rows.length;
+    if (slicer.due()) await slicer.turn();
+  }
+  return { groups, last };
+}
+
+/**
+ * The next targets after `after` the filter takes: at most `look` (their sizes are read first)
+ * and about READ_BYTES of stored text (at least one). `more`: whether any may follow; `look`:
+ * what to read the sizes of next time, twice as many as fitted (results of 2 MiB: one at a time,
+ * so a hundred sizes are not read again for each).
+ */
+async function pageOf(
+  reader: BatchReader,
+  id: string,
+  at: { after: number; look: number; limit: number },
+  filter: TargetFilter = {},
+): Promise<{ page: BatchTarget[]; more: boolean; look: number }> {
+  const sizes = await reader.targets.batchResultSizes(id, at.after, at.look, filter);
+  const n = fitting(sizes, 0);
+  const page = n > 0 ? await reader.targets.batchTargetsPage(id, at.after, n, filter) : [];
+  return {
+    page,
+    more: page.length > 0 && (n < sizes.length || sizes.length === at.look),
+    look: Math.min(at.limit, 2 * Math.max(1, page.length)),
+  };
+}
 
 interface Sources {
   reader: BatchReader;
@@ -29,10 +96,18 @@ export async function* resultLines(
     after = yield* followLines(from, id, filter, pageSize, opts.stop);
     if (after === undefined) return;
   }
+  const slicer = new TimeSlicer();
+  let look = pageSize;
   for (;;) {
-    const page = await from.reader.targets.batchTargetsPage(id, after, pageSize, filter);
-    for (const t of page) yield `${resultJson(t)}\n`;
-    if (page.length < pageSize || opts.stop?.aborted) return;
+    const read = await pageOf(from.reader, id, { after, look, limit: pageSize }, filter);
+    const { page, more } = read;
+    look = read.look;
+    for (const t of page) {
+      yield `${resultJson(t)}\n`;
+      // A reader that takes every line at once never makes the stream wait for its socket.
+      if (slicer.due()) await slicer.turn();
+    }
+    if (!more || opts.stop?.aborted) return;
     after = page[page.length - 1].idx;
   }
 }
@@ -52,6 +127,8 @@ async function* followLines(
   stop?: AbortSignal,
 ): AsyncGenerator<string, number | undefined> {
   let after = -1;
+  let look = pageSize;
+  const slicer = new TimeSlicer();
   while (!stop?.aborted) {
     // Listening before the reads: an event committed between a read and the wait still wakes it.
     const woken = new AbortController();
@@ -61,7 +138,9 @@ async function* followLines(
       // The job first: one that has ended by then has every target ended in the page read after.
       const job = await from.reader.jobs.batchJob(id);
       if (!job) return undefined;
-      const page = await from.reader.targets.batchTargetsPage(id, after, pageSize);
+      const read = await pageOf(from.reader, id, { after, look, limit: pageSize });
+      const { page, more } = read;
+      look = read.look;
       let waiting = false;
       for (const t of page) {
         if (!isEndedTarget(t.status)) {
@@ -70,8 +149,9 @@ async function* followLines(
         }
         after = t.idx;
         if (targetFilterTakes(filter, t)) yield `${resultJson(t)}\n`;
+        if (slicer.due()) await slicer.turn();
       }
-      if (!waiting && page.length < pageSize) return after;
+      if (!waiting && !more) return after;
       if (waiting && isTerminalJob(job.status)) return after;
       if (waiting) await next;
     } finally {

@@ -10,18 +10,20 @@ import {
   Query,
   Req,
   Res,
+  StreamableFile,
   UseGuards,
 } from '@nestjs/common';
-import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { BatchService } from '../../batch/batch.service';
 import type { TargetResult } from '../../batch/views';
 import { invalidRequest, notFound } from '../../common/errors';
 import { MapService } from '../../crawl/map.service';
 import type { Caller } from '../../pages/caller-policy';
-import type { FetchEnvelope } from '../../pages/envelope';
 import { PageService } from '../../pages/page.service';
 import { Admission } from '../admission';
+import { jsonInParts, listParts } from '../json-chunks';
+import { TimeSlicer } from '../../common/time-slice';
 import { hangup } from '../../common/hangup';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
@@ -117,12 +119,14 @@ export class FirecrawlController {
 
   /** A batch scrape's status and a page of its documents; `next` reads the following page. */
   @Get('batch/scrape/:id')
+  // Sent as JSON in parts (see status): documented as the object it is.
+  @ApiOkResponse({ type: Object })
   firecrawlBatchScrapeStatus(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
     @Query() q: Record<string, string>,
     @Req() req: Request,
-  ): Promise<Json> {
+  ): Promise<StreamableFile> {
     return this.status(caller, id, q, `${baseOf(req)}/v2/batch/scrape/${id}`, 'batch');
   }
 
@@ -142,12 +146,14 @@ export class FirecrawlController {
 
   /** A crawl's status and a page of its documents. */
   @Get('crawl/:id')
+  // Sent as JSON in parts (see status): documented as the object it is.
+  @ApiOkResponse({ type: Object })
   firecrawlCrawlStatus(
     @CurrentCaller() caller: Caller,
     @Param('id') id: string,
     @Query() q: Record<string, string>,
     @Req() req: Request,
-  ): Promise<Json> {
+  ): Promise<StreamableFile> {
     return this.status(caller, id, q, `${baseOf(req)}/v2/crawl/${id}`, 'crawl');
   }
 
@@ -192,28 +198,47 @@ export class FirecrawlController {
     q: Record<string, string>,
     self: string,
     kind: 'batch' | 'crawl',
-  ): Promise<Json> {
+  ): Promise<StreamableFile> {
     const after = intParam('after', q.after, -1) ?? -1;
     const limit = intParam('limit', q.limit, 1, PAGE_DOCS) ?? PAGE_DOCS;
     const job = await this.batch.get(caller, id);
     if (job.kind !== kind) throw notFound(kind === 'batch' ? 'batch scrape' : 'crawl');
-    const page = JSON.parse(
-      await this.batch.resultsJson(caller, id, { after, limit, statuses: ['done'] }),
-    ) as { results: TargetResult[]; next: number | null };
-    const data = page.results
-      .filter((t): t is TargetResult & { result: FetchEnvelope } => t.result !== null)
-      .map((t) => documentOf(t.result, wantedOfEnvelope(t.result)));
+    const page = await this.batch.resultsPage(caller, id, { after, limit, statuses: ['done'] });
+    // Each stored envelope is read and its document written apart, a slice at a time: a page of
+    // large documents parsed and written as one held the event loop for over 100 ms.
+    const slicer = new TimeSlicer();
+    const docs: string[] = [];
+    for (const item of page.groups.flat()) {
+      const t = JSON.parse(item) as TargetResult;
+      if (t.result !== null) docs.push(JSON.stringify(documentOf(t.result, wantedOfEnvelope(t.result))));
+      if (slicer.due()) await slicer.turn();
+    }
     const more = limit !== PAGE_DOCS ? `&limit=${limit}` : '';
-    return {
+    const head = JSON.stringify({
       success: true,
       status: statusOf(job.status),
       total: job.targets_total,
       completed: job.targets_done,
       expiresAt: job.lease_expires_at,
       next: page.next === null ? null : `${self}?after=${page.next}${more}`,
-      data,
-    };
+    });
+    return jsonInParts(listParts(`${head.slice(0, -1)},"data":[`, docGroups(docs), ']}'));
   }
+}
+
+/** Documents in groups of about a mebibyte of JSON, for jsonInParts. */
+function docGroups(docs: string[]): string[][] {
+  const groups: string[][] = [];
+  let size = Infinity;
+  for (const d of docs) {
+    if (size + d.length > 1024 * 1024) {
+      groups.push([]);
+      size = 0;
+    }
+    groups[groups.length - 1].push(d);
+    size += d.length;
+  }
+  return groups;
 }
 
 /** This server's base URL as the caller reached it. */
