@@ -9,6 +9,8 @@ export type Check = (body: unknown) => Promise<object | undefined>;
 
 type Condition = (o: object, v: unknown) => boolean;
 interface Rule {
+  /** The constraint's name: the key of its message in a ValidationError. */
+  name: string;
   validate(value: unknown, args: ValidationArguments): unknown;
   constraints: unknown[];
   /** Applied to each item of a list, as class-validator's `each`. */
@@ -85,6 +87,7 @@ function planOf(dto: Dto, within: Set<Dto>): Plan | null {
       for (const c of storage.getTargetValidatorConstraints(m.constraintCls)) {
         if (c.async) return null;
         prop.rules.push({
+          name: c.name,
           validate: (v, a) => c.instance.validate(v, a),
           constraints: m.constraints,
           each: m.each === true,
@@ -187,5 +190,46 @@ export function compileCheck(dto: Dto): Check | null {
     const slicer = new TimeSlicer();
     const entity = await build(plan, body, slicer);
     return entity && (await passes(plan, entity, slicer)) ? entity : undefined;
+  };
+}
+
+/** A DTO's list of nested DTOs (a batch's targets), as the pipe validates a long one in parts. */
+export interface ListPlan {
+  property: string;
+  /** The DTO's properties in the order class-validator reports their errors. */
+  order: string[];
+  /** The names of the list's own constraints, in the order class-validator runs them. */
+  names: string[];
+  /**
+   * Whether the whole list passes its own rules but those applied to each item (a part of it
+   * passes them too, then); a rule may throw, as in the full pipe (SelectorBudget).
+   */
+  wholePasses(body: Record<string, unknown>): boolean;
+}
+
+/** The DTO's one list of nested DTOs, when the DTO compiles (see planOf); null otherwise. */
+export function listPlanOf(dto: Dto): ListPlan | null {
+  const plan = planOf(dto, new Set());
+  const lists = plan ? [...plan.props].filter(([, p]) => p.nested?.each) : [];
+  if (!plan || lists.length !== 1) return null;
+  const [property, { rules }] = lists[0];
+  return {
+    property,
+    order: [...plan.props.keys()],
+    names: rules.map((r) => r.name),
+    wholePasses(body) {
+      const value = body[property];
+      const args: ValidationArguments = {
+        targetName: dto.name,
+        property,
+        object: body,
+        value,
+        constraints: [],
+      };
+      return rules.every((rule) => {
+        args.constraints = rule.constraints;
+        return rule.each || rule.validate(value, args) === true;
+      });
+    },
   };
 }
