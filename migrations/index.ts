@@ -7,6 +7,7 @@ import * as m0005 from './0005-caller-fair-outbox';
 import * as m0006 from './0006-cancelled-targets-precise-times';
 import * as m0007 from './0007-crawls';
 import * as m0008 from './0008-statement-counts';
+import * as m0009 from './0009-counts-planned-per-statement';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -18,6 +19,7 @@ export const migrations: Record<string, Migration> = {
   '0006-cancelled-targets-precise-times': m0006,
   '0007-crawls': m0007,
   '0008-statement-counts': m0008,
+  '0009-counts-planned-per-statement': m0009,
 };
 
 /**

@@ -1,18 +1,10 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SiftError } from '../common/errors';
-import {
-  Db,
-  claimTargets,
-  lockJob,
-  lockJobClaims,
-  lockSubmits,
-  deleteJobs,
-  type BatchJob,
-  type Tx,
-} from '../dcache';
+import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
 import type { Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
+import { ENDING_WAIT_MS, endCancelledTargets } from './cancelled-targets';
 import {
   checkCallerLimits,
   createJob,
@@ -45,8 +37,9 @@ const DURABLE = { durable: true };
  *   claim         targets pending → running, held by an instance; queued → running  batch.running
  *   recordResult  target running → done | failed              target.done | target.failed
  *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
- *   cancel        queued | running → cancelled; every unfinished target (pending, or running:
- *                 its fetch aborted, a late result discarded) → cancelled       batch.cancelled
+ *   cancel        queued | running → cancelled                                  batch.cancelled
+ *                 then every unfinished target (pending, or running: its fetch aborted, a late
+ *                 result discarded) → cancelled, in slices (cancelled-targets.ts)
  *   (restart, lost instances and shutdown: JobRecovery, job-recovery.ts)
  *
  * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts), but for a
@@ -54,6 +47,8 @@ const DURABLE = { durable: true };
  */
 @Injectable()
 export class JobLifecycle {
+  private readonly log = new Logger('batch');
+
   constructor(
     private readonly db: Db,
     private readonly clock: Clock,
@@ -138,8 +133,6 @@ export class JobLifecycle {
   ): Promise<Claim | undefined> {
     const { jobId, holder, limit, perHost = Number.MAX_SAFE_INTEGER } = ask;
     const now = this.clock.preciseNow();
-    // After a cancel under way: the job is read as it committed it.
-    await lockJobClaims(tx, jobId, 'claim');
     let job = await tx.jobs.batchJob(jobId);
     if (!job || !isLiveJob(job.status)) return undefined;
     const targets = await claimTargets(
@@ -253,19 +246,19 @@ export class JobLifecycle {
   }
 
   /**
-   * One durable transition to cancelled, with its event: the job's unfinished targets end
-   * cancelled in the same transaction, those never started and those in flight alike (a fetch in
-   * flight is aborted, and its late result discarded: recordResult writes only a target its holder
-   * still holds running in a running job). A result committed before the cancel stands; the job
-   * row orders the two. Cancelling a cancelled job changes nothing; an ended one is 409. Undefined
-   * when the job does not exist.
+   * One durable transition to cancelled, with its event: the job's status, its counts as they
+   * will stand (every unfinished target cancelled) and `batch.cancelled`. No target starts after
+   * it commits: a claim reads the job's status (under its row, right before it takes targets), and
+   * a fetch in flight is aborted and its late result discarded (recordResult writes only a target
+   * its holder still holds running in a running job). The unfinished targets then end cancelled,
+   * a slice per transaction (endCancelledTargets): waited for up to ENDING_WAIT_MS, so the answer
+   * usually shows them ended, and never held up by 10,000 rows or by a claim. A result committed
+   * before the cancel stands; the job row orders the two. Cancelling a cancelled job changes
+   * nothing; an ended one is 409. Undefined when the job does not exist.
    */
   async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
     const now = this.clock.preciseNow();
-    return this.db.transaction(async (tx) => {
-      // The claims under way end first, those after wait (see lockJobClaims): no claim holds the
-      // job's pending rows while the cancel holds its row.
-      await lockJobClaims(tx, jobId, 'cancel');
+    const out = await this.db.transaction(async (tx) => {
       await lockJob(tx, jobId);
       const job = await tx.jobs.batchJob(jobId);
       if (!job) return undefined;
@@ -278,17 +271,25 @@ export class JobLifecycle {
           'nothing to cancel: read its results',
         );
       }
-      await tx.targets.cancelUnfinished({ jobId, now });
+      const { count } = await tx.targets.unfinished(jobId);
       await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
       const ended = (await tx.jobs.batchJob(jobId))!;
+      const counted = { ...ended, targetsCancelled: (ended.targetsCancelled ?? 0) + count };
       await this.events.append(
         tx,
         { jobId: jobId, type: 'batch.cancelled', at: now },
-        { targets_done: ended.targetsDone, targets_cancelled: ended.targetsCancelled ?? 0 },
+        { targets_done: counted.targetsDone, targets_cancelled: counted.targetsCancelled },
       );
       tx.onCommit(() => this.signals.cancelled(jobId));
-      return { job: ended, changed: true };
+      return { job: counted, changed: true };
     }, DURABLE);
+    if (out?.changed) {
+      const ending = endCancelledTargets(this.db, jobId, now).catch((err: Error) =>
+        this.log.warn(`ending the targets of cancelled job ${jobId}: ${err.message} (the sweeper goes on)`),
+      );
+      await Promise.race([ending, new Promise((resolve) => setTimeout(resolve, ENDING_WAIT_MS).unref())]);
+    }
+    return out;
   }
 }
 

@@ -6,7 +6,6 @@ export {
   lockHosts,
   lockDeliveries,
   lockJob,
-  lockJobClaims,
   lockJobs,
   lockSubmits,
   tryHousekeepingLock,
@@ -22,6 +21,7 @@ export {
 export {
   ClassFleet,
   ClassRestricted,
+  ROWS_PER_STATEMENT,
   type BatchEvent,
   type BatchJob,
   type BatchStoreMisses,

@@ -3,6 +3,7 @@ import {
   DEFAULT_RESTART_POLICY,
   LIVE_JOB_STATUSES,
   REPLAYABLE_JOB_STATUSES,
+  UNFINISHED_TARGET_STATUSES,
   isLiveJob,
   type JobStatus,
   type RestartPolicy,
@@ -122,6 +123,29 @@ export class JobReader {
       .orderBy('id')
       .execute();
     return rows.map((r) => ({ id: r.id, status: r.status, onRestart: r.on_restart }));
+  }
+
+  /**
+   * Cancelled jobs that still have targets not finished: a cancel whose process ended before it
+   * had ended them all (see JobLifecycle.cancel). At most `limit`.
+   */
+  async cancelledUnfinished(limit: number): Promise<string[]> {
+    const rows = await this.q
+      .selectFrom('batch_job')
+      .select('id')
+      .where('status', '=', 'cancelled')
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('batch_target')
+            .select('batch_target.idx')
+            .whereRef('batch_target.job_id', '=', 'batch_job.id')
+            .where('batch_target.status', 'in', UNFINISHED_TARGET_STATUSES),
+        ),
+      )
+      .limit(limit)
+      .execute();
+    return rows.map((r) => r.id);
   }
 
   /** Jobs per status, and the targets live jobs still have to finish. */

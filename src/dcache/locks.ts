@@ -8,25 +8,26 @@ import type { Tx } from './db';
  * and takes the whole database at BEGIN IMMEDIATE, so these helpers do nothing there):
  *
  *   1. at most one advisory lock of a kind of work (submit, delivery claim, housekeeping);
- *   2. a job's claim lock (lockJobClaims): shared by a claim, exclusive by a cancel;
- *   3. job rows (batch_job), with lockJob / lockJobs, several in id order;
- *   4. those jobs' target rows (batch_target);
- *   5. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
+ *   2. job rows (batch_job), with lockJob / lockJobs, several in id order;
+ *   3. those jobs' target rows (batch_target);
+ *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
  *
  * A statement on a target row also updates its job row (the count triggers of migration 0001), so
  * a transaction that changes a job's targets takes the job row first: cancel, results (in job id
  * order), restart and lost-instance recovery, deferral, the return of targets at shutdown, purge,
  * sweep and eviction.
  *
- * The claim takes its job's claim lock (shared) first, then only *pending* candidates, with SKIP
- * LOCKED (it never waits for a target row), then host locks, then the job row right before its
- * update, so a claim never holds the job row while it scans. A cancel takes the claim lock
- * exclusive before the job row: it waits for the claims under way (and claims after it wait for
- * it), so it never holds the job row while a claim holds the job's pending rows, which it must
- * update. A transaction holding a job row waits for that job's pending rows otherwise only when it
- * fails the job (restart or lost-instance recovery): a claim caught between them is a deadlock
- * PostgreSQL breaks after deadlock_timeout, and Db.transaction runs the loser again. The same
- * holds for two claims that look past their first page of candidates and lock each other's hosts.
+ * The claim is the one exception, and why it is safe: it locks only *pending* candidates, with
+ * SKIP LOCKED (it never waits for a target row), then host locks, then the job row right before
+ * its update, so a claim never holds the job row while it scans. A cancel commits the job's
+ * status under its row alone, then ends its targets passing over the rows a claim holds (SKIP
+ * LOCKED: that claim finds the job cancelled when it takes the row, and claims nothing); before,
+ * a cancel that held the job row waited for a claim's pending rows while the claim waited for the
+ * row, and each such deadlock cost deadlock_timeout (503 after 6-15 s with three instances). A
+ * transaction holding a job row waits for that job's pending rows only when it fails the job
+ * (restart or lost-instance recovery): a claim caught between them is a deadlock PostgreSQL
+ * breaks after deadlock_timeout, and Db.transaction runs the loser again. The same holds for two
+ * claims that look past their first page of candidates and lock each other's hosts.
  */
 
 /** Advisory lock keys (PostgreSQL): one per kind of work that must not run twice at once. */
@@ -35,8 +36,6 @@ export const RECOVERY_LOCK = 0x51f7_0002;
 export const SWEEP_LOCK = 0x51f7_0003;
 /** The first key of host locks (pg_advisory_xact_lock(int4, int4): a key space of its own). */
 const HOST_LOCKS = 0x51f7;
-/** The first key of job claim locks (the same two-key space, another first key). */
-const JOB_CLAIM_LOCKS = 0x51f8;
 const DELIVERY_LOCK = 0x51f7_0005;
 
 /** Takes the job's row for the rest of the transaction (before any of its targets). */
@@ -60,23 +59,6 @@ export async function lockJobs(tx: Tx, ids: readonly string[]): Promise<void> {
 }
 
 /**
- * A job's claim lock (FNV-1a of its id: two jobs may share one, which only makes one wait for the
- * other), for the rest of the transaction: `claim` takes it shared, `cancel` exclusive. A cancel
- * of a job three instances were claiming from took its row, then waited for the pending rows a
- * claim held while that claim waited for the row: each such deadlock cost deadlock_timeout, and
- * the cancel answered 503 after 6-15 s. PostgreSQL's lock manager queues a shared request behind
- * a waiting exclusive one, so a cancel waits only for the claims already under way, and the
- * claims after it see the job cancelled.
- */
-export async function lockJobClaims(tx: Tx, id: string, mode: 'claim' | 'cancel'): Promise<void> {
-  if (!tx.pg) return;
-  const key = hashKey(id);
-  if (mode === 'claim')
-    await sql`SELECT pg_advisory_xact_lock_shared(${JOB_CLAIM_LOCKS}, ${key})`.execute(tx.q);
-  else await sql`SELECT pg_advisory_xact_lock(${JOB_CLAIM_LOCKS}, ${key})`.execute(tx.q);
-}
-
-/**
  * Waits until no other submit is between its checks and its commit, so the idempotency key and
  * the live-job limits hold exactly when instances submit at once.
  */
@@ -97,7 +79,7 @@ export async function lockHosts(tx: Tx, hosts: readonly string[]): Promise<void>
   );
 }
 
-/** A host's or a job's lock key: FNV-1a, 32 bits, as a signed int4. */
+/** A host's lock key: FNV-1a, 32 bits, as a signed int4. */
 function hashKey(s: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < s.length; i++) h = Math.imul(h ^ s.charCodeAt(i), 0x01000193);

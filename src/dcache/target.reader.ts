@@ -1,5 +1,9 @@
 import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
-import { RETRYABLE_TARGET_STATUSES, type TargetStatus } from '../common/job-status';
+import {
+  RETRYABLE_TARGET_STATUSES,
+  UNFINISHED_TARGET_STATUSES,
+  type TargetStatus,
+} from '../common/job-status';
 import { toTarget, type BatchStoreMisses, type BatchTarget } from './rows';
 import type { DB } from './schema';
 
@@ -90,6 +94,22 @@ export class TargetReader {
       .where('job_id', '=', jobId)
       .where('idx', '>', after);
     return filtered(q, filter).orderBy('idx').limit(limit).execute();
+  }
+
+  /** The job's targets not finished (pending, waiting for a duplicate, running), and its last idx. */
+  async unfinished(jobId: string): Promise<{ count: number; lastIdx: number }> {
+    const left = await this.q
+      .selectFrom('batch_target')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('job_id', '=', jobId)
+      .where('status', 'in', UNFINISHED_TARGET_STATUSES)
+      .executeTakeFirst();
+    const last = await this.q
+      .selectFrom('batch_target')
+      .select((eb) => eb.fn.max('idx').as('idx'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirst();
+    return { count: Number(left?.n ?? 0), lastIdx: Number(last?.idx ?? -1) };
   }
 
   /** Whether the job has a pending target left to claim (a duplicate waits for its first). */

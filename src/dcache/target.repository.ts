@@ -1,7 +1,7 @@
 import { UNFINISHED_TARGET_STATUSES, type TargetStatus } from '../common/job-status';
 import { TimeSlicer } from '../common/time-slice';
 import type { Tx } from './db';
-import { INSERT_CHUNK, ROWS_PER_STATEMENT, type BatchStoreMisses, type BatchTarget } from './rows';
+import { INSERT_CHUNK, type BatchStoreMisses, type BatchTarget } from './rows';
 import { TargetReader } from './target.reader';
 
 // The host (and port) of a target's URL, normalised: what the per-host limit counts.
@@ -64,8 +64,11 @@ export interface TargetWrite {
  * targets_done, targets_failed, nbytes and lease in step with every change here.
  */
 export class TargetRepository extends TargetReader {
+  private readonly pg: boolean;
+
   constructor(tx: Tx, misses: BatchStoreMisses) {
     super(tx.q, misses);
+    this.pg = tx.pg;
   }
 
   /**
@@ -181,33 +184,48 @@ export class TargetRepository extends TargetReader {
   }
 
   /**
-   * The cancel of a job: every target not finished (pending, waiting for a duplicate, or running:
-   * its fetch is aborted and a late result discarded, see finishHeldTarget) ends cancelled, held by
-   * nobody. Returns how many.
+   * Part of ending a cancelled job's targets: its targets in [from, to) not finished (pending,
+   * waiting for a duplicate, or running: its fetch is aborted and a late result discarded, see
+   * finishHeldTarget) end cancelled, held by nobody. On PostgreSQL a row a claim holds (a claim
+   * that began before the cancel, and finds the job cancelled) is passed over, never waited for:
+   * the caller goes over the job again. Returns how many ended.
    */
-  async cancelUnfinished(w: { jobId: string; now: number }): Promise<number> {
-    // A statement per ROWS_PER_STATEMENT targets, by idx, with turns of the event loop between
-    // them: on SQLite one statement over 10,000 targets (and their trigger) held it 60 ms.
-    const last = await this.q
-      .selectFrom('batch_target')
-      .select((eb) => eb.fn.max('idx').as('idx'))
-      .where('job_id', '=', w.jobId)
-      .executeTakeFirst();
-    const slicer = new TimeSlicer();
-    let n = 0;
-    for (let from = 0; from <= Number(last?.idx ?? -1); from += ROWS_PER_STATEMENT) {
-      if (slicer.due()) await slicer.turn();
+  async cancelUnfinished(w: { jobId: string; now: number; from: number; to: number }): Promise<number> {
+    const ended = { status: 'cancelled', holder: null, updated_at: w.now } as const;
+    if (!this.pg) {
       const r = await this.q
         .updateTable('batch_target')
-        .set({ status: 'cancelled', holder: null, updated_at: w.now })
+        .set(ended)
         .where('job_id', '=', w.jobId)
-        .where('idx', '>=', from)
-        .where('idx', '<', from + ROWS_PER_STATEMENT)
+        .where('idx', '>=', w.from)
+        .where('idx', '<', w.to)
         .where('status', 'in', UNFINISHED_TARGET_STATUSES)
         .executeTakeFirst();
-      n += Number(r.numUpdatedRows);
+      return Number(r.numUpdatedRows);
     }
-    return n;
+    // The rows are locked first, in a CTE the planner cannot fold into the update: folded, with a
+    // new job's row estimates, it ran the locking scan once per target (2.7 s for 2,000 of 4,000).
+    const r = await this.q
+      .with(
+        (wb) => wb('free').materialized(),
+        (db) =>
+          db
+            .selectFrom('batch_target')
+            .select('idx')
+            .where('job_id', '=', w.jobId)
+            .where('idx', '>=', w.from)
+            .where('idx', '<', w.to)
+            .where('status', 'in', UNFINISHED_TARGET_STATUSES)
+            .forUpdate()
+            .skipLocked(),
+      )
+      .updateTable('batch_target')
+      .from('free')
+      .set(ended)
+      .where('batch_target.job_id', '=', w.jobId)
+      .whereRef('batch_target.idx', '=', 'free.idx')
+      .executeTakeFirst();
+    return Number(r.numUpdatedRows);
   }
 
   /**

@@ -3,6 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
+import { endCancelledTargets } from '../batch/cancelled-targets';
 import {
   ContentCache,
   Db,
@@ -13,9 +14,13 @@ import {
   tryHousekeepingLock,
 } from '../dcache';
 
+/** Cancels left unfinished taken up in one pass, at most. */
+const CANCELS_PER_TICK = 20;
+
 /**
  * Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to
- * budget, expired robots.txt and idle host state forgotten.
+ * budget, the targets of cancels left unfinished ended, expired robots.txt and idle host state
+ * forgotten.
  */
 @Injectable()
 export class SweeperService {
@@ -55,6 +60,11 @@ export class SweeperService {
       });
       if (!done) return undefined;
       const { touched, swept } = done;
+      // A cancel whose process ended before its job's targets had all ended cancelled.
+      for (const id of await this.db.read.jobs.cancelledUnfinished(CANCELS_PER_TICK)) {
+        const ended = await endCancelledTargets(this.db, id, now);
+        this.log.log(`ended ${ended} targets of cancelled job ${id}`);
+      }
       const evicted = done.evicted + (await this.cache.evict());
       // What sift knew of sites no longer in force: expired robots.txt, hosts with no pause or turn.
       const forgotten = await this.hosts.sweep(this.clock.now(), this.clock.nowMs());

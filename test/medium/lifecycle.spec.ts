@@ -3,9 +3,11 @@ import type { JobRecovery } from '../../src/batch/job-recovery';
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/common/job-status';
 import type { BatchStore, Dcache } from '../../src/dcache';
+import { endCancelledTargets } from '../../src/batch/cancelled-targets';
+import { ROWS_PER_STATEMENT } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 import { lifecycleOf } from '../support/lifecycle';
-import { TestClock } from '../support/app';
+import { TestClock, waitUntil } from '../support/app';
 
 /**
  * The job state machine on a bare in-memory database: no app, no runner, no HTTP. Every transition
@@ -207,6 +209,45 @@ describeEachBackend('JobLifecycle', (db) => {
       await life.recordResult({ jobId: other.job.id, idx: 0, holder: ME, outcome: done() });
       await expect(life.cancel(other.job.id)).rejects.toMatchObject({ status: 409, code: 'not_cancellable' });
       expect(await life.cancel('nope')).toBeUndefined();
+    });
+
+    it('a job of several slices: its answer counts every target, and every one ends cancelled', async () => {
+      const n = ROWS_PER_STATEMENT * 2 + 7;
+      const { job } = await life.submit(draft(n), limits);
+      await start(job.id);
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
+      await start(job.id);
+      const out = await life.cancel(job.id);
+      expect(out).toMatchObject({ job: { status: 'cancelled', targetsDone: 1, targetsCancelled: n - 1 } });
+      // The answer waits for the targets a while at most (ENDING_WAIT_MS); they end after it.
+      await waitUntil(
+        async () => (await d.database.read.jobs.cancelledUnfinished(10)).length === 0 || undefined,
+        'every target of the cancelled job ended',
+      );
+      const after = await store.batchTargets(job.id);
+      expect(after!.filter((t) => t.status === 'cancelled')).toHaveLength(n - 1);
+      expect(await store.batchJob(job.id)).toMatchObject({ targetsDone: 1, targetsCancelled: n - 1 });
+      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([]);
+    });
+
+    it('a cancel that committed but whose process ended before its targets: no claim, then ended', async () => {
+      const { job } = await life.submit(draft(5), limits);
+      await start(job.id);
+      // The cancel's own transaction committed (status, counts, event); its targets did not end.
+      await store.setBatchJobStatus(job.id, 'cancelled', '', now());
+      expect(await life.claim(job.id, ME, 5)).toBeUndefined();
+      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([job.id]);
+      await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
+      expect(await endCancelledTargets(d.database, job.id, now())).toBe(5);
+      expect(await statuses(job.id)).toEqual(Array(5).fill('cancelled'));
+      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([]);
+      expect(await endCancelledTargets(d.database, job.id, now())).toBe(0);
+    });
+
+    it('a job that is not cancelled keeps its targets', async () => {
+      const { job } = await life.submit(draft(2), limits);
+      expect(await endCancelledTargets(d.database, job.id, now())).toBe(0);
+      expect(await statuses(job.id)).toEqual(['pending', 'pending']);
     });
   });
 

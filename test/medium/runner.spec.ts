@@ -58,6 +58,49 @@ describe('sweeper on real SQLite with a set clock', () => {
       expect(await store.batchJob('live')).toBeDefined();
     });
 
+    it('ends the targets of a cancel whose process stopped before they had all ended', async () => {
+      await store.createBatchJob(job('cut', { status: 'cancelled', lease: clock.now() }));
+      await store.putBatchTargets(
+        'cut',
+        ['done', 'pending', 'running', 'pending'].map((status, idx) => ({
+          jobId: 'cut',
+          idx,
+          url: `http://a.test/${idx}`,
+          options: '{}',
+          status: status as 'done' | 'pending' | 'running',
+          result: status === 'done' ? '{}' : null,
+          error: null,
+          hint: null,
+        })),
+      );
+      await store.createBatchJob(job('live', { status: 'running', lease: clock.now() }));
+      await store.putBatchTargets('live', [
+        {
+          jobId: 'live',
+          idx: 0,
+          url: 'http://a.test/',
+          options: '{}',
+          status: 'pending',
+          result: null,
+          error: null,
+          hint: null,
+        },
+      ]);
+      await app.get(SweeperService).tick();
+      expect((await store.batchTargets('cut'))!.map((t) => t.status)).toEqual([
+        'done',
+        'cancelled',
+        'cancelled',
+        'cancelled',
+      ]);
+      expect(await store.batchJob('cut')).toMatchObject({
+        status: 'cancelled',
+        targetsDone: 1,
+        targetsCancelled: 3,
+      });
+      expect((await store.batchTargets('live'))!.map((t) => t.status)).toEqual(['pending']);
+    });
+
     it('is a cron job: every minute, on the minute, in UTC', async () => {
       const registry = app.get(SchedulerRegistry);
       expect(registry.getIntervals()).toEqual([]);
