@@ -284,8 +284,11 @@ export class JobLifecycle {
       return { job: counted, changed: true };
     }, DURABLE);
     if (out?.changed) {
-      const ending = endCancelledTargets(this.db, jobId, now).catch((err: Error) =>
-        this.log.warn(`ending the targets of cancelled job ${jobId}: ${err.message} (the sweeper goes on)`),
+      const ending = endCancelledTargets(this.db, jobId, now).then(
+        // Followers of its results here read the ended targets at once (others within their poll).
+        () => this.signals.evented(jobId),
+        (err: Error) =>
+          this.log.warn(`ending the targets of cancelled job ${jobId}: ${err.message} (the sweeper goes on)`),
       );
       await Promise.race([ending, new Promise((resolve) => setTimeout(resolve, ENDING_WAIT_MS).unref())]);
     }

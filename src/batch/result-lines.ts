@@ -135,7 +135,8 @@ async function* followLines(
     const signal = stop ? AbortSignal.any([woken.signal, stop]) : woken.signal;
     const next = from.signals.nextEvent(id, FOLLOW_POLL_MS, signal);
     try {
-      // The job first: one that has ended by then has every target ended in the page read after.
+      // The job first: one that has ended by then has every target ended in the page read after,
+      // but a cancelled one.
       const job = await from.reader.jobs.batchJob(id);
       if (!job) return undefined;
       const read = await pageOf(from.reader, id, { after, look, limit: pageSize });
@@ -152,7 +153,8 @@ async function* followLines(
         if (slicer.due()) await slicer.turn();
       }
       if (!waiting && !more) return after;
-      if (waiting && isTerminalJob(job.status)) return after;
+      // A cancelled job's targets end just after it (see endCancelledTargets): waited for.
+      if (waiting && isTerminalJob(job.status) && job.status !== 'cancelled') return after;
       if (waiting) await next;
     } finally {
       woken.abort();

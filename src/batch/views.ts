@@ -174,7 +174,9 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
     targets_total: j.targetsTotal,
     targets_done: j.targetsDone,
     targets_failed: j.targetsFailed ?? 0,
-    targets_cancelled: j.targetsCancelled ?? 0,
+    // A cancelled job's unfinished targets end just after it (see endCancelledTargets): it shows
+    // them cancelled at once, on every instance.
+    targets_cancelled: j.status === 'cancelled' ? j.targetsTotal - j.targetsDone : (j.targetsCancelled ?? 0),
     targets_flagged: j.targetsFlagged ?? 0,
     created_at: iso(j.createdAt),
     lease_expires_at: iso(j.lease + ttlS),

@@ -18,9 +18,6 @@ import { EVENT_TYPES, RESTART_POLICIES, type EventType, type RestartPolicy } fro
 import { FetchOptionsDto } from './fetch.dto';
 import { IsHttpUrl, IsWebhookSecret, MAX_URL_LENGTH, SelectorBudget } from './validators';
 
-/** No class may raise its target limit above this; the class limit is checked after validation. */
-export const HARD_MAX_TARGETS = 100_000;
-
 export class BatchTargetDto {
   /**
    * The page to fetch: an absolute http or https URL of at most 8,192 characters. Any other is a
@@ -96,10 +93,12 @@ export class JobAskDto {
 }
 
 export class BatchSubmitDto extends JobAskDto {
-  /** The URLs to fetch, in order; results keep this order (idx 0, 1, …). */
+  /**
+   * The URLs to fetch, in order; results keep this order (idx 0, 1, …). At most the caller's class
+   * limit (SIFT_FLEET_MAX_TARGETS, SIFT_RESTRICTED_MAX_TARGETS), checked before these rules.
+   */
   @IsArray()
   @ArrayMinSize(1)
-  @ArrayMaxSize(HARD_MAX_TARGETS)
   @IsObject({ each: true })
   @SelectorBudget()
   @ValidateNested({ each: true })

@@ -14,7 +14,7 @@ import {
 import { MAX_MAP_LIMIT } from '../crawl/map.service';
 import { MAX_GLOB_CHARS } from '../crawl/scope';
 import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../crawl/spec';
-import { HARD_MAX_TARGETS, JobAskDto } from './batch.dto';
+import { JobAskDto } from './batch.dto';
 import { IsHttpUrl, MAX_URL_LENGTH } from './validators';
 
 /** Where a crawl or a map starts, and which of the site's URLs it takes. */
@@ -57,7 +57,6 @@ export class CrawlSubmitDto extends IntersectionType(SiteScopeDto, JobAskDto) {
   @IsOptional()
   @IsInt()
   @Min(1)
-  @Max(HARD_MAX_TARGETS)
   limit?: number;
 
   /** Link hops from the seed a page may be (default 3; a sitemap's entry is one hop). */

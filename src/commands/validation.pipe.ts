@@ -6,10 +6,21 @@ import { LIST_PART, ListValidation } from './list-validation';
 
 export { compileCheck } from './compiled-check';
 
+/**
+ * One problem per field: the first rule it broke in the order its DTO declares them (a type
+ * first), which class-validator lists last; the note that a list's items are not objects only
+ * when nothing else is wrong with it.
+ */
+function problemOf(constraints: Record<string, string> | undefined): string[] {
+  const names = Object.keys(constraints ?? {}).reverse();
+  const name = names.find((n) => n !== 'nestedValidation') ?? names[0];
+  return name === undefined ? [] : [constraints![name]];
+}
+
 function fieldErrors(errors: ValidationError[], prefix = ''): string[] {
   return errors.flatMap((e) => {
     const path = prefix ? `${prefix}.${e.property}` : e.property;
-    const own = Object.values(e.constraints ?? {}).map((m) => (prefix ? `${prefix}.${m}` : m));
+    const own = problemOf(e.constraints).map((m) => (prefix ? `${prefix}.${m}` : m));
     return [...own, ...fieldErrors(e.children ?? [], path)];
   });
 }

@@ -188,6 +188,46 @@ describe('one validation for /v1, the Firecrawl routes and the MCP tools', () =>
     expect([good.status, good.body.data?.markdown]).toEqual([200, expect.stringContaining('Paragraph 0')]);
   }, 30_000);
 
+  it('a field broken several ways is refused for one problem, its type before its size', async () => {
+    const refusals = [
+      await rest('POST', '/v1/fetch', { url: 123 }),
+      await rest('POST', '/v1/fetch', { url: `http://a.test/${'x'.repeat(9000)}`, max_bytes: 'a lot' }),
+      await rest('POST', '/v1/batch', { targets: 'http://a.test/' }),
+      await rest('POST', '/v1/batch', { targets: [], on_restart: 'never' }),
+    ];
+    expect(refusals.map((r) => [r.status, r.body.error?.message])).toEqual([
+      [400, 'url must be a string'],
+      [400, 'url must be shorter than or equal to 8192 characters; max_bytes must be an integer number'],
+      [400, 'targets must be an array'],
+      [
+        400,
+        'targets must contain at least 1 elements; on_restart must be one of the following values: fail, retry, resume',
+      ],
+    ]);
+  });
+
+  it('a job over its size is refused with the caller class’s limit, on every surface', async () => {
+    const crawl = await rest('POST', '/v1/crawl', { url: upstream.url('/'), limit: 200_000 });
+    expect([crawl.status, crawl.body.error?.message]).toEqual([
+      400,
+      'limit 200000 is over the 10000 pages a fleet caller may crawl in one job',
+    ]);
+    const urls = Array.from({ length: 10_001 }, (_, i) => upstream.url(`/${i}`));
+    const batch = await rest('POST', '/v1/batch', { targets: urls.map((url) => ({ url })) });
+    const sent = { code: batch.body.error?.code, message: batch.body.error?.message };
+    expect(sent).toEqual({
+      code: 'too_many_targets',
+      message: '10001 targets is over the 10000 a fleet caller may send in one job',
+    });
+    for (const client of Object.values(mcp)) {
+      expect(await call(client, 'batch_submit', { urls })).toMatchObject({ isError: true, body: sent });
+      expect(await call(client, 'crawl', { url: upstream.url('/'), limit: 200_000 })).toMatchObject({
+        isError: true,
+        body: { code: 'invalid_request', message: crawl.body.error?.message },
+      });
+    }
+  }, 30_000);
+
   it('each bad input is refused by /v1, the Firecrawl route and the MCP tools, in the same words', async () => {
     // Every surface's answer to every row, against what /v1's refusal says it must be.
     const got: unknown[] = [];
