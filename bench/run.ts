@@ -17,6 +17,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   crawl: () => import('./crawl').then((m) => m.benchCrawl()),
   adapters: () => import('./adapters').then((m) => m.benchAdapters()),
   quality: () => import('./quality').then((m) => Promise.resolve(m.benchQuality())),
+  cancel: () => import('./cancel').then((m) => m.benchCancel()),
 };
 
 async function main(): Promise<void> {
