@@ -9,7 +9,7 @@ import {
   type CrawlSpec,
   type SitemapMode,
 } from '../crawl/spec';
-import type { Caller } from '../pages/caller-policy';
+import { renderModeOf, type Caller, type RenderAsk } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
 import type { JobDraft } from './job-creation';
 import { jobBasics, urlProblem, type DraftLimits, type JobAsk } from './submission';
@@ -72,6 +72,7 @@ export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): J
     sitemap: req.sitemap ?? 'include',
     options: req.options ?? {},
   };
+  renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
   const basics = jobBasics(caller, req, o, [req.options]);
   const { options, ...asked } = spec;
   return {

@@ -62,18 +62,22 @@ export function checkRobotsOption(caller: Caller, robots: boolean | undefined): 
   return robots !== false;
 }
 
+/** What a call's options ask of the browser. */
+export interface RenderAsk {
+  render?: 'never' | 'auto' | 'always';
+  screenshot?: boolean;
+}
+
 /**
  * How a call renders: a screenshot is taken of a rendered page, so asking one renders the page
  * (`auto` becomes `always`); with render "never" it is refused, never dropped without a word.
+ * `where` names the options in the refusal (a batch's target).
  */
-export function renderModeOf(p: {
-  render?: 'never' | 'auto' | 'always';
-  screenshot?: boolean;
-}): 'never' | 'auto' | 'always' {
+export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'always' {
   if (p.screenshot !== true) return p.render ?? 'auto';
   if (p.render === 'never') {
     throw invalidRequest(
-      'screenshot is taken of the rendered page: it cannot be asked with render "never"',
+      `${where}screenshot is taken of the rendered page: it cannot be asked with render "never"`,
       'send render "auto" or "always" with screenshot, or leave screenshot out',
     );
   }

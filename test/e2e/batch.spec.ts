@@ -98,6 +98,32 @@ describe('batch jobs over HTTP', () => {
     );
   });
 
+  it("a target's own options go over the job's, and what they leave unset keeps the job's", async () => {
+    const sub = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({
+        options: { format: 'text', max_bytes: 60 },
+        targets: [
+          { url: fx.url('/page/o0') },
+          { url: fx.url('/page/o1'), options: { max_bytes: 30 } },
+          { url: fx.url('/page/o2'), options: { format: 'html' } },
+        ],
+      });
+    const job = await waitFor(sub.body.id);
+    expect(job).toMatchObject({ status: 'done', targets_done: 3 });
+    const page = await http().get(`/v1/batch/${job.id}/results`).set(fleet);
+    const shown = page.body.results.map((r: { result: { format: string; bytes: number } }, i: number) => [
+      r.result.format,
+      r.result.bytes <= [60, 30, 60][i],
+    ]);
+    expect(shown).toEqual([
+      ['text', true],
+      ['text', true],
+      ['html', true],
+    ]);
+  });
+
   it('a mixed job ends partial with per-target codes and hints', async () => {
     const targets = [
       { url: fx.url('/page/a') },

@@ -157,6 +157,27 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
     expect(never.status).toBe(400);
     expect(never.body.error).toMatchObject({ code: 'invalid_request' });
     expect(never.body.error.message).toMatch(/screenshot.*render "never"/);
+    // A job is refused as it is submitted, naming the target whose options (its own over the
+    // job's) ask both; a crawl, its options.
+    const batch = await http()
+      .post('/v1/batch')
+      .set(fleet)
+      .send({
+        options: { screenshot: true },
+        targets: [{ url: fx.url('/article') }, { url: fx.url('/article'), options: { render: 'never' } }],
+      });
+    expect([batch.status, batch.body.error?.message]).toEqual([
+      400,
+      'targets.1: screenshot is taken of the rendered page: it cannot be asked with render "never"',
+    ]);
+    const crawl = await http()
+      .post('/v1/crawl')
+      .set(fleet)
+      .send({ url: fx.url('/article'), options: { screenshot: true, render: 'never' } });
+    expect([crawl.status, crawl.body.error?.message]).toEqual([
+      400,
+      'options: screenshot is taken of the rendered page: it cannot be asked with render "never"',
+    ]);
     const pdf = await post({ url: fx.url('/doc.pdf'), screenshot: true });
     expect(pdf.status).toBe(400);
     expect(pdf.body.error.message).toMatch(/screenshot is taken of html pages; .*application\/pdf/);
