@@ -36,9 +36,10 @@ export interface RestartReport {
  *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
  *   recoverLost   a lost instance's jobs, by policy (see the method)
  *
- * Only live jobs are taken back. A cancelled job has no target pending or running (its cancel
- * ended them cancelled, holder cleared, in its own transaction), so no policy, recovery or
- * return of held targets makes one pending again, and no claim finds one.
+ * Only live jobs are taken back. A cancelled job's targets still pending or running end
+ * cancelled just after its cancel (endCancelledTargets; the sweeper's, when the process that
+ * cancelled it stopped first), whatever these do to them meanwhile, and no claim finds one: a
+ * claim reads the job's status first.
  */
 @Injectable()
 export class JobRecovery {
