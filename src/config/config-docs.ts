@@ -4,8 +4,8 @@ import { SCHEMA } from './env.schema';
 import type { Knob } from './knob';
 
 /**
- * .env.example and the README's table of variables, generated from SCHEMA. After a change to the
- * schema: `npm run config-docs` rewrites both;
+ * .env.example and the table of variables in docs/configuration.md, generated from SCHEMA. After a
+ * change to the schema: `npm run config-docs` rewrites both;
  * test/unit/config-docs.spec.ts fails while either differs from what this makes.
  */
 
@@ -60,9 +60,11 @@ function shownDefault(k: Knob): string {
 export const TABLE_START =
   '<!-- variables: generated from src/config/env.schema.ts by src/config/config-docs.ts -->';
 export const TABLE_END = '<!-- end of variables -->';
+/** The page that holds the table, from the project's root. */
+export const DOCS_PAGE = 'docs/configuration.md';
 
-/** The README's table: a row per variable, by section, in the schema's order. */
-export function readmeTable(): string {
+/** The table of variables: a row per variable, by section, in the schema's order. */
+export function docsTable(): string {
   const rows = ['| section | variable | default | meaning |', '|---|---|---|---|'];
   for (const [section, knobs] of sections()) {
     knobs.forEach((k, i) => {
@@ -73,12 +75,12 @@ export function readmeTable(): string {
   return `${TABLE_START}\n${rows.join('\n')}\n${TABLE_END}`;
 }
 
-/** `readme` with its table replaced by readmeTable(). */
-export function withReadmeTable(readme: string): string {
-  const start = readme.indexOf(TABLE_START);
-  const end = readme.indexOf(TABLE_END);
-  if (start < 0 || end < start) throw new Error(`README.md has no "${TABLE_START}" … "${TABLE_END}"`);
-  return readme.slice(0, start) + readmeTable() + readme.slice(end + TABLE_END.length);
+/** `page` (the text of DOCS_PAGE) with its table replaced by docsTable(). */
+export function withDocsTable(page: string): string {
+  const start = page.indexOf(TABLE_START);
+  const end = page.indexOf(TABLE_END);
+  if (start < 0 || end < start) throw new Error(`${DOCS_PAGE} has no "${TABLE_START}" … "${TABLE_END}"`);
+  return page.slice(0, start) + docsTable() + page.slice(end + TABLE_END.length);
 }
 
 /** The project's root: the nearest folder above with a package.json (from src/ or dist/src/). */
@@ -91,7 +93,7 @@ export function projectRoot(from = __dirname): string {
 if (require.main === module) {
   const root = projectRoot();
   fs.writeFileSync(path.join(root, '.env.example'), envExample());
-  const readme = path.join(root, 'README.md');
-  fs.writeFileSync(readme, withReadmeTable(fs.readFileSync(readme, 'utf8')));
-  console.log('wrote .env.example and the table of README.md');
+  const page = path.join(root, DOCS_PAGE);
+  fs.writeFileSync(page, withDocsTable(fs.readFileSync(page, 'utf8')));
+  console.log(`wrote .env.example and the table of ${DOCS_PAGE}`);
 }

@@ -14,7 +14,7 @@ const GiB = 1024 * MiB;
  * Every environment variable sift reads, once: by section, each with its default, its rules and
  * one line of meaning, under the name of the AppConfig property it becomes. A section's knobs are
  * AppConfig's own properties, but those of `limits.<class>`, which are `AppConfig.limits[class]`.
- * .env.example and the README's table are generated from this (config-docs.ts).
+ * .env.example and the table in docs/configuration.md are generated from this (config-docs.ts).
  */
 export const SCHEMA = {
   server: {

@@ -6,7 +6,7 @@ export interface Knob<T = unknown> {
   readonly env: string;
   /** The value when the variable is unset or empty; undefined: none. */
   readonly default: string | undefined;
-  /** One line, for .env.example and the README. */
+  /** One line, for .env.example and docs/configuration.md. */
   readonly doc: string;
   /** The class-validator decorators its value must pass, in the order written above a property. */
   readonly rules: readonly PropertyDecorator[];
@@ -16,7 +16,7 @@ export interface Knob<T = unknown> {
   readonly read: (value: any) => T;
   /** How the docs show the default when its value depends on the build (`sift/<version>`). */
   readonly shown?: string;
-  /** A byte count: the README shows it in KiB, MiB or GiB. */
+  /** A byte count: docs/configuration.md shows it in KiB, MiB or GiB. */
   readonly bytes?: boolean;
   /** What .env.example sets instead of the default (commented out when the knob has no default). */
   readonly example?: { value: string; note?: string };

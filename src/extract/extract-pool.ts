@@ -32,7 +32,8 @@ interface Slot {
 /**
  * Pages handed to a worker at a time. With one, a worker that finished a page idled until the main
  * thread, busy with its own work, read the answer and sent the next: on two cores the two workers
- * were about half busy while pages queued (bench/batch: 1.48x the plain script; with two, see README).
+ * were about half busy while pages queued (bench/batch: 1.48x the plain script; with two, see
+ * docs/benchmarks.md).
  */
 const PER_WORKER = 2;
 /**

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { envExample, readmeTable, withReadmeTable } from '../../src/config/config-docs';
+import { DOCS_PAGE, docsTable, envExample, withDocsTable } from '../../src/config/config-docs';
 import { SCHEMA } from '../../src/config/env.schema';
 
 const ROOT = path.join(__dirname, '..', '..');
@@ -28,9 +28,9 @@ describe('the docs of the configuration are generated from its schema', () => {
     });
   });
 
-  it("the README's table is what the schema makes", () => {
-    const committed = read('README.md');
-    expect({ differences: differences(committed, withReadmeTable(committed)), fix: REGENERATE }).toEqual({
+  it("docs/configuration.md's table is what the schema makes", () => {
+    const committed = read(DOCS_PAGE);
+    expect({ differences: differences(committed, withDocsTable(committed)), fix: REGENERATE }).toEqual({
       differences: [],
       fix: REGENERATE,
     });
@@ -39,13 +39,13 @@ describe('the docs of the configuration are generated from its schema', () => {
   it('both list every variable of the schema once, in the same order', () => {
     const names = Object.values(SCHEMA).flatMap((s) => Object.values(s).map((k) => k.env));
     const inEnv = [...read('.env.example').matchAll(/^(?:# )?([A-Z][A-Z_0-9]*)=/gm)].map((m) => m[1]);
-    const inTable = [...readmeTable().matchAll(/^\|[^|]*\| `([A-Z_0-9]+)` \|/gm)].map((m) => m[1]);
+    const inTable = [...docsTable().matchAll(/^\|[^|]*\| `([A-Z_0-9]+)` \|/gm)].map((m) => m[1]);
     expect(inEnv).toEqual(names);
     expect(inTable).toEqual(names);
     expect(new Set(names).size).toBe(names.length);
   });
 
-  it('a README without the markers is an error, not a silently unchanged file', () => {
-    expect(() => withReadmeTable('# no table here\n')).toThrow(/README.md has no/);
+  it('a page without the markers is an error, not a silently unchanged file', () => {
+    expect(() => withDocsTable('# no table here\n')).toThrow(/docs\/configuration\.md has no/);
   });
 });
