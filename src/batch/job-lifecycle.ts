@@ -4,7 +4,7 @@ import { SiftError } from '../common/errors';
 import { Db, claimTargets, lockJob, lockSubmits, deleteJobs, type BatchJob, type Tx } from '../dcache';
 import type { Caller } from '../pages/caller-policy';
 import { fingerprintOf } from './canonical';
-import { ENDING_WAIT_MS, endCancelledTargets } from './cancelled-targets';
+import { ENDING_WAIT_MS, cancelJob, endCancelledTargets } from './transitions/cancel';
 import {
   checkCallerLimits,
   createJob,
@@ -15,7 +15,7 @@ import {
 } from './job-creation';
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
-import { isLiveJob, isTerminalJob } from '../common/job-status';
+import { isLiveJob } from '../common/job-status';
 import { duplicateOf, endOf, recordPage } from './crawl-growth';
 import type { Claim, ResultRecord } from './lifecycle-types';
 
@@ -39,7 +39,7 @@ const DURABLE = { durable: true };
  *                 the last one: running → done | partial | failed (finalStatus)   batch.<status>
  *   cancel        queued | running → cancelled                                  batch.cancelled
  *                 then every unfinished target (pending, or running: its fetch aborted, a late
- *                 result discarded) → cancelled, in slices (cancelled-targets.ts)
+ *                 result discarded) → cancelled, in slices (transitions/cancel.ts)
  *   (restart, lost instances and shutdown: JobRecovery, job-recovery.ts)
  *
  * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts), but for a
@@ -195,7 +195,7 @@ export class JobLifecycle {
       return recordPage({ tx, events: this.events, signals: this.signals, now }, r, facts.crawl, dup);
     // Targets with the same URL and options wait for this one, and get what it got.
     const dups = facts.dups ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end }) : [];
-    // The schema's triggers have moved the counts; each event's insert reads them back.
+    // The statement moved the job's counters (dcache/counters.ts); each event's insert reads them.
     let left = 0;
     for (const i of [idx, ...dups]) {
       left =
@@ -246,42 +246,17 @@ export class JobLifecycle {
   }
 
   /**
-   * One durable transition to cancelled, with its event: the job's status, its counts as they
-   * will stand (every unfinished target cancelled) and `batch.cancelled`. No target starts after
-   * it commits: a claim reads the job's status (under its row, right before it takes targets), and
-   * a fetch in flight is aborted and its late result discarded (recordResult writes only a target
-   * its holder still holds running in a running job). The unfinished targets then end cancelled,
-   * a slice per transaction (endCancelledTargets): waited for up to ENDING_WAIT_MS, so the answer
-   * usually shows them ended, and never held up by 10,000 rows or by a claim. A result committed
-   * before the cancel stands; the job row orders the two. Cancelling a cancelled job changes
-   * nothing; an ended one is 409. Undefined when the job does not exist.
+   * The cancel (cancelJob, transitions/cancel.ts): the job, its counts and its event in one
+   * durable transaction, signalled once committed; then its unfinished targets, waited for up to
+   * ENDING_WAIT_MS, so the answer usually shows them ended (the sweeper ends what a stopped
+   * process left).
    */
   async cancel(jobId: string): Promise<{ job: BatchJob; changed: boolean } | undefined> {
     const now = this.clock.preciseNow();
     const out = await this.db.transaction(async (tx) => {
-      await lockJob(tx, jobId);
-      const job = await tx.jobs.batchJob(jobId);
-      if (!job) return undefined;
-      if (job.status === 'cancelled') return { job, changed: false };
-      if (isTerminalJob(job.status)) {
-        throw new SiftError(
-          409,
-          'not_cancellable',
-          `the job is already ${job.status}`,
-          'nothing to cancel: read its results',
-        );
-      }
-      const { count } = await tx.targets.unfinished(jobId);
-      await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
-      const ended = (await tx.jobs.batchJob(jobId))!;
-      const counted = { ...ended, targetsCancelled: (ended.targetsCancelled ?? 0) + count };
-      await this.events.append(
-        tx,
-        { jobId: jobId, type: 'batch.cancelled', at: now },
-        { targets_done: counted.targetsDone, targets_cancelled: counted.targetsCancelled },
-      );
-      tx.onCommit(() => this.signals.cancelled(jobId));
-      return { job: counted, changed: true };
+      const got = await cancelJob(tx, this.events, jobId, now);
+      if (got?.changed) tx.onCommit(() => this.signals.cancelled(jobId));
+      return got;
     }, DURABLE);
     if (out?.changed) {
       const ending = endCancelledTargets(this.db, jobId, now).then(

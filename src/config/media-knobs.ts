@@ -39,7 +39,7 @@ export const RENDER_KNOBS = {
       rules: [IsIn(['0', '1'])],
       read: (v: string) => v === '1',
     },
-    "`1` runs Chromium without its sandbox (start-up warns); by default it runs sandboxed, as an unprivileged user when sift runs as root",
+    '`1` runs Chromium without its sandbox (start-up warns); by default it runs sandboxed, as an unprivileged user when sift runs as root',
   ),
 };
 
@@ -58,6 +58,6 @@ export const DOCUMENT_KNOBS = {
   ),
   pdfMaxCpuMs: int(
     { env: 'SIFT_PDF_MAX_CPU_MS', default: 10_000, min: 100, max: 3_600_000 },
-    'CPU time one document may take in its parser (besides the request\'s deadline); past it, 502 `document_too_complex`',
+    "CPU time one document may take in its parser (besides the request's deadline); past it, 502 `document_too_complex`",
   ),
 };

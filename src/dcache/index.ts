@@ -42,3 +42,4 @@ export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { DB } from './schema';
 export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';
 export type { FoundTarget } from './crawl.repository';
+export { COUNTERS, type CountedRow, type Counter } from './counters';

@@ -12,7 +12,7 @@ import type { Tx } from './db';
  *   3. those jobs' target rows (batch_target);
  *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
  *
- * A statement on a target row also updates its job row (the count triggers of migration 0001), so
+ * A statement on a target row also updates its job row (its counters, see counters.ts), so
  * a transaction that changes a job's targets takes the job row first: cancel, results (in job id
  * order), restart and lost-instance recovery, deferral, the return of targets at shutdown, purge,
  * sweep and eviction.

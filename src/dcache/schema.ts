@@ -21,9 +21,9 @@ export interface BatchJobTable {
   ttl_s: Generated<number | null>;
   /** The job this one retries the failed targets of. */
   parent_id: Generated<string | null>;
-  /** Done targets whose verdict is not ok. Maintained by the schema's triggers. */
+  /** Done targets whose verdict is not ok. Kept by the database (see counters.ts). */
   targets_flagged: Generated<number>;
-  /** Targets the job's cancel ended unfinished. Maintained by the schema's triggers. */
+  /** Targets the job's cancel ended unfinished. Kept by the database (see counters.ts). */
   targets_cancelled: Generated<number>;
   /** Bytes of the job's rows beside its results (targets, events, deliveries): see whole-jobs.ts. */
   row_bytes: Generated<number>;

@@ -60,8 +60,8 @@ export interface TargetWrite {
 }
 
 /**
- * The writers of the batch_target table, inside a transaction: one row per URL of a job. The schema's triggers keep the job's
- * targets_done, targets_failed, nbytes and lease in step with every change here.
+ * The writers of the batch_target table, inside a transaction: one row per URL of a job. Every
+ * change here moves the job's counters and lease in the same statement (see counters.ts).
  */
 export class TargetRepository extends TargetReader {
   private readonly pg: boolean;

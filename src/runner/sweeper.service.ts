@@ -3,7 +3,7 @@ import { Injectable, Logger } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
-import { endCancelledTargets } from '../batch/cancelled-targets';
+import { endCancelledTargets } from '../batch/transitions/cancel';
 import {
   ContentCache,
   Db,

@@ -3,7 +3,7 @@ import type { JobRecovery } from '../../src/batch/job-recovery';
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobStatus, RestartPolicy, TargetStatus } from '../../src/common/job-status';
 import type { BatchStore, Dcache } from '../../src/dcache';
-import { endCancelledTargets } from '../../src/batch/cancelled-targets';
+import { endCancelledTargets } from '../../src/batch/transitions/cancel';
 import { ROWS_PER_STATEMENT } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 import { lifecycleOf } from '../support/lifecycle';
