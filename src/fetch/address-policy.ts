@@ -111,7 +111,11 @@ export const notReachable = (host: string, unresolved = false) =>
 export const isUnresolved = (err: unknown): boolean =>
   (err as { unresolved?: boolean } | undefined)?.unresolved === true;
 
-/** A restricted caller is told of a name that does not resolve what it is told of a private one. */
+/**
+ * A restricted caller is told of a name that does not resolve what it is told of a private one.
+ * The address check (see AddressCheck) answers so for its own lookups; this holds the rule for a
+ * dns_error from anywhere else on the way to the caller.
+ */
 export function forCaller(err: SiftError, url: URL, callerClass: CallerClass): SiftError {
   return callerClass === 'restricted' && err.code === 'dns_error' ? notReachable(url.hostname, true) : err;
 }

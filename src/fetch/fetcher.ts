@@ -1,14 +1,13 @@
 import * as dns from 'node:dns';
-import type { LookupAddress } from 'node:dns';
 import type { CallerClass } from '../config/app-config';
 import { FetchError } from '../common/errors';
-import { AddressPolicy, forCaller, parseIp } from './address-policy';
-import { DnsGuard, type DnsGuardOptions, type Resolver } from './dns-guard';
+import { forCaller, type AddressPolicy } from './address-policy';
+import { AddressCheck } from './address-check';
+import type { DnsGuard, DnsGuardOptions, Resolver } from './dns-guard';
 import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
 import { Agent, request } from '../tuning/undici';
 import { normalHostname } from '../common/urls';
-import { abortable } from '../common/abortable';
 
 export type { Resolver } from './dns-guard';
 
@@ -61,46 +60,42 @@ export interface FetcherOptions {
 const REDIRECT = new Set([301, 302, 303, 307, 308]);
 
 /**
- * The HTTP fetcher. Every connection resolves its host once, checks every A/AAAA record against the
- * caller's address policy and connects to the checked address (pinned: no second lookup that DNS
- * rebinding could answer differently). IP literals never reach the lookup, so they are checked
- * before each hop; redirects are followed by hand so every hop is checked again.
+ * The HTTP fetcher. Every hop's host goes through the address check (see AddressCheck) before it
+ * is connected to, and the connection's own lookup is the check's, so it connects to the checked
+ * address (pinned: no second lookup that DNS rebinding could answer differently). Redirects are
+ * followed by hand so every hop is checked again.
  */
 export class Fetcher {
   private readonly agents: Record<CallerClass, Agent>;
   private readonly downloadCap: number;
   private readonly documentCap: number;
   private readonly userAgent: string;
-  readonly dns: DnsGuard;
+  /** The one address check, shared with the render proxy and anything else that connects. */
+  readonly addressCheck: AddressCheck;
 
   constructor(private readonly opts: FetcherOptions) {
     this.downloadCap = opts.downloadCap ?? DOWNLOAD_CAP;
     this.documentCap = opts.documentCap ?? this.downloadCap;
     this.userAgent = opts.userAgent ?? 'sift/0.1';
-    this.dns = new DnsGuard(opts.resolver ?? systemResolver, {
-      timeoutMs: opts.dns?.timeoutMs ?? 5000,
-      perCaller: opts.dns?.perCaller ?? 4,
-      reuseMs: opts.dns?.reuseMs,
+    this.addressCheck = new AddressCheck({
+      policy: opts.policy,
+      resolver: opts.resolver ?? systemResolver,
+      dns: {
+        timeoutMs: opts.dns?.timeoutMs ?? 5000,
+        perCaller: opts.dns?.perCaller ?? 4,
+        reuseMs: opts.dns?.reuseMs,
+      },
     });
     this.agents = { fleet: this.agentFor('fleet'), restricted: this.agentFor('restricted') };
   }
 
+  /** The DNS guard of the address check (its per-caller counts, for tests and metrics). */
+  get dns(): DnsGuard {
+    return this.addressCheck.dns;
+  }
+
   private agentFor(callerClass: CallerClass): Agent {
-    const policy = this.opts.policy;
-    const lookup = (
-      hostname: string,
-      options: { all?: boolean },
-      cb: (err: Error | null, address: string | LookupAddress[], family?: number) => void,
-    ) => {
-      this.dns
-        .forConnection(hostname)
-        .then((addrs) => {
-          checkAnswer(policy, hostname, addrs, callerClass);
-          if (options.all) cb(null, addrs);
-          else cb(null, addrs[0].address, addrs[0].family);
-        })
-        .catch((err: Error) => cb(err, ''));
-    };
+    const lookup = this.addressCheck.lookupFor(callerClass);
     return new Agent({
       connect: { lookup: lookup as never, timeout: this.opts.connectTimeoutMs ?? 10_000 },
       headersTimeout: 0,
@@ -245,7 +240,7 @@ export class Fetcher {
 
   /**
    * Checks the hop's host before any connection: an IP literal as it stands (undici never looks one
-   * up), a name by the lookup its connection will then use.
+   * up), a name by the lookup its connection will then use (see AddressCheck).
    */
   private async checkHost(
     u: URL,
@@ -253,27 +248,8 @@ export class Fetcher {
     caller: string,
     signal: AbortSignal,
   ): Promise<void> {
-    if (parseIp(u.hostname)) {
-      this.opts.policy.check(u.hostname, [u.hostname.replace(/^\[|\]$/g, '')], callerClass);
-      return;
-    }
-    const addrs = await abortable(this.dns.resolve(u.hostname, caller), signal);
-    checkAnswer(this.opts.policy, u.hostname, addrs, callerClass);
+    await this.addressCheck.addresses(u.hostname, callerClass, caller, signal);
   }
-}
-
-function checkAnswer(
-  policy: AddressPolicy,
-  hostname: string,
-  addrs: LookupAddress[],
-  callerClass: CallerClass,
-): void {
-  if (addrs.length === 0) throw Object.assign(new Error(`no address for ${hostname}`), { code: 'ENOTFOUND' });
-  policy.check(
-    hostname,
-    addrs.map((a) => a.address),
-    callerClass,
-  );
 }
 
 export function parseHttpUrl(raw: string, base?: URL): URL {

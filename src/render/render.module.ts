@@ -1,19 +1,17 @@
 import { Logger, Module } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { AddressPolicy } from '../fetch/address-policy';
 import { FetchModule } from '../fetch/fetch.module';
 import { Fetcher } from '../fetch/fetcher';
 import { renderGate } from './render-gate';
 import { Renderer } from './renderer';
 
-/** Rendering in Chromium (SPEC "Rendering"): the Renderer, over the fetcher's DNS guard and sift's address policy. */
+/** Rendering in Chromium (SPEC "Rendering"): the Renderer, its proxy held to the fetcher's address check. */
 @Module({
   imports: [FetchModule],
   providers: [
     {
       provide: Renderer,
       useFactory: (config: AppConfig, fetcher: Fetcher) => {
-        const policy = new AddressPolicy(config.fleetAllow);
         const log = new Logger('Renderer');
         if (config.chromiumNoSandbox)
           log.warn(
@@ -29,7 +27,7 @@ import { Renderer } from './renderer';
           recycleAfter: config.renderRecycleAfter,
           maxMemory: config.renderMaxMemory,
           noSandbox: config.chromiumNoSandbox,
-          gate: (callerClass, who) => renderGate(fetcher.dns, policy, callerClass, who),
+          gate: (callerClass, who) => renderGate(fetcher.addressCheck, callerClass, who),
           log: (m) => log.log(m),
         });
       },

@@ -2,8 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { CHROMIUM_PATHS } from '../../src/config/env.schema';
 import { firstExecutable, parseCidrs } from '../../src/config/parsers';
+import { AddressCheck } from '../../src/fetch/address-check';
 import { AddressPolicy } from '../../src/fetch/address-policy';
-import { DnsGuard, type Resolver } from '../../src/fetch/dns-guard';
+import type { Resolver } from '../../src/fetch/dns-guard';
 import { systemResolver } from '../../src/fetch/fetcher';
 import { renderGate } from '../../src/render/render-gate';
 import { Renderer, type RendererOptions } from '../../src/render/renderer';
@@ -28,19 +29,22 @@ export function browserProcess(pids: number[]): number {
   throw new Error(`no Chromium browser process among ${pids.join(' ')}`);
 }
 
-/** A Renderer over the real Chromium, the real proxy, a DNS guard on `resolver` and `allow` for fleet callers. */
+/** A Renderer over the real Chromium, the real proxy, an address check on `resolver` and `allow` for fleet callers. */
 export function testRenderer(
   o: Partial<RendererOptions> & { allow?: string; resolver?: Resolver } = {},
 ): Renderer {
-  const policy = new AddressPolicy(parseCidrs(o.allow ?? '127.0.0.0/8'));
-  const dns = new DnsGuard(o.resolver ?? systemResolver, { timeoutMs: 2000, perCaller: 4, reuseMs: 0 });
+  const check = new AddressCheck({
+    policy: new AddressPolicy(parseCidrs(o.allow ?? '127.0.0.0/8')),
+    resolver: o.resolver ?? systemResolver,
+    dns: { timeoutMs: 2000, perCaller: 4, reuseMs: 0 },
+  });
   return new Renderer({
     chromiumPath: CHROMIUM,
     pages: 2,
     perCaller: { fleet: 4, restricted: 1 },
     recycleAfter: 200,
     maxMemory: 2 * 1024 ** 3,
-    gate: (callerClass, who) => renderGate(dns, policy, callerClass, who),
+    gate: (callerClass, who) => renderGate(check, callerClass, who),
     ...o,
   });
 }
