@@ -2,6 +2,7 @@ import { Client } from 'pg';
 import { createPgDatabase } from '../support/backends';
 import { Fixture, slowArticle } from '../support/fixture';
 import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
+import { idle } from '../support/wait';
 import { prng } from '../support/prng';
 
 const TOKEN = 'random-instances-token';
@@ -88,7 +89,7 @@ describe('SIGKILL of random instances during a 1,500-target job on PostgreSQL', 
     try {
       let prev = await read();
       for (let k = 0; k < KILLS; k++) {
-        await new Promise((r) => setTimeout(r, 300 + Math.floor(rand() * 900)));
+        await idle(300 + Math.floor(rand() * 900), 'a moment picked at random to crash an instance at');
         const victim = Math.floor(rand() * procs.length);
         await kill(procs[victim], 'SIGKILL');
         const now = await read();

@@ -4,6 +4,7 @@ import * as path from 'node:path';
 import Database from 'better-sqlite3';
 import { Fixture, slowArticle } from '../support/fixture';
 import { kill, startSiftProcess, waitForJobIn } from '../support/process';
+import { idle } from '../support/wait';
 import { prng } from '../support/prng';
 
 const TOKEN = 'random-crash-token';
@@ -76,7 +77,7 @@ describe('SIGKILL at random moments during a 2,000-target job', () => {
 
       let prev = read();
       for (let k = 0; k < KILLS; k++) {
-        await new Promise((r) => setTimeout(r, 150 + Math.floor(rand() * 900)));
+        await idle(150 + Math.floor(rand() * 900), 'a moment picked at random to crash at');
         await kill(p, 'SIGKILL');
         const now = read();
         check(now);

@@ -12,7 +12,7 @@ import {
 import { startCrawlSite, resolverTable, TRAPS, type CrawlSite } from '../support/crawl-site';
 import { Fixture, html, redirect, send } from '../support/fixture';
 import { Receiver, newSecret } from '../support/receiver';
-import { waitUntil } from '../support/wait';
+import { idle, waitUntil } from '../support/wait';
 
 const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
@@ -213,7 +213,8 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
       const atCancel = [...pageHits(slow).values()].reduce((n, x) => n + x, 0);
       const job = await waitForJob(app, sub.body.id);
       expect(job.status).toBe('cancelled');
-      await new Promise((r) => setTimeout(r, 2500));
+      // Two and a half turns of its Crawl-delay: a crawl that went on would ask for pages in them.
+      await idle(2500, 'a window in which a page asked for late would show');
       expect([...pageHits(slow).values()].reduce((n, x) => n + x, 0)).toBe(atCancel);
       const after = (await http_().get(`/v1/batch/${sub.body.id}`).set(fleet)).body;
       expect(after.targets_total).toBe(job.targets_total);

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import request from 'supertest';
-import { createTestApp, tmpDbPath, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
+import { createTestApp, tmpDbPath, waitUntil, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
 import { RunnerService } from '../../src/runner/runner.service';
 import type { Resolver } from '../../src/fetch/fetcher';
 
@@ -43,12 +43,14 @@ describe('no request holds the event loop', () => {
     const json = body === undefined ? undefined : JSON.stringify(body);
     const loop = monitorEventLoopDelay({ resolution: 1 });
     loop.enable();
-    // The histogram records from its second tick on.
-    await new Promise((r) => setTimeout(r, 5));
+    // The histogram records from its second tick on: measuring starts once it has recorded one.
+    const ticked = (after: number) => () => (loop.count > after ? true : undefined);
+    await waitUntil(ticked(0), 'the loop histogram to record', 5000, 1);
     const res = await (json === undefined
       ? send()
       : send().set('Content-Type', 'application/json').send(json));
-    await new Promise((r) => setTimeout(r, 5));
+    // A hold at the very end shows in the tick after it.
+    await waitUntil(ticked(loop.count), 'a tick of the loop histogram after the answer', 5000, 1);
     loop.disable();
     if (process.env.LOOP_REPORT) process.stderr.write(`LOOP ${(loop.max / 1e6).toFixed(1)} ms\n`);
     return { ms: loop.max / 1e6, res };

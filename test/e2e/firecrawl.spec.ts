@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { FLEET_TOKEN, createTestApp } from '../support/app';
+import { FLEET_TOKEN, createTestApp, waitUntil } from '../support/app';
 import { Fixture, articleHtml, html, send, slowArticle } from '../support/fixture';
 import { node24 } from '../support/node24';
 
@@ -114,12 +114,15 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     }).then((r) => r.json());
     expect(start.error).toBeUndefined();
     expect(start).toMatchObject({ success: true, url: `${base}/v2/batch/scrape/${start.id}` });
-    let first: any;
-    for (let i = 0; i < 200; i++) {
-      first = await fetch(`${start.url}?limit=1`, { headers: auth }).then((r) => r.json());
-      if (first.status !== 'scraping') break;
-      await new Promise((r) => setTimeout(r, 100));
-    }
+    const first = await waitUntil<any>(
+      async () => {
+        const page = await fetch(`${start.url}?limit=1`, { headers: auth }).then((r) => r.json());
+        return page.status === 'scraping' ? undefined : page;
+      },
+      'the batch scrape to end',
+      20_000,
+      100,
+    );
     expect(first).toMatchObject({ success: true, status: 'completed', total: 2, completed: 2 });
     expect(first.data).toHaveLength(1);
     expect(first.data[0].links).toEqual(expect.any(Array));

@@ -236,7 +236,7 @@ describe('per-site state under a hostile caller', () => {
     const held = [0, 1].map((i) =>
       fetchAs(fleet, { url: `http://n${i}.blackhole.test/`, timeout_ms: 10_000 }),
     );
-    await new Promise((r) => setTimeout(r, 200));
+    await waitUntil(() => (holes.length >= 2 ? true : undefined), 'both lookups of the first caller held');
     // Its fetch of a site no one has asked for yet cannot even look the site up.
     const starved = await fetchAs(fleet, { url: url('busy.test', '/a'), max_age_s: 0 });
     expect(starved.body.error?.code).toBe('dns_error');

@@ -104,6 +104,33 @@ describe.each(BACKENDS)('job states and shapes, on %s', (backend) => {
       () => `job ${id} to have ${done} targets finished and ${holding} held`,
       30_000,
     );
+  /**
+   * A followed NDJSON stream as it comes: open once its head has arrived (the server sends it at
+   * once), the text so far, ended once it has; `done` is the response, its body the whole text.
+   */
+  const follow = (id: string, query: string) => {
+    const stream = {
+      open: false,
+      text: '',
+      ended: false,
+      done: undefined as unknown as Promise<request.Response>,
+    };
+    stream.done = http()
+      .get(`/v1/batch/${id}/results?${query}`)
+      .set(fleet)
+      .set('Accept', 'application/x-ndjson')
+      .parse((res, cb) => {
+        stream.open = true;
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => (stream.text += chunk));
+        res.on('end', () => cb(null, stream.text));
+      })
+      .then((r) => {
+        stream.ended = true;
+        return r;
+      });
+    return stream;
+  };
   const results = async (id: string, query = '') =>
     (await http().get(`/v1/batch/${id}/results${query}`).set(fleet)).body as {
       results: Line[];
@@ -328,42 +355,31 @@ describe.each(BACKENDS)('job states and shapes, on %s', (backend) => {
       [1, 'running'],
       [2, 'pending'],
     ]);
-    let ended = false;
-    const followed = http()
-      .get(`/v1/batch/${job.id}/results?follow=true`)
-      .set(fleet)
-      .set('Accept', 'application/x-ndjson')
-      .then((r) => {
-        ended = true;
-        return r;
-      });
-    // Held: the stream waits at target 1 for as long as its fetch does.
-    await new Promise((r) => setTimeout(r, 500));
-    expect(ended).toBe(false);
+    const followed = follow(job.id, 'follow=true');
+    // Held: the stream has written target 0 and waits at target 1 for as long as its fetch does.
+    await waitUntil(() => (followed.text.includes('\n') ? true : undefined), 'the line of target 0');
+    expect(lines(followed.text).map((l) => [l.idx, l.status])).toEqual([[0, 'done']]);
+    expect(followed.ended).toBe(false);
     letGo();
-    const r = await followed;
+    const r = await followed.done;
     expect(r.status).toBe(200);
-    expect(lines(r.text).map((l) => [l.idx, l.status])).toEqual([
+    expect(lines(r.body as string).map((l) => [l.idx, l.status])).toEqual([
       [0, 'done'],
       [1, 'done'],
       [2, 'done'],
     ]);
-    expect(lines(r.text).every((l) => l.result !== null)).toBe(true);
+    expect(lines(r.body as string).every((l) => l.result !== null)).toBe(true);
     expect((await view(job.id)).status).toBe('done');
   });
 
   it('follow=true on a job cancelled meanwhile ends with its cancelled targets', async () => {
     const job = await submit([fx.url('/hold/h0'), fx.url('/page/h1')]);
     await settle(job.id, 0, 1);
-    const followed = http()
-      .get(`/v1/batch/${job.id}/results?follow=1`)
-      .set(fleet)
-      .set('Accept', 'application/x-ndjson')
-      .then((r) => r);
-    await new Promise((r) => setTimeout(r, 200));
+    const followed = follow(job.id, 'follow=1');
+    await waitUntil(() => (followed.open ? true : undefined), 'the followed stream to open');
     await http().delete(`/v1/batch/${job.id}`).set(fleet).expect(200);
-    const r = await followed;
-    expect(lines(r.text).map((l) => [l.idx, l.status])).toEqual([
+    const r = await followed.done;
+    expect(lines(r.body as string).map((l) => [l.idx, l.status])).toEqual([
       [0, 'cancelled'],
       [1, 'cancelled'],
     ]);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { createTestApp, tableResolver, type TestApp } from '../support/app';
 import { articleHtml, Fixture, send } from '../support/fixture';
 import { prng } from '../support/prng';
+import { idle } from '../support/wait';
 
 /**
  * Issue 49: MCP answers go only to their own request. A restricted caller and a fleet caller share
@@ -11,6 +12,9 @@ import { prng } from '../support/prng';
  */
 const FLEET = 'fleet-token-49-mcp';
 const RESTRICTED = 'restricted-token-49-mcp';
+
+/** How long slow-0.test takes to resolve: the refused call of the first test would fetch it. */
+const SLOW_LOOKUP_MS = 1500;
 
 type Rpc = { jsonrpc: '2.0'; id: number; method: string; params: Record<string, unknown> };
 type Answer = { id: number; result?: { content: { text: string }[]; isError?: boolean }; error?: unknown };
@@ -25,7 +29,7 @@ describe('MCP answers only to its own request (issue 49)', () => {
   const resolve = tableResolver({ 'fixture.test': ['127.0.0.1'] });
   const resolver = async (host: string) => {
     if (!/^slow-\d+\.test$/.test(host)) return resolve(host);
-    await new Promise((r) => setTimeout(r, host === 'slow-0.test' ? 1500 : Math.floor(random() * 300)));
+    await idle(host === 'slow-0.test' ? SLOW_LOOKUP_MS : Math.floor(random() * 300), 'a slow name lookup');
     return [{ address: '127.0.0.9', family: 4 }];
   };
 
@@ -91,8 +95,9 @@ describe('MCP answers only to its own request (issue 49)', () => {
     const restricted = await post(RESTRICTED, call(1, 'batch_status', { id: 'another-job' }));
     const own = JSON.parse(toolText(restricted.body as Answer)) as { code: string };
     expect(own.code).toBe('not_found');
-    // The same calls once the refused slow call would have ended: still each caller's own.
-    await new Promise((r) => setTimeout(r, 1600));
+    // The same calls once the refused slow call would have ended: still each caller's own. It
+    // never runs, so nothing marks that moment: the time its lookup would take, and a little more.
+    await idle(SLOW_LOOKUP_MS + 100, 'past the end the refused slow call would have had');
     const later = await post(FLEET, call(1, 'fetch', { url: fx.url('/echo?n=later') }));
     expect(toolText(later.body as Answer)).toContain('marker-later');
   }, 30_000);

@@ -157,7 +157,6 @@ describe('PostgreSQL faults under two sift processes', () => {
     const id = await submit(procs[0], 600);
     await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
     await Promise.all(proxies.map((p) => p.refuse()));
-    const outageStart = Date.now();
     try {
       const t = Date.now();
       const r = await fetch(`${procs[0].url}/v1/batch`, {
@@ -183,9 +182,18 @@ describe('PostgreSQL faults under two sift processes', () => {
       expect(health).toMatchObject({ ok: false, database: 'unreachable' });
       // What is asserted below is that nothing happens: no instance takes the other for lost when
       // the database is back. That only means something if the outage outlasts the TTL, so it
-      // lasts TTL_S + 1 s (the heartbeats are whole seconds): every heartbeat is then older than
-      // the TTL when the database answers again.
-      await new Promise((r) => setTimeout(r, Math.max(0, (TTL_S + 1) * 1000 - (Date.now() - outageStart))));
+      // lasts until every heartbeat stored (whole seconds) is older than the TTL by a second at
+      // least, read on the direct connection: every one is then past the TTL when the database
+      // answers again.
+      await waitUntil(
+        async () => {
+          const last = await db.query(`SELECT max(heartbeat_at) AS at FROM sift_instance`);
+          return Number(last.rows[0].at) < Math.floor(Date.now() / 1000) - TTL_S ? true : undefined;
+        },
+        'every heartbeat to be older than the TTL',
+        (TTL_S + 5) * 1000,
+        100,
+      );
     } finally {
       await Promise.all(proxies.map((p) => p.restore()));
     }

@@ -6,7 +6,7 @@ import type { Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';
 import { lifecycleOf } from '../support/lifecycle';
 import { prng } from '../support/prng';
-import { TestClock } from '../support/app';
+import { TestClock, waitUntil } from '../support/app';
 
 /**
  * A crawl's growth at the lifecycle, on a bare database: two instances (two connections on
@@ -59,14 +59,18 @@ describeEachBackend('crawl growth', (db) => {
   /** Claims and records the job's pages until it ends; each page offers `fan` links of the pool. */
   async function work(life: JobLifecycle, jobId: string, holder: string, seed: number, fan: number) {
     const rnd = prng(seed);
-    for (let idle = 0; idle < 200;) {
-      const claim = await life.claim(jobId, holder, 4);
+    for (;;) {
+      // Nothing to claim while the other instance holds the pages whose links come next.
+      const claim = await waitUntil(
+        async () => {
+          const c = await life.claim(jobId, holder, 4);
+          return c === undefined ? null : c.targets.length > 0 ? c : undefined;
+        },
+        () => `${holder} to claim a page of ${jobId}, or the job to end`,
+        20_000,
+        5,
+      );
       if (!claim) return;
-      if (claim.targets.length === 0) {
-        idle++;
-        await new Promise((r) => setTimeout(r, 5));
-        continue;
-      }
       await Promise.all(
         claim.targets.map((t) => {
           const depth = t.depth ?? 0;

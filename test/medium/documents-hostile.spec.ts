@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DocumentParser, type DocumentError, type ParsedDocument } from '../../src/documents';
+import { watchReading } from '../support/parser-watch';
 import { manyPages, onePage } from '../support/pdf-documents';
 import {
   cyclicPages,
@@ -172,16 +173,18 @@ describe('broken and hostile structure', () => {
 describe('parser processes end', () => {
   it('a process killed mid-parse fails that document only; the next parse works in a new one', async () => {
     const p = new DocumentParser({ processes: 1 });
+    const watch = watchReading();
     try {
       await p.parse(await onePage(), OPTS);
       const [pid] = p.processes();
       const running = settled(p.parse(await manyPages(200), OPTS));
-      await new Promise((r) => setTimeout(r, 200));
+      await waitUntil(() => (watch.reading().includes(pid) ? true : undefined), 'the parser to read a page');
       process.kill(pid, 'SIGKILL');
       expect(await running).toMatchObject({ code: 'document_too_complex', failure: 'crashed' });
       expect((await p.parse(await onePage(), OPTS)).hasText).toBe(true);
       expect(p.processes()).not.toContain(pid);
     } finally {
+      watch.restore();
       await p.close();
     }
   });
@@ -189,12 +192,12 @@ describe('parser processes end', () => {
   it('close() ends every parser process, busy or idle', async () => {
     const p = new DocumentParser({ processes: 2 });
     const doc = await manyPages(100);
+    const watch = watchReading();
     const running = [settled(p.parse(doc, OPTS)), settled(p.parse(doc, OPTS))];
     const pids = await waitUntil(
-      () => (p.processes().length === 2 ? p.processes() : undefined),
-      'two processes',
-    );
-    await new Promise((r) => setTimeout(r, 200));
+      () => (watch.reading().length === 2 ? p.processes() : undefined),
+      'two processes reading a page each',
+    ).finally(watch.restore);
     await p.close();
     expect(pids.filter(alive)).toEqual([]);
     // What was being read, and what is asked after, is told to come back: 503, never a fault.
@@ -236,10 +239,14 @@ describe('parser processes end', () => {
     const script = `
       const { DocumentParser } = require(${JSON.stringify(path.join(ROOT, 'src', 'documents'))});
       const { manyPages } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'pdf-documents'))});
+      const { watchReading } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'parser-watch'))});
+      const { waitUntil } = require(${JSON.stringify(path.join(ROOT, 'test', 'support', 'wait'))});
       const p = new DocumentParser({ processes: 1 });
+      const watch = watchReading();
       manyPages(200).then(async (doc) => {
         const first = p.parse(doc, { maxPages: 500, maxMb: 256, deadlineMs: 60000 });
-        setTimeout(() => console.log(JSON.stringify(p.processes())), 300);
+        await waitUntil(() => (watch.reading().length > 0 ? true : undefined), 'the parser to read a page');
+        console.log(JSON.stringify(p.processes()));
         await first;
         await new Promise(() => undefined);
       });`;

@@ -25,6 +25,8 @@ import {
   withMetadata,
 } from '../support/pdf-documents';
 import { pageKind } from '../../src/fetch/decode';
+import { watchReading } from '../support/parser-watch';
+import { waitUntil } from '../support/wait';
 
 /**
  * Documents made at test time, read by real parser processes: what comes out in each format,
@@ -353,16 +355,19 @@ describe('parser processes', () => {
 
   it('an aborted parse rejects with the reason and ends its process; the next parse works', async () => {
     const p = new DocumentParser({ processes: 1 });
+    const watch = watchReading();
     try {
       await p.parse(await onePage(), OPTS);
       const [pid] = p.processes();
       const ac = new AbortController();
       const running = until(p.parse(await manyPages(200), { ...OPTS, signal: ac.signal }));
-      setTimeout(() => ac.abort(new Error('caller went away')), 100);
+      await waitUntil(() => (watch.reading().includes(pid) ? true : undefined), 'the parser to read a page');
+      ac.abort(new Error('caller went away'));
       expect(await running).toMatchObject({ message: 'caller went away' });
       expect((await p.parse(await onePage(), OPTS)).hasText).toBe(true);
       expect(p.processes()).not.toContain(pid);
     } finally {
+      watch.restore();
       await p.close();
     }
   });

@@ -90,13 +90,16 @@ describe('Chromium bounded and sandboxed', () => {
       expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
       const other = await stuck(r);
       const root = other.pids[0];
-      // The test's own reading of the browser's memory, every 100 ms.
-      const sampler = (async () => {
-        while (sampling) {
+      // The test's own reading of the browser's memory, every 100 ms until the test has seen enough.
+      const sampler = waitUntil(
+        async () => {
           peak = Math.max(peak, await pss(root));
-          await new Promise((resolve) => setTimeout(resolve, 100));
-        }
-      })();
+          return sampling ? undefined : true;
+        },
+        'the end of the memory readings',
+        120_000,
+        100,
+      );
       const hog = await failure(r.render(renderOf(fx.url('/hog'), { timeoutMs: 60_000 })));
       expect(hog).toMatchObject({ code: 'render_too_costly', status: 502 });
       expect(hog.message).toContain('SIFT_RENDER_MAX_MEMORY');

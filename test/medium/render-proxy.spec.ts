@@ -1,16 +1,18 @@
 import * as http from 'node:http';
 import * as net from 'node:net';
+import type { Duplex } from 'node:stream';
 import * as ipaddr from 'ipaddr.js';
 import { FetchError } from '../../src/common/errors';
 import { AddressPolicy } from '../../src/fetch/address-policy';
 import { DnsGuard, type Resolver } from '../../src/fetch/dns-guard';
-import { MAX_SOCKETS } from '../../src/render/proxy-session';
+import { MAX_SOCKETS, Session } from '../../src/render/proxy-session';
 import {
   RenderProxy,
   type ProxyGate,
   type ProxyLimits,
   type ProxySession,
 } from '../../src/render/render-proxy';
+import { waitUntil } from '../support/wait';
 
 /**
  * The render proxy over real sockets: the page's server on 127.0.0.2 and a "secret" server on
@@ -416,7 +418,12 @@ describe('render proxy', () => {
       const upstreams = page.open.size;
       s.close();
       await Promise.all([closed(t1.s), closed(t2.s)]);
-      await waitFor(() => page.open.size === upstreams - 2);
+      await waitUntil(
+        () => (page.open.size === upstreams - 2 ? true : undefined),
+        'both upstream connections closed',
+        3000,
+        10,
+      );
       expect(kept.s.destroyed).toBe(false);
       kept.s.destroy();
     });
@@ -453,7 +460,8 @@ describe('render proxy', () => {
       s.close();
       expect((await t).status).toBe(0); // the client socket went with the session
       expect(aborted).toBe(true);
-      await new Promise((r) => setTimeout(r, 100));
+      // The gate's late answer is refused (counted blocked): from then on nothing can connect.
+      await waitUntil(() => (s.counts.blocked === 1 ? true : undefined), "the gate's late answer refused");
       expect(page.connections).toBe(before);
     });
   });
@@ -514,9 +522,12 @@ describe('render proxy', () => {
       expect(over.head).toContain('X-Sift-Refused: too_many_connections');
       // Another render is not held back by this one.
       expect((await connect(proxy, `page.test:${P}`, authOf(session()))).status).toBe(200);
+      const upstreams = page.open.size;
       open[0].s.destroy();
       await closed(open[0].s);
-      await new Promise((r) => setTimeout(r, 50)); // the proxy sees the hang-up and frees the slot
+      // The proxy sees the hang-up and closes the tunnel's upstream connection, which frees the
+      // slot before the site sees that connection close.
+      await waitUntil(() => (page.open.size < upstreams ? true : undefined), 'the tunnel upstream to close');
       expect((await connect(proxy, `page.test:${P}`, authOf(s))).status).toBe(200);
       expect(s.counts).toMatchObject({ requests: MAX_SOCKETS + 2, blocked: 1 });
       for (const t of open) t.s.destroy();
@@ -570,22 +581,69 @@ describe('render proxy', () => {
 
       let release!: () => void;
       const gateWait = new Promise<void>((r) => (release = r));
-      const slow = session({ address: () => gateWait.then(() => PAGE) });
-      const [before, openBefore] = [page.connections, page.open.size];
-      const goneGet = await raw(proxy);
-      goneGet.write(`GET http://page.test:${P}/ HTTP/1.1\r\nProxy-Authorization: ${authOf(slow)}\r\n\r\n`);
-      const gone = await raw(proxy);
-      gone.write(`CONNECT page.test:${P} HTTP/1.1\r\nProxy-Authorization: ${authOf(slow)}\r\n\r\n`);
-      await new Promise((r) => setTimeout(r, 50));
-      goneGet.destroy();
-      gone.destroy();
-      await new Promise((r) => setTimeout(r, 100)); // the proxy sees the hang-ups
-      release();
-      await new Promise((r) => setTimeout(r, 100));
-      // A request whose client had gone connects nothing. A CONNECT client's hang-up reads as a
-      // half-close until the proxy writes to it: at most a connection that is closed at once.
-      expect(page.connections).toBeLessThanOrEqual(before + 1);
-      await waitFor(() => page.open.size === openBefore);
+      let asked = 0;
+      const slow = session({
+        address: () => {
+          asked++;
+          return gateWait.then(() => PAGE);
+        },
+      });
+      // What the proxy holds for the slow session: its end of each client connection (by the
+      // client's port), and the upstream sockets it opens once the gate has answered.
+      const ends = new Map<number, Duplex>();
+      const ups: net.Socket[] = [];
+      const [hold, open] = [Session.prototype.hold, Session.prototype.open];
+      const spies = [
+        jest.spyOn(Session.prototype, 'hold').mockImplementation(function (this: Session, socket) {
+          if (this === slow && socket instanceof net.Socket && socket.remotePort)
+            ends.set(socket.remotePort, socket);
+          return hold.call(this, socket);
+        }),
+        jest.spyOn(Session.prototype, 'open').mockImplementation(async function (this: Session, host, port) {
+          const up = await open.call(this, host, port);
+          if (this === slow) ups.push(up);
+          return up;
+        }),
+      ];
+      try {
+        const [before, openBefore] = [page.connections, page.open.size];
+        // With its Host: a request without one is refused (400) before the gate is asked.
+        const goneGet = await raw(proxy);
+        goneGet.write(
+          `GET http://page.test:${P}/ HTTP/1.1\r\nHost: page.test\r\nProxy-Authorization: ${authOf(slow)}\r\n\r\n`,
+        );
+        const gone = await raw(proxy);
+        gone.write(`CONNECT page.test:${P} HTTP/1.1\r\nProxy-Authorization: ${authOf(slow)}\r\n\r\n`);
+        await waitUntil(
+          () => (asked === 2 ? true : undefined),
+          () => `the gate to be asked for both (${asked} so far)`,
+        );
+        const getPort = goneGet.localPort!;
+        goneGet.destroy();
+        gone.destroy();
+        // The proxy sees the GET's client go: its end of that connection closes. (A CONNECT
+        // client's hang-up reads as a half-close, which the proxy cannot see before it writes.)
+        await waitUntil(
+          () => (ends.get(getPort)?.destroyed ? true : undefined),
+          "the proxy to see the GET's client go",
+        );
+        release();
+        await waitUntil(
+          () => (ups.length === 2 && ups.every((u) => u.destroyed) ? true : undefined),
+          () => `both upstream sockets opened after the gate answered to be closed (${ups.length} opened)`,
+        );
+        // A request whose client had gone connects nothing. A CONNECT client's hang-up reads as a
+        // half-close until the proxy writes to it: at most a connection that is closed at once.
+        expect(page.connections).toBeLessThanOrEqual(before + 1);
+        await waitUntil(
+          () => (page.open.size === openBefore ? true : undefined),
+          'the site to see it closed',
+          3000,
+          10,
+        );
+      } finally {
+        for (const spy of spies) spy.mockRestore();
+      }
 
       const s = session();
       const t = await connect(proxy, `page.test:${P}`, authOf(s));
@@ -614,11 +672,3 @@ describe('render proxy', () => {
     });
   });
 });
-
-async function waitFor(cond: () => boolean, ms = 3000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > end) throw new Error('condition not met in time');
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}

@@ -21,3 +21,14 @@ export async function waitUntil<T>(
     await new Promise((r) => setTimeout(r, everyMs));
   }
 }
+
+/**
+ * Lets `ms` pass on purpose, for a time that is itself what the test is about: a fake resource
+ * that is slow, a moment picked at random to crash at, a window in which something must not
+ * happen. It is never a wait for something to happen (that is waitUntil); `why` says which time
+ * it is, for the reader.
+ */
+export function idle(ms: number, why: string): Promise<void> {
+  if (!why) throw new Error('idle: say why the test lets time pass');
+  return new Promise((r) => setTimeout(r, ms));
+}
