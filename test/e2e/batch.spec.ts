@@ -1,10 +1,7 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { createTestApp, waitForJob, FLEET_TOKEN, RESTRICTED_TOKEN, TestClock } from '../support/app';
+import { createTestApp, waitForJob, TestClock, fleet, restricted } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 describe('batch jobs over HTTP', () => {
   let app: INestApplication;

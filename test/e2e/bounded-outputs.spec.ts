@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { ContentCache, Dcache } from '../../src/dcache';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { createPgDatabase } from '../support/backends';
 import { Fixture, html, redirect, send } from '../support/fixture';
 
@@ -12,7 +12,6 @@ import { Fixture, html, redirect, send } from '../support/fixture';
  * content first, the links in what it leaves); every metadata field at most 2 KiB (description
  * 4 KiB); the content cache's budget and a job's nbytes count every stored byte.
  */
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 /** Pages of tens of thousands of elements take seconds to extract on a busy machine. */
 const TIMEOUT_MS = 60_000;
 /** The rest of an envelope beside its content and links: urls, title, metadata, flags. */

@@ -7,11 +7,11 @@ import type { Resolver } from '../../src/fetch/fetcher';
 import {
   createTestApp,
   defaultResolver,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
   TestClock,
   waitForJob,
   waitUntil,
+  fleet,
+  restricted,
 } from '../support/app';
 import { Fixture, html, send, type Handler } from '../support/fixture';
 
@@ -19,9 +19,6 @@ import { Fixture, html, send, type Handler } from '../support/fixture';
  * The knobs no other suite turns: each set to a value of its own on the real app, and the
  * behaviour it names seen to follow it (the default would fail each of these).
  */
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 /** A resolver that holds every lookup of held.test until released (then: no such name). */
 function holdingResolver() {

@@ -1,21 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
 import * as http from 'node:http';
 import request from 'supertest';
-import {
-  createTestApp,
-  tableResolver,
-  tmpDbPath,
-  waitForJob,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-} from '../support/app';
+import { createTestApp, tableResolver, tmpDbPath, waitForJob, fleet, restricted } from '../support/app';
 import { startCrawlSite, resolverTable, TRAPS, type CrawlSite } from '../support/crawl-site';
 import { Fixture, html, redirect, send } from '../support/fixture';
 import { Receiver, newSecret } from '../support/receiver';
 import { idle, waitUntil } from '../support/wait';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 interface Result {
   idx: number;

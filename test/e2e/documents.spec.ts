@@ -1,11 +1,9 @@
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, fleet } from '../support/app';
 import { Fixture, send } from '../support/fixture';
 import { manyPages, onePage, scan, withMetadata } from '../support/pdf-documents';
 import { deflateBomb, encryptedDocument } from '../support/pdf-hostile';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** `mb` MiB that begin as a PDF and go on as nothing readable. */
 const broken = (mb: number) => Buffer.concat([Buffer.from('%PDF-1.7\n'), Buffer.alloc(mb << 20, 0x20)]);

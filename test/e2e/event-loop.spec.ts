@@ -1,12 +1,9 @@
 import type { INestApplication } from '@nestjs/common';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import request from 'supertest';
-import { createTestApp, tmpDbPath, waitUntil, FLEET_TOKEN, RESTRICTED_TOKEN } from '../support/app';
+import { createTestApp, tmpDbPath, waitUntil, fleet, restricted } from '../support/app';
 import { RunnerService } from '../../src/runner/runner.service';
 import type { Resolver } from '../../src/fetch/fetcher';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 /**
  * The longest the event loop of this process (the app runs in it) may be held during one request.

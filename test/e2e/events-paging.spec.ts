@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { Fixture, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 describe('GET /v1/batch/{id}/events, page by page', () => {
   let app: INestApplication;

@@ -9,6 +9,8 @@ import {
   tableResolver,
   waitForJob,
   waitUntil,
+  fleet,
+  restricted,
 } from '../support/app';
 import { articleHtml, Fixture, html, redirect, send } from '../support/fixture';
 import { fingerprint } from '../../src/api/auth.guard';
@@ -18,8 +20,6 @@ import { SingleFlight } from '../../src/fetch/single-flight';
 
 const BOB = 'bob-token-0123456789';
 const CAROL = 'carol-token-0123456789';
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 const bob = { Authorization: `Bearer ${BOB}` };
 const carol = { Authorization: `Bearer ${CAROL}` };
 const MiB = 1024 * 1024;

@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, fleet } from '../support/app';
 import { Fixture, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 describe('extraction options through the app', () => {
   let app: INestApplication;

@@ -1,7 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { Renderer } from '../../src/render/renderer';
-import { createTestApp, FLEET_TOKEN, waitUntil } from '../support/app';
+import { createTestApp, waitUntil, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 import { onePage } from '../support/pdf-documents';
 import { idleOperators } from '../support/pdf-hostile';
@@ -151,7 +151,7 @@ describe('SIFT_PDF_MAX_CPU_MS (issue 49)', () => {
     try {
       const r = await request(app.getHttpServer())
         .post('/v1/fetch')
-        .set({ Authorization: `Bearer ${FLEET_TOKEN}` })
+        .set(fleet)
         .send({ url: fx.url('/idle.pdf'), format: 'text', timeout_ms: 120_000 });
       expect(r.status).toBe(502);
       expect(r.body.error).toMatchObject({ code: 'document_too_complex' });

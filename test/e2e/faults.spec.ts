@@ -1,10 +1,8 @@
 import * as zlib from 'node:zlib';
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
-import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { Fixture, html, redirect, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** Hostile and broken upstreams, as targets of one job: each fails alone, clearly; the rest run. */
 describe('upstream faults', () => {

@@ -5,18 +5,8 @@ import type { INestApplication } from '@nestjs/common';
 import { ClientStore } from '../../src/dcache';
 import { fingerprint } from '../../src/api/auth.guard';
 import { FetchController } from '../../src/api/fetch.controller';
-import {
-  createTestApp,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-  tableResolver,
-  TestClock,
-  waitUntil,
-} from '../support/app';
+import { createTestApp, tableResolver, TestClock, waitUntil, fleet, restricted } from '../support/app';
 import { articleHtml, Fixture, gzipped, html, redirect, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 describe('POST /v1/fetch', () => {
   let app: INestApplication;

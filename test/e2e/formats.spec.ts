@@ -1,11 +1,10 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { BACKENDS, createPgDatabase } from '../support/backends';
 import { Fixture, html, send } from '../support/fixture';
 
 /** Issue 33, points 8 and 14: several formats from one fetch, and what each format holds. */
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 const para = (i: number) =>
   `<p>Paragraph ${i} of the harbour story. It has words enough to be read as the article, with <a href="/boat/${i}">a boat</a>, commas, and more words, so that it scores well.</p>`;

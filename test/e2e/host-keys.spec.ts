@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, tableResolver } from '../support/app';
+import { createTestApp, tableResolver, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /**
  * Per-host state is kept under the normalised host: a spelling with a trailing dot or in capitals

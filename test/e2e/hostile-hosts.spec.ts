@@ -2,11 +2,17 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import type { Resolver } from '../../src/fetch/fetcher';
 import { Robots, ROBOTS_MEMORY_BYTES } from '../../src/fetch/robots';
-import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, tableResolver, waitUntil } from '../support/app';
+import {
+  createTestApp,
+  FLEET_TOKEN,
+  RESTRICTED_TOKEN,
+  tableResolver,
+  waitUntil,
+  fleet,
+  restricted,
+} from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 const FLEET_B = 'fleet-b-token-123';
 const fleetB = { Authorization: `Bearer ${FLEET_B}` };
 const TOKENS = `${FLEET_TOKEN}:fleet-caller:fleet,${FLEET_B}:fleet-b:fleet,${RESTRICTED_TOKEN}:restricted-caller:restricted`;

@@ -19,7 +19,8 @@ import {
   waitForJob,
   waitUntil,
   FLEET_TOKEN,
-  RESTRICTED_TOKEN,
+  fleet,
+  restricted,
 } from '../support/app';
 import { BACKENDS, createPgDatabase, type Backend } from '../support/backends';
 import { Fixture, html, send } from '../support/fixture';
@@ -33,9 +34,6 @@ import { Receiver, newSecret } from '../support/receiver';
  *   12 the batch byte budget: the caller furthest over its share loses its jobs first
  *   21 webhook and fetch DNS lookups share the caller's one bucket
  */
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 /** Rows of `caller`'s deliveries still pending, counted in the database. */
 async function pendingOf(app: INestApplication, caller: string): Promise<number> {

@@ -3,10 +3,9 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { Dcache } from '../../src/dcache';
-import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, fleet } from '../support/app';
 import { Fixture, send } from '../support/fixture';
 
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 const CAP = 3;
 
 /** A raw NDJSON stream request; the socket reads nothing once the status line has come. */

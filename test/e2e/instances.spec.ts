@@ -6,14 +6,12 @@ import { Metrics } from '../../src/common/metrics';
 import { BatchStore, Dcache, Db, lockDeliveries } from '../../src/dcache';
 import { InstanceService } from '../../src/cluster/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
-import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, fleet } from '../support/app';
 import { lifecycleOf } from '../support/lifecycle';
 import { Receiver, newSecret } from '../support/receiver';
 import { EVENT_TYPES } from '../../src/common/job-status';
 import { createPgDatabase } from '../support/backends';
 import { Fixture, html, send, slowArticle } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** Three apps (instances) on one PostgreSQL database, fetching from one fixture server. */
 describe('several instances on one PostgreSQL database', () => {

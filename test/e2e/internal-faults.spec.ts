@@ -1,10 +1,8 @@
 import * as path from 'node:path';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { articleHtml, Fixture, html, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** Collects what the app logs. */
 class Captured implements LoggerService {

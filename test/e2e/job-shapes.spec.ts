@@ -2,18 +2,8 @@ import { randomBytes } from 'node:crypto';
 import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { BACKENDS, createPgDatabase } from '../support/backends';
-import {
-  createTestApp,
-  waitForJob,
-  waitUntil,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-  TestClock,
-} from '../support/app';
+import { createTestApp, waitForJob, waitUntil, TestClock, fleet, restricted } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 type Line = { idx: number; status: string; result: unknown; error: unknown; parent_idx: number | null };
 const lines = (text: string): Line[] =>

@@ -2,10 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import * as zlib from 'node:zlib';
 import request from 'supertest';
-import { createTestApp, tableResolver, tmpDbPath, waitForJob, FLEET_TOKEN } from '../support/app';
+import { createTestApp, tableResolver, tmpDbPath, waitForJob, fleet } from '../support/app';
 import { Fixture, html, send, type Handler } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /**
  * The SPEC's bound is 50 ms (no request holds the event loop longer). Here jest, the fixture

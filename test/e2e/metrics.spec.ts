@@ -7,18 +7,9 @@ import type { INestApplication } from '@nestjs/common';
 import { sql, type Kysely } from 'kysely';
 import { MetricsAggregates } from '../../src/api/metrics-aggregates';
 import { Dcache } from '../../src/dcache';
-import {
-  createTestApp,
-  waitForJob,
-  waitUntil,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-  TestClock,
-} from '../support/app';
+import { createTestApp, waitForJob, waitUntil, TestClock, fleet, restricted } from '../support/app';
 import { BACKENDS, createPgDatabase } from '../support/backends';
 import { Fixture, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 function value(text: string, series: string): number {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `));
@@ -73,7 +64,6 @@ describe('GET /metrics', () => {
 });
 
 const METRICS_TOKEN = 'metrics-token-0123456789abcdef';
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 /** An address of this machine beyond loopback: a scrape from it is one from the network. */
 function outsideAddress(): string {

@@ -2,10 +2,8 @@ import type { AddressInfo } from 'node:net';
 import type { INestApplication } from '@nestjs/common';
 import { EventSource } from 'eventsource';
 import request from 'supertest';
-import { createTestApp, FLEET_TOKEN, waitForJob, waitUntil } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, fleet } from '../support/app';
 import { Fixture, articleHtml, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** What a new user hit in the first hour (issue 33), each as it showed. */
 describe('the rough edges of the first hour', () => {

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import request from 'supertest';
-import { createTestApp, waitUntil, waitForJob, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitUntil, waitForJob, FLEET_TOKEN, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 
 const committed = path.resolve(__dirname, '..', '..', 'openapi.json');
@@ -91,7 +91,6 @@ describe('response shapes', () => {
     const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
     try {
       const http = () => request(app.getHttpServer());
-      const auth = { Authorization: `Bearer ${FLEET_TOKEN}` };
       const doc = (await http().get('/docs/openapi.json')).body;
       const props = (name: string) => Object.keys(doc.components.schemas[name].properties).sort();
       const keys = (o: object) => Object.keys(o).sort();
@@ -99,13 +98,13 @@ describe('response shapes', () => {
       const fresh = (
         await http()
           .post('/v1/fetch')
-          .set(auth)
+          .set(fleet)
           .send({ url: fx.url('/page') })
       ).body;
       const cached = (
         await http()
           .post('/v1/fetch')
-          .set(auth)
+          .set(fleet)
           .send({ url: fx.url('/page') })
       ).body;
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
@@ -119,7 +118,7 @@ describe('response shapes', () => {
       const linked = (
         await http()
           .post('/v1/fetch')
-          .set(auth)
+          .set(fleet)
           .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links'] })
       ).body;
       expect(keys(linked)).toEqual(
@@ -131,7 +130,7 @@ describe('response shapes', () => {
 
       const sub = await http()
         .post('/v1/batch')
-        .set(auth)
+        .set(fleet)
         .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
       // seed and limit are a crawl's; depth and duplicate_of its targets'.
       const batchJobProps = props('JobViewDto').filter((k) => !['seed', 'limit'].includes(k));
@@ -140,16 +139,16 @@ describe('response shapes', () => {
       await waitForJob(app, sub.body.id);
       const crawl = await http()
         .post('/v1/crawl')
-        .set(auth)
+        .set(fleet)
         .send({ url: fx.url('/page'), limit: 2 });
       expect(keys(crawl.body)).toEqual(props('JobViewDto'));
       await waitForJob(app, crawl.body.id);
-      const pages = (await http().get(`/v1/batch/${crawl.body.id}/results`).set(auth)).body.results;
+      const pages = (await http().get(`/v1/batch/${crawl.body.id}/results`).set(fleet)).body.results;
       for (const r of pages) expect(keys(r)).toEqual(props('TargetResultDto'));
       const map = (
         await http()
           .post('/v1/map')
-          .set(auth)
+          .set(fleet)
           .send({ url: fx.url('/page') })
       ).body;
       expect(keys(map)).toEqual(props('MapResponseDto'));
@@ -158,40 +157,40 @@ describe('response shapes', () => {
       // A webhook nobody answers (a closed port): its deliveries hold an error.
       const hooked = await http()
         .post('/v1/batch')
-        .set(auth)
+        .set(fleet)
         .send({
           targets: [{ url: fx.url('/page') }],
           webhook: { url: 'http://127.0.0.1:9/hook', secret: `whsec_${'A'.repeat(32)}` },
         });
       await waitForJob(app, hooked.body.id);
       await waitUntil(async () => {
-        const d = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(auth)).body;
+        const d = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(fleet)).body;
         return d.deliveries[0]?.last_error ? true : undefined;
       }, 'a failed delivery');
-      const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(auth)).body.results;
+      const results = (await http().get(`/v1/batch/${sub.body.id}/results`).set(fleet)).body.results;
       for (const r of results) expect(keys(r)).toEqual(batchTargetProps);
       expect(keys(results[0].result)).toEqual(envelopeProps);
       expect(keys(results[1].error)).toEqual(props('ErrorBodyDto'));
-      const events = (await http().get(`/v1/batch/${sub.body.id}/events`).set(auth)).body.events;
+      const events = (await http().get(`/v1/batch/${sub.body.id}/events`).set(fleet)).body.events;
       for (const e of events) expect(keys(e)).toEqual(props('EventDto'));
-      const list = (await http().get('/v1/batch').set(auth)).body;
+      const list = (await http().get('/v1/batch').set(fleet)).body;
       expect(keys(list)).toEqual(props('JobListResponseDto'));
       for (const j of list.jobs)
         expect(keys(j)).toEqual(j.kind === 'crawl' ? props('JobViewDto') : batchJobProps);
-      const retry = await http().post(`/v1/batch/${sub.body.id}/retry`).set(auth);
+      const retry = await http().post(`/v1/batch/${sub.body.id}/retry`).set(fleet);
       expect(retry.status).toBe(202);
       expect(keys(retry.body)).toEqual(batchJobProps);
-      const deliveries = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(auth)).body;
+      const deliveries = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(fleet)).body;
       expect(keys(deliveries)).toEqual(props('DeliveriesResponseDto'));
       expect(keys(deliveries.webhook)).toEqual(props('WebhookViewDto'));
       expect(deliveries.deliveries.length).toBeGreaterThan(0);
       for (const d of deliveries.deliveries) expect(keys(d)).toEqual(props('DeliveryDto'));
       expect(keys(deliveries.deliveries[0].last_error)).toEqual(props('DeliveryErrorDto'));
       const redeliver = (
-        await http().post(`/v1/batch/${hooked.body.id}/deliveries/redeliver`).set(auth).send({})
+        await http().post(`/v1/batch/${hooked.body.id}/deliveries/redeliver`).set(fleet).send({})
       ).body;
       expect(keys(redeliver)).toEqual(props('RedeliverResponseDto'));
-      const bad = (await http().post('/v1/fetch').set(auth).send({})).body;
+      const bad = (await http().post('/v1/fetch').set(fleet).send({})).body;
       expect(keys(bad)).toEqual(props('ErrorResponseDto'));
       expect(keys(bad.error)).toEqual(props('ErrorBodyDto'));
     } finally {

@@ -1,9 +1,7 @@
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createPgDatabase } from '../support/backends';
-import { createTestApp, FLEET_TOKEN, waitForJob } from '../support/app';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
+import { createTestApp, waitForJob, fleet } from '../support/app';
 
 /**
  * Paging values past what the database stores (an idx or seq is a 32-bit integer, a cursor's time

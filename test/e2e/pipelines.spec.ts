@@ -5,19 +5,9 @@ import { Webhook } from 'standardwebhooks';
 import { EVENT_TYPES } from '../../src/common/job-status';
 import { Dcache } from '../../src/dcache';
 import { SweeperService } from '../../src/runner/sweeper.service';
-import {
-  createTestApp,
-  waitForJob,
-  waitUntil,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-  TestClock,
-} from '../support/app';
+import { createTestApp, waitForJob, waitUntil, TestClock, fleet, restricted } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 import { Receiver, newSecret } from '../support/receiver';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 
 class LogSink implements LoggerService {
   readonly lines: string[] = [];

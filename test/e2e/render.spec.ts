@@ -2,11 +2,9 @@ import * as net from 'node:net';
 import request from 'supertest';
 import type { INestApplication, LoggerService } from '@nestjs/common';
 import { Renderer } from '../../src/render/renderer';
-import { createTestApp, waitForJob, FLEET_TOKEN } from '../support/app';
+import { createTestApp, waitForJob, fleet } from '../support/app';
 import { articleHtml, Fixture, html, send } from '../support/fixture';
 import { onePage } from '../support/pdf-documents';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 const WORDS =
   'This article was written into the page by its own script once it had loaded, and it has words enough to be read as the content of a real article by the extractor, with commas, clauses and more words after them, so that the verdict on it is ok and not empty at all.';

@@ -2,10 +2,9 @@ import * as fs from 'node:fs';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
-import { createTestApp, waitForJob, FLEET_TOKEN, TestClock } from '../support/app';
+import { createTestApp, waitForJob, TestClock, fleet } from '../support/app';
 import { Fixture, articleHtml, send } from '../support/fixture';
 
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 const labelled = (name: string) =>
   fs.readFileSync(path.join(__dirname, '..', 'fixtures', 'verdicts', name), 'utf8');
 

@@ -2,18 +2,9 @@ import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { HostStore } from '../../src/dcache';
 import { HostSlots } from '../../src/fetch/host-slots';
-import {
-  createTestApp,
-  tmpDbPath,
-  waitForJob,
-  waitUntil,
-  FLEET_TOKEN,
-  RESTRICTED_TOKEN,
-} from '../support/app';
+import { createTestApp, tmpDbPath, waitForJob, waitUntil, fleet, restricted } from '../support/app';
 import { Fixture, html, redirect, send, type Handler } from '../support/fixture';
 
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
-const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
 const page = (req: Parameters<Handler>[0], res: Parameters<Handler>[1]) =>
   send(
     200,

@@ -2,10 +2,8 @@ import request from 'supertest';
 import type { INestApplication } from '@nestjs/common';
 import { Dcache } from '../../src/dcache';
 import { RunnerService } from '../../src/runner/runner.service';
-import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, tmpDbPath } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, tmpDbPath, fleet } from '../support/app';
 import { Fixture, slowArticle } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 /** The database reaching its size limit (PRAGMA max_page_count): clear 503s, nothing lost, recovery. */
 describe('a full database', () => {

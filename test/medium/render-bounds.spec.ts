@@ -5,7 +5,7 @@ import type { LoggerService } from '@nestjs/common';
 import request from 'supertest';
 import { processTree } from '../../src/render/chromium-process';
 import { Renderer } from '../../src/render/renderer';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { createTestApp, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 import { browserProcess, CHROMIUM, failure, renderOf, testRenderer } from '../support/render';
 import { waitUntil } from '../support/wait';
@@ -194,7 +194,7 @@ describe('Chromium bounded and sandboxed', () => {
       expect(warnings.filter((w) => w.includes('SIFT_CHROMIUM_NO_SANDBOX'))).toHaveLength(1);
       const r = await request(app.getHttpServer())
         .post('/v1/fetch')
-        .set({ Authorization: `Bearer ${FLEET_TOKEN}` })
+        .set(fleet)
         .send({ url: fx.url('/plain'), render: 'always', format: 'html' });
       expect(r.status).toBe(200);
       expect(r.body.rendered).toBe(true);

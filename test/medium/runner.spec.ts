@@ -5,10 +5,8 @@ import { BatchReader, BatchStore, type BatchJob } from '../../src/dcache';
 import { InstanceService } from '../../src/cluster/instance.service';
 import { RunnerService } from '../../src/runner/runner.service';
 import { SweeperService } from '../../src/runner/sweeper.service';
-import { createTestApp, waitForJob, waitUntil, FLEET_TOKEN, TestClock } from '../support/app';
+import { createTestApp, waitForJob, waitUntil, TestClock, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
-
-const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
 
 function job(id: string, over: Partial<BatchJob> = {}): BatchJob {
   return {

@@ -19,6 +19,10 @@ export { waitUntil };
 export const FLEET_TOKEN = 'fleet-token-123';
 export const RESTRICTED_TOKEN = 'restricted-token-123';
 
+/** The headers of a request by the default fleet caller and the default restricted caller. */
+export const fleet = { Authorization: `Bearer ${FLEET_TOKEN}` };
+export const restricted = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
+
 /** A clock tests move by hand. */
 export class TestClock extends Clock {
   constructor(public t = 1_700_000_000_000) {
