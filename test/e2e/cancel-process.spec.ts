@@ -5,7 +5,7 @@ import { kill, startSiftProcess, type SiftProcess } from '../support/process';
 import { idle, waitUntil } from '../support/wait';
 
 /**
- * Issue 50: a cancel always lands. Three sift processes on one PostgreSQL database work a job of
+ * A cancel always lands. Three sift processes on one PostgreSQL database work a job of
  * 10,000 slow pages with both cores busy (two spinning processes beside them); DELETE sent to each
  * instance in turn answers 200 within 2 s, never a 503 from lock waits, and no fetch of the job
  * starts more than 1 s after the answer (counted at the site). The job stays cancelled, its
@@ -15,7 +15,7 @@ const TOKEN = 'cancel-test-token-0123456789';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
 const TARGETS = 10_000;
 
-describe('cancel on three instances under load (issue 50)', () => {
+describe('a cancel lands on any of three instances under load', () => {
   let pg: { url: string; drop: () => Promise<void> };
   let fx: Fixture;
   let procs: SiftProcess[] = [];
@@ -77,7 +77,7 @@ describe('cancel on three instances under load (issue 50)', () => {
       const answered = Date.now();
       const body = (await r.json()) as { status: string; error?: unknown };
       expect([r.status, body.status]).toEqual([200, 'cancelled']);
-      // The issue's bound (503 after 6.2 s before; 0.5-0.8 s measured here): bench/cancel times it.
+      // The bound (a cancel once took 6.2 s and a 503; 0.5-0.8 s measured here): bench/cancel times it.
       expect(answered - asked).toBeLessThan(2000);
       // Fetches of the job that start more than a second after the answer: none, in a window
       // that goes on 1.5 s past that second (the site answers each fetch in 50 ms).

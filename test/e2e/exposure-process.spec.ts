@@ -148,7 +148,7 @@ describe('exposure and abuse in the real process', () => {
     expect(out.out).toMatch(/caller "bob" is both fleet and restricted/);
   }, 60_000);
 
-  it('refuses to start with no token at all (every request would be 401); a created one is enough (issue 50)', async () => {
+  it('refuses to start with no token at all (every request would be 401); a created one is enough', async () => {
     const file = tmpDb();
     // A .env that sets only what its user needed: no SIFT_TOKENS.
     const none = await startOrExit({ SIFT_DB: file, SIFT_FLEET_ALLOW: '127.0.0.0/8' });

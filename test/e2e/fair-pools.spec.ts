@@ -7,7 +7,7 @@ import { onePage } from '../support/pdf-documents';
 import { idleOperators } from '../support/pdf-hostile';
 
 /**
- * Issue 49: one caller cannot take a pool every caller shares. A hostile caller fills the browser
+ * One caller cannot take a pool every caller shares. A hostile caller fills the browser
  * pages and the document parsers with work that would hold them for its whole deadline; another
  * caller's ordinary request is answered in its own time plus a small bound, and /healthz within
  * 1 s throughout. The bounds hold with both cores busy (the suite's own workers, or a CPU hog).
@@ -24,7 +24,7 @@ const other = { Authorization: `Bearer ${OTHER}` };
  */
 const SMALL_BOUND_MS = 5000;
 
-describe('one caller cannot hold a shared pool (issue 49)', () => {
+describe('one caller cannot hold a shared pool', () => {
   let app: INestApplication;
   let fx: Fixture;
   const http = () => request(app.getHttpServer());
@@ -142,7 +142,7 @@ describe('one caller cannot hold a shared pool (issue 49)', () => {
   }, 180_000);
 });
 
-describe('SIFT_PDF_MAX_CPU_MS (issue 49)', () => {
+describe('SIFT_PDF_MAX_CPU_MS bounds the CPU time of a document', () => {
   it('a document past its CPU budget is document_too_complex long before its deadline', async () => {
     const fx = await new Fixture({
       '/idle.pdf': send(200, 'application/pdf', idleOperators(500, 120_000)),

@@ -4,7 +4,7 @@ import { createTestApp, waitForJob, fleet } from '../support/app';
 import { BACKENDS, createPgDatabase } from '../support/backends';
 import { Fixture, html, send } from '../support/fixture';
 
-/** Issue 33, points 8 and 14: several formats from one fetch, and what each format holds. */
+/** Several formats from one fetch, and what each format holds. */
 
 const para = (i: number) =>
   `<p>Paragraph ${i} of the harbour story. It has words enough to be read as the article, with <a href="/boat/${i}">a boat</a>, commas, and more words, so that it scores well.</p>`;

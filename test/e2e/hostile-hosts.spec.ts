@@ -114,7 +114,7 @@ describe('per-site state under a hostile caller', () => {
     await fx.stop();
   });
 
-  it('finding 1: robots.txt rules match in linear time: rules of 16,000 stars and an 8,000-character path stall nothing', async () => {
+  it('robots.txt rules match in linear time: rules of 16,000 stars and an 8,000-character path stall nothing', async () => {
     const path = `/${'a'.repeat(8000)}`;
     const fetching = fetchAs(fleet, { url: url('stars.test', path), max_age_s: 0 });
     const worst = await worstHealthzWhile(app, fetching);
@@ -128,7 +128,7 @@ describe('per-site state under a hostile caller', () => {
     expect(denied.body.error?.code).toBe('robots_denied');
   }, 60_000);
 
-  it('finding 3: parsed robots.txt in memory is bounded in bytes, least recently used out first', async () => {
+  it('parsed robots.txt in memory is bounded in bytes, least recently used out first', async () => {
     const robots = app.get(Robots);
     for (let i = 0; i < 24; i++) {
       const r = await fetchAs(fleet, { url: url(`big${i}.test`, '/page'), max_age_s: 0 });
@@ -149,7 +149,7 @@ describe('per-site state under a hostile caller', () => {
     expect(fx.hitCount('/robots.txt')).toBe(before);
   }, 120_000);
 
-  it('finding 10: a restricted caller learns nothing fleet fetches left about an internal host', async () => {
+  it('a restricted caller learns nothing fleet fetches left about an internal host', async () => {
     // A fleet caller reads the internal site's robots.txt, and gets it paused.
     expect(
       (await fetchAs(fleet, { url: url('intranet.test', '/admin-secret-panel-7f3a') })).body.error.code,
@@ -170,7 +170,7 @@ describe('per-site state under a hostile caller', () => {
     }
   });
 
-  it('finding 17: a restricted caller gets the same answer for an internal name and one that does not resolve', async () => {
+  it('a restricted caller gets the same answer for an internal name and one that does not resolve', async () => {
     const internal = await fetchAs(restricted, { url: 'http://intranet.test/' });
     const unknown = await fetchAs(restricted, { url: 'http://nowhere-at-all.test/' });
     const shape = (r: { status: number; body: { error: Record<string, string> } }, host: string) => [
@@ -186,7 +186,7 @@ describe('per-site state under a hostile caller', () => {
     expect(fleetUnknown.body.error.code).toBe('dns_error');
   });
 
-  it('finding 7: a Crawl-delay turn is taken only when the request goes; callers giving up take none', async () => {
+  it('a Crawl-delay turn is taken only when the request goes; callers giving up take none', async () => {
     expect((await fetchAs(fleet, { url: url('delay.test', '/first'), max_age_s: 0 })).status).toBe(200);
     // 30 callers that give up after 50 ms, and 30 restricted ones the address check turns away.
     const quitters = Array.from({ length: 30 }, (_, i) =>
@@ -237,7 +237,7 @@ describe('per-site state under a hostile caller', () => {
     expect([a.state, b.state]).toEqual(['pending', 'failed']);
   });
 
-  it("finding 9: a caller whose DNS slots are held fails alone; its failure is not kept for the site's other callers", async () => {
+  it("a caller whose DNS slots are held fails alone; its failure is not kept for the site's other callers", async () => {
     // The first fleet caller holds both of its lookups with names that never answer.
     const held = [0, 1].map((i) =>
       fetchAs(fleet, { url: `http://n${i}.blackhole.test/`, timeout_ms: 10_000 }),

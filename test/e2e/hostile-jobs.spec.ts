@@ -28,11 +28,11 @@ import { ROOT, ensureBuilt } from '../support/process';
 import { Receiver, newSecret } from '../support/receiver';
 
 /*
- * A hostile caller's jobs (issue 32): one test per finding.
- *   5  invalid-only jobs with webhooks flood the outbox: per-caller caps, fair sender, indexed claim
- *   11 one caller name with two classes: each is its own caller; the CLI loads .env as `make run`
- *   12 the batch byte budget: the caller furthest over its share loses its jobs first
- *   21 webhook and fetch DNS lookups share the caller's one bucket
+ * A hostile caller's jobs, one rule each:
+ *   - invalid-only jobs with webhooks flood the outbox: per-caller caps, fair sender, indexed claim
+ *   - one caller name with two classes: each is its own caller; the CLI loads .env as `make run`
+ *   - the batch byte budget: the caller furthest over its share loses its jobs first
+ *   - webhook and fetch DNS lookups share the caller's one bucket
  */
 
 /** Rows of `caller`'s deliveries still pending, counted in the database. */
@@ -152,118 +152,123 @@ function expectIndexedClaim(backend: Backend, plans: string[][]): void {
   }
 }
 
-describe.each(BACKENDS)('finding 5: an outbox flood from a restricted caller, on %s', (backend) => {
-  let app: INestApplication;
-  let at: { path: string } | { url: string };
-  let drop = async () => {};
-  let rx: Receiver;
-  const secret = newSecret();
-  /** The flooder's receiver: its name takes 5 s to fail to resolve, at every attempt. */
-  const slowResolver = (host: string) =>
-    host === 'hook.flood.test'
-      ? new Promise<never>((_, reject) =>
-          setTimeout(
-            () => reject(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' })),
-            5000,
-          ),
-        )
-      : defaultResolver(host);
+describe.each(BACKENDS)(
+  'an outbox flood from a restricted caller is capped and delays no one, on %s',
+  (backend) => {
+    let app: INestApplication;
+    let at: { path: string } | { url: string };
+    let drop = async () => {};
+    let rx: Receiver;
+    const secret = newSecret();
+    /** The flooder's receiver: its name takes 5 s to fail to resolve, at every attempt. */
+    const slowResolver = (host: string) =>
+      host === 'hook.flood.test'
+        ? new Promise<never>((_, reject) =>
+            setTimeout(
+              () => reject(Object.assign(new Error('getaddrinfo EAI_AGAIN'), { code: 'EAI_AGAIN' })),
+              5000,
+            ),
+          )
+        : defaultResolver(host);
 
-  beforeAll(async () => {
-    rx = await new Receiver(secret).start();
-    let env: Record<string, string>;
-    if (backend === 'sqlite') {
-      const file = tmpDbPath();
-      at = { path: file };
-      env = { SIFT_DB: file };
-    } else {
-      const pg = await createPgDatabase();
-      at = { url: pg.url };
-      drop = pg.drop;
-      env = { SIFT_DATABASE_URL: pg.url };
-    }
-    ({ app } = await createTestApp(
-      {
-        ...env,
-        SIFT_FLEET_ALLOW: '127.0.0.0/8',
-        SIFT_WEBHOOK_RETRY_S: '1',
-        SIFT_DNS_TIMEOUT_MS: '6000',
-        SIFT_BATCH_MAX_BYTES: String(8_000_000),
-      },
-      { resolver: slowResolver },
-    ));
-  });
+    beforeAll(async () => {
+      rx = await new Receiver(secret).start();
+      let env: Record<string, string>;
+      if (backend === 'sqlite') {
+        const file = tmpDbPath();
+        at = { path: file };
+        env = { SIFT_DB: file };
+      } else {
+        const pg = await createPgDatabase();
+        at = { url: pg.url };
+        drop = pg.drop;
+        env = { SIFT_DATABASE_URL: pg.url };
+      }
+      ({ app } = await createTestApp(
+        {
+          ...env,
+          SIFT_FLEET_ALLOW: '127.0.0.0/8',
+          SIFT_WEBHOOK_RETRY_S: '1',
+          SIFT_DNS_TIMEOUT_MS: '6000',
+          SIFT_BATCH_MAX_BYTES: String(8_000_000),
+        },
+        { resolver: slowResolver },
+      ));
+    });
 
-  afterAll(async () => {
-    await app?.close();
-    await rx.stop();
-    await drop();
-  });
+    afterAll(async () => {
+      await app?.close();
+      await rx.stop();
+      await drop();
+    });
 
-  it('caps the caller’s pending deliveries and stored bytes; a fleet webhook and /healthz stay prompt; the claim reads an index', async () => {
-    const http = () => request(app.getHttpServer());
-    const invalid = (n: number, tag: string) =>
-      Array.from({ length: n }, (_, i) => ({ url: `not a url ${tag} ${i}` }));
-    const hook = { url: 'http://hook.flood.test/h', secret, events: [...EVENT_TYPES] };
-    const slowest: number[] = [];
-    const submit = async (body: object) => {
-      const r = await http().post('/v1/batch').set(restricted).send(body);
-      slowest.push(await healthzMs(app));
-      return r;
-    };
+    it('caps the caller’s pending deliveries and stored bytes; a fleet webhook and /healthz stay prompt; the claim reads an index', async () => {
+      const http = () => request(app.getHttpServer());
+      const invalid = (n: number, tag: string) =>
+        Array.from({ length: n }, (_, i) => ({ url: `not a url ${tag} ${i}` }));
+      const hook = { url: 'http://hook.flood.test/h', secret, events: [...EVENT_TYPES] };
+      const slowest: number[] = [];
+      const submit = async (body: object) => {
+        const r = await http().post('/v1/batch').set(restricted).send(body);
+        slowest.push(await healthzMs(app));
+        return r;
+      };
 
-    // Twenty small jobs: twenty deliveries due at once, each attempt held 5 s by its name.
-    for (let j = 0; j < 20; j++) {
-      const r = await submit({ targets: invalid(1, `s${j}`), ignore_invalid_urls: true, webhook: hook });
-      expect(r.status).toBe(202);
-    }
-    // A fleet caller's webhook is sent at once all the same.
-    const t0 = performance.now();
-    const own = await http()
-      .post('/v1/batch')
-      .set(fleet)
-      .send({ targets: invalid(1, 'fleet'), ignore_invalid_urls: true, webhook: { url: rx.url, secret } });
-    expect(own.status).toBe(202);
-    await waitUntil(
-      () => rx.unique().find((r) => r.payload.job_id === own.body.id),
-      'the fleet webhook',
-      20_000,
-    );
-    expect(performance.now() - t0).toBeLessThan(3000);
+      // Twenty small jobs: twenty deliveries due at once, each attempt held 5 s by its name.
+      for (let j = 0; j < 20; j++) {
+        const r = await submit({ targets: invalid(1, `s${j}`), ignore_invalid_urls: true, webhook: hook });
+        expect(r.status).toBe(202);
+      }
+      // A fleet caller's webhook is sent at once all the same.
+      const t0 = performance.now();
+      const own = await http()
+        .post('/v1/batch')
+        .set(fleet)
+        .send({ targets: invalid(1, 'fleet'), ignore_invalid_urls: true, webhook: { url: rx.url, secret } });
+      expect(own.status).toBe(202);
+      await waitUntil(
+        () => rx.unique().find((r) => r.payload.job_id === own.body.id),
+        'the fleet webhook',
+        20_000,
+      );
+      expect(performance.now() - t0).toBeLessThan(3000);
 
-    // Big ones, until the caller's pending deliveries reach the cap: later ones are 429.
-    const statuses: number[] = [];
-    for (let j = 0; j < 7; j++) {
-      const r = await submit({ targets: invalid(1000, `b${j}`), ignore_invalid_urls: true, webhook: hook });
-      statuses.push(r.status);
-      if (r.status === 429) expect(r.body.error.code).toBe('too_many_requests');
-    }
-    expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
-    // The cap (5,000), and at most one job's deliveries (1,002) over it.
-    expect(await pendingOf(app, 'restricted-caller')).toBeLessThanOrEqual(5000 + 1002);
+      // Big ones, until the caller's pending deliveries reach the cap: later ones are 429.
+      const statuses: number[] = [];
+      for (let j = 0; j < 7; j++) {
+        const r = await submit({ targets: invalid(1000, `b${j}`), ignore_invalid_urls: true, webhook: hook });
+        statuses.push(r.status);
+        if (r.status === 429) expect(r.body.error.code).toBe('too_many_requests');
+      }
+      expect(statuses.filter((s) => s === 429).length).toBeGreaterThan(0);
+      // The cap (5,000), and at most one job's deliveries (1,002) over it.
+      expect(await pendingOf(app, 'restricted-caller')).toBeLessThanOrEqual(5000 + 1002);
 
-    // Jobs of invalid URLs only, without a webhook, weigh what they store: the budget holds.
-    for (let j = 0; j < 10; j++) {
-      expect((await submit({ targets: invalid(1000, `n${j}`), ignore_invalid_urls: true })).status).toBe(202);
-    }
-    expect(await storedBytes(app)).toBeLessThanOrEqual(8_000_000);
-    const stored = await sql<{ n: number }>`SELECT count(*) AS n FROM batch_target AS t
+      // Jobs of invalid URLs only, without a webhook, weigh what they store: the budget holds.
+      for (let j = 0; j < 10; j++) {
+        expect((await submit({ targets: invalid(1000, `n${j}`), ignore_invalid_urls: true })).status).toBe(
+          202,
+        );
+      }
+      expect(await storedBytes(app)).toBeLessThanOrEqual(8_000_000);
+      const stored = await sql<{ n: number }>`SELECT count(*) AS n FROM batch_target AS t
       JOIN batch_job AS j ON j.id = t.job_id WHERE j.caller = 'restricted-caller'`.execute(
-      app.get(Dcache).db,
-    );
-    // Of the targets accepted, the budget keeps some 8 MB.
-    const accepted = 20 + 1000 * statuses.filter((s) => s === 202).length + 10_000;
-    expect(Number(stored.rows[0].n)).toBeLessThan(accepted);
-    // The fleet caller, under its share, lost nothing.
-    expect((await http().get(`/v1/batch/${own.body.id}`).set(fleet)).status).toBe(200);
-    expect(Math.max(...slowest)).toBeLessThan(1000);
-    // The sender stopped (as at shutdown) frees what it held: the probe claim finds deliveries due.
-    await app.get(WebhookService).stop();
-    expectIndexedClaim(backend, await claimPlans(at));
-  }, 180_000);
-});
+        app.get(Dcache).db,
+      );
+      // Of the targets accepted, the budget keeps some 8 MB.
+      const accepted = 20 + 1000 * statuses.filter((s) => s === 202).length + 10_000;
+      expect(Number(stored.rows[0].n)).toBeLessThan(accepted);
+      // The fleet caller, under its share, lost nothing.
+      expect((await http().get(`/v1/batch/${own.body.id}`).set(fleet)).status).toBe(200);
+      expect(Math.max(...slowest)).toBeLessThan(1000);
+      // The sender stopped (as at shutdown) frees what it held: the probe claim finds deliveries due.
+      await app.get(WebhookService).stop();
+      expectIndexedClaim(backend, await claimPlans(at));
+    }, 180_000);
+  },
+);
 
-describe('finding 11: a caller is its name and its class', () => {
+describe('a caller is its name and its class', () => {
   let app: INestApplication;
   let fx: Fixture;
   const held: (() => void)[] = [];
@@ -332,7 +337,7 @@ describe('finding 11: a caller is its name and its class', () => {
   }, 60_000);
 });
 
-describe('finding 11: every CLI command loads the environment as `make run` does', () => {
+describe('every CLI command loads the environment as `make run` does', () => {
   beforeAll(() => ensureBuilt(), 180_000);
 
   /** `node dist/src/cli.js ARGS` in `cwd`, with only PATH and `env` set. */
@@ -370,7 +375,7 @@ describe('finding 11: every CLI command loads the environment as `make run` does
   }, 60_000);
 });
 
-describe('finding 12: the batch byte budget is shared by callers', () => {
+describe('the batch byte budget is shared by callers', () => {
   let app: INestApplication;
   let fx: Fixture;
   const B = 'fleet-b-token-0123456789';
@@ -419,7 +424,7 @@ describe('finding 12: the batch byte budget is shared by callers', () => {
   }, 120_000);
 });
 
-describe('finding 21: webhook and fetch DNS lookups share the caller’s bucket', () => {
+describe('webhook and fetch DNS lookups share the caller’s bucket', () => {
   let app: INestApplication;
   let release: () => void = () => {};
   const gate = new Promise<void>((r) => (release = r));

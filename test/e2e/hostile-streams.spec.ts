@@ -34,8 +34,8 @@ function openStalled(port: number, path: string): Promise<{ socket: net.Socket; 
 }
 
 /**
- * Issue 32, finding 15: a client that stops reading its streams until the server's writes wait on
- * a full socket buffer, then hangs up, gets its admission slots back at once.
+ * A client that stops reading its streams until the server's writes wait on a full socket
+ * buffer, then hangs up, gets its admission slots back at once.
  */
 describe('streams under a hostile reader', () => {
   let app: INestApplication;
@@ -70,7 +70,7 @@ describe('streams under a hostile reader', () => {
     return sub.body.id as string;
   }
 
-  it('a stream stalled on a full socket buffer and then hung up gives back its slot (finding 15)', async () => {
+  it('a stream stalled on a full socket buffer and then hung up gives back its slot', async () => {
     // 40 results of 512 KiB: 20 MiB a stream, more than the kernel buffers of a connection hold.
     const big = await job(40);
     const result = JSON.stringify({ content: 'x'.repeat(512 * 1024) });

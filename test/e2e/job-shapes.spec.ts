@@ -14,7 +14,7 @@ const lines = (text: string): Line[] =>
     .map((l) => JSON.parse(l) as Line);
 
 /**
- * Issue 33, points 12 and 13, on both databases: a cancelled job's unfinished targets end
+ * On both databases: a cancelled job's unfinished targets end
  * cancelled and can be retried; the job view's counts and error; times to the millisecond; one
  * paging vocabulary (after + next) on jobs, results and events; status filters; NDJSON of a live
  * job, as it stands or followed to its end.

@@ -6,7 +6,7 @@ import { prng } from '../support/prng';
 import { idle } from '../support/wait';
 
 /**
- * Issue 49: MCP answers go only to their own request. A restricted caller and a fleet caller share
+ * MCP answers go only to their own request. A restricted caller and a fleet caller share
  * the MCP servers sift keeps between POSTs; ids collide, a POST repeats an id, callers hang up
  * mid-call, calls end in any order. No answer ever reaches another caller or another call.
  */
@@ -19,7 +19,7 @@ const SLOW_LOOKUP_MS = 1500;
 type Rpc = { jsonrpc: '2.0'; id: number; method: string; params: Record<string, unknown> };
 type Answer = { id: number; result?: { content: { text: string }[]; isError?: boolean }; error?: unknown };
 
-describe('MCP answers only to its own request (issue 49)', () => {
+describe('MCP answers only to its own request', () => {
   let t: TestApp;
   let base: string;
   let fx: Fixture;

@@ -118,7 +118,7 @@ async function seed(db: Kysely<any>, from: number, n: number, now: number): Prom
       ${sql.lit(now)}, ${sql.lit(now)} FROM k`.execute(db);
 }
 
-/** Issue 32, finding 13: /metrics under a caller that scrapes hard, and from beyond loopback. */
+/** /metrics under a caller that scrapes hard, and from beyond loopback. */
 describe.each(BACKENDS)('GET /metrics under a hostile scraper on %s', (backend) => {
   let app: INestApplication;
   let pg: { url: string; drop: () => Promise<void> } | undefined;
@@ -138,7 +138,7 @@ describe.each(BACKENDS)('GET /metrics under a hostile scraper on %s', (backend) 
     await pg?.drop();
   });
 
-  it('20 scrapes over 100,000 jobs and deliveries: one reading in 15 s; an authenticated call behind them answers within 3 s (finding 13)', async () => {
+  it('20 scrapes over 100,000 jobs and deliveries: one reading in 15 s; an authenticated call behind them answers within 3 s', async () => {
     const N = 100_000;
     await seed(app.get(Dcache).db, 0, N, clock.now());
     const delivered = (t: string) => value(t, 'sift_webhook_deliveries{state="delivered"}');
@@ -180,7 +180,7 @@ describe.each(BACKENDS)('GET /metrics under a hostile scraper on %s', (backend) 
     expect(app.get(MetricsAggregates).readings).toBe(2);
   });
 
-  it('beyond loopback a scrape needs SIFT_METRICS_TOKEN or a fleet token; 127.0.0.0/8 needs none (finding 13)', async () => {
+  it('beyond loopback a scrape needs SIFT_METRICS_TOKEN or a fleet token; 127.0.0.0/8 needs none', async () => {
     const host = outsideAddress();
     // The same app, also on an address of this machine that is not loopback.
     const outside = nodeHttp.createServer(app.getHttpAdapter().getInstance());

@@ -5,7 +5,7 @@ import request from 'supertest';
 import { createTestApp, waitForJob, waitUntil, fleet } from '../support/app';
 import { Fixture, articleHtml, send } from '../support/fixture';
 
-/** What a new user hit in the first hour (issue 33), each as it showed. */
+/** What a new user hit in the first hour, each as it showed. */
 describe('the rough edges of the first hour', () => {
   let fx: Fixture;
   beforeAll(async () => {

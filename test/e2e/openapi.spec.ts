@@ -45,7 +45,7 @@ describe('OpenAPI', () => {
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');
-    // The package's version; /healthz open without a token; /mcp described (issue 50).
+    // The package's version; /healthz open without a token; /mcp described.
     expect(doc.info.version).toBe(JSON.parse(fs.readFileSync('package.json', 'utf8')).version);
     expect(doc.paths['/healthz'].get.security).toEqual([]);
     expect(doc.paths['/v1/fetch'].post.security).toEqual([{ bearer: [] }]);

@@ -145,7 +145,7 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
     expect(capped.body.bytes).toBeLessThanOrEqual(100);
   }, 60_000);
 
-  it('screenshot is never dropped: it renders a static page; with render "never" or on a PDF it is 400 (issue 50)', async () => {
+  it('screenshot is never dropped: it renders a static page; with render "never" or on a PDF it is 400', async () => {
     // A static article is not rendered by auto, but a screenshot is of a rendered page.
     const shot = await post({ url: fx.url('/article'), format: 'text', screenshot: true });
     expect(shot.status).toBe(200);

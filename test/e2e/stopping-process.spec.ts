@@ -8,7 +8,7 @@ import { waitUntil } from '../support/wait';
 import { spawnSift } from '../support/cli-child';
 
 /**
- * Issue 50: SIGTERM stops sift within SIFT_SHUTDOWN_GRACE_MS (plus 2 s) whatever its clients do.
+ * SIGTERM stops sift within SIFT_SHUTDOWN_GRACE_MS (plus 2 s) whatever its clients do.
  * Clients holding an event stream, an NDJSON follow and an MCP call each get a last message saying
  * the server stops; the job's targets are intact, and a restart with `resume` finishes the job.
  */
@@ -32,7 +32,7 @@ function open(url: string, o: { method?: string; headers: Record<string, string>
   return { ended, seen: () => text };
 }
 
-describe('stopping with clients attached (issue 50)', () => {
+describe('SIGTERM with clients attached stops sift within the grace', () => {
   let fx: Fixture;
   let p: SiftProcess | undefined;
   const held: (() => void)[] = [];

@@ -5,7 +5,7 @@ import { Fixture, html, send } from '../support/fixture';
 import { failure, renderOf, testRenderer } from '../support/render';
 
 /**
- * SSRF from inside a rendered page (issue 34): the page on 127.0.0.2, a fleet caller allowed
+ * SSRF from inside a rendered page: the page on 127.0.0.2, a fleet caller allowed
  * 127.0.0.2/32 only, a "secret" server on 127.0.0.3 on the same port. Whatever the page does
  * (img, fetch, iframe, a script redirect, WebSocket) to 127.0.0.3, to 169.254.169.254 or to a name
  * that resolves to 127.0.0.2 when first checked and to 127.0.0.3 after, nothing reaches the

@@ -5,7 +5,7 @@ import { Fixture, html, send } from './fixture';
 import { prng } from './prng';
 
 /**
- * A generated site for crawl tests (issue 36): every trap a crawler meets, on real HTTP servers.
+ * A generated site for crawl tests: every trap a crawler meets, on real HTTP servers.
  *
  * Pages are named by a key: a path on the site's own host ('/p/12'), or host and path elsewhere
  * ('docs.site.test/sub/1' on the subdomain, '127.0.0.2/elsewhere' on the other host). Depths are

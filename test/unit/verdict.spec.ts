@@ -92,8 +92,7 @@ describe('wordCount', () => {
 });
 
 /**
- * The verdict runs on the main thread (issue 32, finding 2): what it reads of the raw page is read
- * in linear time. Each read finds what the plain pattern it replaces found; the patterns
+ * The verdict runs on the main thread: what it reads of the raw page is read in linear time. Each read finds what the plain pattern it replaces found; the patterns
  * backtracked over an unclosed tag (24 KiB of `<div id="root" ` repeated: 15 s; twice that: 197 s).
  */
 describe('linear reads of the raw page', () => {
@@ -128,7 +127,7 @@ describe('linear reads of the raw page', () => {
     expect(wordCount(html, Infinity, true)).toBe(wordCount(html.replace(/<[^>]*>/g, ' ')));
   });
 
-  // The stall bound of the issue: the main thread answers others within a second.
+  // The stall bound: the main thread answers others within a second.
   it.each([
     ['an unclosed <div id="root"> repeated', '<div id="root" '],
     ['an unclosed <div> before one id', '<div '],
