@@ -6,7 +6,8 @@ import * as tseslint from 'typescript-eslint';
 /**
  * The house's rules (SPEC "The house"): imports flow down the layers, only src/tuning/ reaches
  * into a library's private files (and its README lists every file there), no source file is over
- * 300 lines. `make lint` runs the same rules; this suite makes CI fail on them too.
+ * 300 lines. `make lint` runs the same rules; this suite makes CI fail on them too. And the tests
+ * read as rules: no spec file is named for an issue or a finding, no test sleeps a fixed time.
  */
 const ROOT = path.join(__dirname, '..', '..');
 const sources = (dir: string): string[] =>
@@ -14,6 +15,32 @@ const sources = (dir: string): string[] =>
     .readdirSync(path.join(ROOT, dir), { withFileTypes: true, recursive: true })
     .filter((e) => e.isFile() && e.name.endsWith('.ts'))
     .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)));
+
+/** Every file of the test tree that holds code (.ts, .js), as a path from the root. */
+const testFiles = (): string[] =>
+  fs
+    .readdirSync(path.join(ROOT, 'test'), { withFileTypes: true, recursive: true })
+    .filter((e) => e.isFile() && /\.(ts|js)$/.test(e.name))
+    .map((e) => path.relative(ROOT, path.join(e.parentPath, e.name)));
+
+/** A spec file named for an issue or a finding (its word, or a number) instead of its subsystem. */
+const namedForAnIssue = (file: string) =>
+  /\.spec\.ts$/.test(file) && /issue|finding|(^|[-_.])\d+\.spec\.ts$/i.test(path.basename(file));
+
+/**
+ * The fixed sleeps: a promise that a timer resolves (setTimeout given the promise's resolve, or a
+ * function that only calls it), a sleep or delay function awaited, timers/promises. A test waits
+ * for what it needs with waitUntil; a time that is what the test is about goes through
+ * idle(ms, why). Both live in test/support/wait.ts, the one file allowed a timer's promise.
+ */
+const FIXED_SLEEPS = [
+  /new Promise\s*(<[^>]*>)?\s*\(\s*\(?\s*(\w+)\s*\)?\s*=>\s*\{?\s*setTimeout\(\s*(\2|\(\)\s*=>\s*\2\(\))\s*,/,
+  /\bawait\s+(sleep|delay|pause)\s*\(/,
+  /['"](node:)?timers\/promises['"]/,
+];
+const WAIT_HELPERS = path.join('test', 'support', 'wait.ts');
+const sleepsIn = (text: string): string[] =>
+  FIXED_SLEEPS.flatMap((re) => [...text.matchAll(new RegExp(re.source, 'g'))].map((m) => m[0]));
 
 // The rules as `make lint` runs them (eslint.config.js), through ESLint's own linter.
 const house = require('../../eslint-layers.js') as NonNullable<Linter.Config['plugins']>[string];
@@ -72,6 +99,45 @@ describe('the house', () => {
     expect(
       lint('src/fetch/x.ts', "export { Agent } from 'undici';\nexport * from 'node:dns/promises';\n"),
     ).toEqual([]);
+  });
+
+  it('no spec file is named for an issue or a finding', () => {
+    expect(testFiles().filter(namedForAnIssue)).toEqual([]);
+  });
+
+  it('a spec file named for an issue or a finding fails, one named for its subsystem passes', () => {
+    const names = ['test/e2e/issue-50.spec.ts', 'test/e2e/finding13.spec.ts', 'test/e2e/fetch-49.spec.ts'];
+    expect(names.filter(namedForAnIssue)).toEqual(names);
+    const fine = ['test/e2e/crash-random.spec.ts', 'test/unit/house.spec.ts', 'test/support/node24.ts'];
+    expect(fine.filter(namedForAnIssue)).toEqual([]);
+  });
+
+  it('no test sleeps a fixed time', () => {
+    const sleeping = testFiles()
+      .filter((f) => f !== WAIT_HELPERS)
+      .flatMap((f) => sleepsIn(fs.readFileSync(path.join(ROOT, f), 'utf8')).map((m) => `${f}: ${m}`));
+    expect(sleeping).toEqual([]);
+  });
+
+  it('a fixed sleep fails, a wait for a condition or a named idle passes', () => {
+    // '§' keeps this file's own text from matching; it is taken out before the check.
+    const planted = (text: string) => sleepsIn(text.replace(/§/g, ''));
+    for (const text of [
+      'await new Promise((r) => set§Timeout(r, 200));',
+      'await new Promise((resolve) =>\n  set§Timeout(resolve, 2500));',
+      'await new Promise<void>((ok) => set§Timeout(() => ok(), 100));',
+      'while (n < 2) await new Promise((ok) => { set§Timeout(ok, 50); });',
+      'await sl§eep(50);',
+      "import { setTimeout } from 'node:timers/pro§mises';",
+    ])
+      expect([text, planted(text)]).toEqual([text, [expect.any(String)]]);
+    for (const text of [
+      "await idle(2500, 'a window in which a late fetch would show');",
+      "await waitUntil(() => (held.length >= 2 ? true : undefined), 'two held');",
+      "'/later': (req, res) => setTimeout(() => send(200, 'text/plain', 'in time')(req, res), 300),",
+      'const timer = setTimeout(() => reject(new Error(`no answer head`)), 5000);',
+    ])
+      expect([text, planted(text)]).toEqual([text, []]);
   });
 
   it('src/tuning/README.md lists every file of src/tuning/', () => {
