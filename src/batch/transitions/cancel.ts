@@ -33,10 +33,10 @@ export async function cancelJob(
       'nothing to cancel: read its results',
     );
   }
-  const { count } = await tx.targets.unfinished(jobId);
   await tx.jobs.setBatchJobStatus({ id: jobId, status: 'cancelled', now });
   const ended = (await tx.jobs.batchJob(jobId))!;
-  const counted = { ...ended, targetsCancelled: (ended.targetsCancelled ?? 0) + count };
+  // Every target not finished is, or will be, cancelled (the job's view counts them so too).
+  const counted = { ...ended, targetsCancelled: ended.targetsTotal - ended.targetsDone };
   await events.append(
     tx,
     { jobId, type: 'batch.cancelled', at: now },
