@@ -4,7 +4,7 @@ import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { BatchController } from './batch.controller';
 import { CrawlController } from './crawl.controller';
-import { CrawlModule } from '../crawl/crawl.module';
+import { CrawlModule } from '../crawl';
 import { PagesModule } from '../pages/pages.module';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';

@@ -3,7 +3,7 @@ import { ApiBearerAuth, ApiHeader, ApiOkResponse, ApiProperty, ApiResponse, ApiT
 import type { Response } from 'express';
 import { BatchService } from '../batch/batch.service';
 import { JobView } from '../batch/views';
-import { MapService } from '../crawl/map.service';
+import { MapService } from '../crawl';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { hangup } from '../common/hangup';

@@ -6,8 +6,8 @@ import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob, type Targe
 import type { Caller } from '../pages/caller-policy';
 import { JobLifecycle, type JobDraft, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
-import { draftJob, type DraftLimits, type SubmitRequest } from './submission';
-import { draftCrawl, type CrawlRequest } from './crawl-submission';
+import { draftCrawl, draftJob, type CrawlRequest, type DraftLimits, type SubmitRequest } from './submission';
+
 import { PENDING_DELIVERIES } from './job-creation';
 import { isTerminalJob, type JobStatus } from '../common/job-status';
 import { readResults, resultLines } from './result-lines';
@@ -61,7 +61,7 @@ export class BatchService {
     return this.submitDraft(caller, await draftJob(caller, req, this.draftLimits(caller, headerKey)));
   }
 
-  /** A crawl: a job of its seed that grows as its pages are read (see crawl-growth.ts). */
+  /** A crawl: a job of its seed that grows as its pages are read (see src/crawl/index.ts). */
   submitCrawl(
     caller: Caller,
     req: CrawlRequest,

@@ -7,7 +7,7 @@ import { markDuplicatesInSlices } from './dedupe';
 import { TimeSlicer } from '../common/time-slice';
 import type { JobEvents } from './job-events';
 import { DEFAULT_RESTART_POLICY, isLiveJob, type RestartPolicy } from '../common/job-status';
-import type { CrawlSpec } from '../crawl/spec';
+import type { CrawlSpec } from '../crawl';
 
 /** The code of a target whose URL is not an absolute http(s) URL (kept under ignore_invalid_urls). */
 export const INVALID_URL = 'invalid_url';

@@ -4,7 +4,7 @@ import { callerKeyOf, type BatchJob, type Tx, type Webhook } from '../dcache';
 import { JobSignals } from './job-signals';
 import { finalStatus, terminalEvent, type EventType } from '../common/job-status';
 import { iso, jobView } from './views';
-import { crawlSpecOf, type CrawlSpec } from '../crawl/spec';
+import { crawlSpecOf, type CrawlSpec } from '../crawl';
 
 /** What never changes about a job once submitted. */
 export interface JobFacts {

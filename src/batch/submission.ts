@@ -1,13 +1,14 @@
 import { SiftError, forbidden, invalidRequest } from '../common/errors';
 import { DEFAULT_RESTART_POLICY, DEFAULT_WEBHOOK_EVENTS, type RestartPolicy } from '../common/job-status';
 import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
+import { canonicalUrl, crawlSpecFrom, type CrawlAsk } from '../crawl';
 import { checkRobotsOption, renderModeOf, type Caller, type RenderAsk } from '../pages/caller-policy';
 import { TimeSlicer } from '../common/time-slice';
-import { fingerprintInSlices } from './canonical';
+import { fingerprintInSlices, fingerprintOf } from './canonical';
 import { markDuplicatesInSlices } from './dedupe';
 import { INVALID_URL, type DraftTarget, type JobDraft } from './job-creation';
 
-/** The submission rules of POST /v1/batch: what a request may ask, and the job draft it makes. */
+/** The submission rules of POST /v1/batch and /v1/crawl: what a request may ask, and the job draft it makes. */
 
 function hasHeaders(options: object | undefined): boolean {
   return Object.keys((options as { headers?: object } | undefined)?.headers ?? {}).length > 0;
@@ -171,5 +172,42 @@ export async function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimit
       slicer,
     ),
     targets: await markDuplicatesInSlices(targets, slicer),
+  };
+}
+
+/** POST /v1/crawl's body, as validated by its DTO. */
+export interface CrawlRequest extends JobAsk, CrawlAsk {}
+
+/**
+ * The job a crawl request makes: its seed as the one target (depth 0), and the crawl it asked
+ * (checked by crawlSpecFrom) kept with the job; everything every job checks is checked as for a
+ * batch.
+ */
+export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): JobDraft {
+  const problem = urlProblem(req.url);
+  if (problem) throw invalidRequest(`url ${problem}`, 'send the absolute http(s) URL to start from');
+  const spec = crawlSpecFrom(req, { callerClass: caller.callerClass, maxTargets: o.maxTargets });
+  renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
+  const basics = jobBasics(caller, req, o, [req.options]);
+  const { options, ...asked } = spec;
+  return {
+    caller,
+    ...basics,
+    fingerprint: fingerprintOf({
+      crawl: asked,
+      options,
+      on_restart: basics.onRestart,
+      webhook: basics.webhook ?? null,
+      ttl_s: req.ttl_s ?? null,
+    }),
+    crawl: spec,
+    targets: [
+      {
+        url: req.url,
+        options: JSON.stringify(options),
+        depth: 0,
+        canonical: canonicalUrl(req.url, { ignoreQuery: spec.ignore_query }) ?? req.url,
+      },
+    ],
   };
 }

@@ -16,7 +16,7 @@ import {
   type TargetStatus,
 } from '../common/job-status';
 import { withoutUserinfo } from '../common/urls';
-import { crawlSpecOf } from '../crawl/spec';
+import { crawlSpecOf } from '../crawl';
 
 export const JOB_KINDS = ['batch', 'crawl'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];

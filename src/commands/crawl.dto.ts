@@ -11,9 +11,9 @@ import {
   MaxLength,
   Min,
 } from 'class-validator';
-import { MAX_MAP_LIMIT } from '../crawl/map.service';
-import { MAX_GLOB_CHARS } from '../crawl/scope';
-import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../crawl/spec';
+import { MAX_MAP_LIMIT } from '../crawl';
+import { MAX_GLOB_CHARS } from '../crawl';
+import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../crawl';
 import { JobAskDto } from './batch.dto';
 import { IsHttpUrl, MAX_URL_LENGTH } from './validators';
 

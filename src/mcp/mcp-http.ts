@@ -3,7 +3,7 @@ import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { BatchService } from '../batch/batch.service';
-import { MapService } from '../crawl/map.service';
+import { MapService } from '../crawl';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { FairSlots, type Hold } from '../common/fair-share';

@@ -7,7 +7,7 @@ import {
   MapRequestDto,
   ResultsQueryDto,
 } from '../commands';
-import { MapService } from '../crawl/map.service';
+import { MapService } from '../crawl';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './tools';

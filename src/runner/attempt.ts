@@ -3,6 +3,7 @@ import { INTERNAL_HINTS, InternalFault, SiftError, isStorageUnavailable } from '
 import type { TargetOutcome } from '../batch/job-lifecycle';
 import { withoutUserinfo } from '../common/urls';
 import { MAX_BACKOFF_S } from '../fetch/upstream';
+import type { FetchedPage } from '../crawl';
 import type { Caller } from '../pages/caller-policy';
 import type { FetchOutcome, FetchParams, PageService } from '../pages/page.service';
 
@@ -22,14 +23,6 @@ export interface PendingTarget {
   deferrals?: number;
   /** A crawl's target: link hops from the seed. */
   depth?: number | null;
-}
-
-/** A crawl's page as fetched: where it ended, its body's digest, and the whole page's links. */
-export interface FetchedPage {
-  finalUrl: string;
-  /** Empty for a page with no content: an empty page says nothing about its body. */
-  digest: string;
-  links: string[];
 }
 
 /**

@@ -8,8 +8,8 @@ import type { JobLifecycle } from '../batch/job-lifecycle';
 import type { JobRecovery } from '../batch/job-recovery';
 import type { Caller } from '../pages/caller-policy';
 import type { PendingTarget } from './attempt';
-import { crawlSpecOf, type CrawlSpec } from '../crawl/spec';
-import { linkRulesOf, type LinkRules } from '../crawl/site-links';
+import { crawlSpecOf, type CrawlSpec } from '../crawl';
+import { linkRulesOf, type LinkRules } from '../crawl';
 
 /** Targets claimed for a job at a time, at most. */
 const CLAIM = 16;

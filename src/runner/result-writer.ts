@@ -1,5 +1,5 @@
 import type { TargetOutcome } from '../batch/job-lifecycle';
-import type { PageFindings } from '../batch/crawl-growth';
+import type { PageFindings } from '../crawl';
 
 /** Results written in one transaction, at most. */
 const RECORD_GROUP = 64;

@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { BatchModule } from '../batch/batch.module';
-import { CrawlModule } from '../crawl/crawl.module';
+import { CrawlModule } from '../crawl';
 import { ClusterModule } from '../cluster/cluster.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { PagesModule } from '../pages/pages.module';

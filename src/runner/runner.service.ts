@@ -20,9 +20,7 @@ import { ResultWriter } from './result-writer';
 import { InstanceService } from '../cluster/instance.service';
 import { WebhookService } from '../webhooks/webhook.service';
 import { HeldJobs, type ActiveJob } from './held-jobs';
-import { SiteLinks } from '../crawl/site-links';
-import type { PageFindings } from '../batch/crawl-growth';
-import { findingsOf } from './crawl-step';
+import { SiteLinks, findingsOf, type PageFindings } from '../crawl';
 
 /** How often the jobs list is read again (work submitted, requeued or cancelled elsewhere). */
 const POLL_MS = 2000;

@@ -1,6 +1,6 @@
 import { JobSignals } from '../../src/batch/job-signals';
 import type { JobDraft, JobLifecycle } from '../../src/batch/job-lifecycle';
-import type { PageFindings } from '../../src/batch/crawl-growth';
+import type { PageFindings } from '../../src/crawl';
 import type { CrawlSpec } from '../../src/crawl/spec';
 import type { Dcache } from '../../src/dcache';
 import { describeEachBackend } from '../support/backends';

@@ -18,7 +18,7 @@ import type { Request, Response } from 'express';
 import { BatchService } from '../../batch/batch.service';
 import type { TargetResult } from '../../batch/views';
 import { invalidRequest, notFound } from '../../common/errors';
-import { MapService } from '../../crawl/map.service';
+import { MapService } from '../../crawl';
 import type { Caller } from '../../pages/caller-policy';
 import { PageService } from '../../pages/page.service';
 import { Admission } from '../admission';

@@ -1,9 +1,36 @@
-import type { PageFindings } from '../batch/crawl-growth';
-import { canonicalUrl } from '../crawl/canonical';
-import type { LinkRules, SiteLinks } from '../crawl/site-links';
-import type { CrawlSpec } from '../crawl/spec';
+import { canonicalUrl } from './canonical';
+import type { LinkRules, SiteLinks } from './site-links';
+import type { CrawlSpec } from './spec';
 import type { Caller } from '../pages/caller-policy';
-import type { FetchedPage, PendingTarget } from './attempt';
+
+/**
+ * What a crawl's page adds to its job: its links (and, on the seed, its sitemaps' entries)
+ * already within the crawl's scope, robots.txt and depth, each canonical URL once, in page order.
+ */
+export interface PageFindings {
+  /** Link hops from the seed. */
+  depth: number;
+  /** Where a redirect took the page, as a canonical URL, when that is not its own. */
+  landed?: string;
+  /** The digest of the page's body. */
+  digest?: string;
+  links: { url: string; canonical: string; depth: number; foundOn: number | null }[];
+}
+
+/** A crawl's target as claimed: its index in the job, its URL and its hops from the seed. */
+export interface CrawlTarget {
+  idx: number;
+  url: string;
+  depth?: number | null;
+}
+
+/** A crawl's page as fetched: where it ended, its body's digest, and the whole page's links. */
+export interface FetchedPage {
+  finalUrl: string;
+  /** Empty for a page with no content: an empty page says nothing about its body. */
+  digest: string;
+  links: string[];
+}
 
 /**
  * What a crawl's fetched page adds to its job, before the lifecycle writes it: where it landed
@@ -14,7 +41,7 @@ import type { FetchedPage, PendingTarget } from './attempt';
 export async function findingsOf(
   links: SiteLinks,
   job: { caller: Caller; crawl: { spec: CrawlSpec; rules: LinkRules } },
-  t: PendingTarget,
+  t: CrawlTarget,
   page: FetchedPage,
   signal: AbortSignal,
 ): Promise<PageFindings> {

@@ -1,0 +1,78 @@
+import { duplicateOf, type PageFindings } from '../../crawl';
+import { lockJob } from '../../dcache';
+import type { At } from './at';
+import { recordCrawlPage } from './grow-crawl';
+
+/** How a fetched target ended. */
+export type TargetOutcome =
+  | { kind: 'done'; result: string; verdict?: string }
+  | { kind: 'failed'; code: string; message: string; hint: string };
+
+/** A target's outcome as `holder` reports it. */
+export interface ResultRecord {
+  jobId: string;
+  idx: number;
+  holder: string;
+  outcome: TargetOutcome;
+  /** A crawl's page: what the runner found on it (its depth at least). */
+  found?: PageFindings;
+}
+
+/**
+ * record a result: target running → done | failed (target.done | target.failed); the job's last
+ * one ends it, running → done | partial | failed (finalStatus, batch.<status>). Several results
+ * in one transaction (a commit per result was a tenth of the runner's time), in job order, each
+ * job's row taken before its targets: two transactions taking the same jobs' rows in opposite
+ * orders would deadlock (PostgreSQL). Whether each was written: only while the job runs and its
+ * holder still holds the target (a cancelled or removed job, or a target taken back, discards it).
+ */
+export async function recordResults(at: At, results: ResultRecord[]): Promise<boolean[]> {
+  const order = results.map((_, i) => i).sort((a, b) => cmp(results[a].jobId, results[b].jobId) || a - b);
+  const written: boolean[] = new Array<boolean>(results.length);
+  let locked: string | undefined;
+  for (const i of order) {
+    const r = results[i];
+    if (r.jobId !== locked) await lockJob(at.tx, (locked = r.jobId));
+    written[i] = await recordOne(at, r);
+  }
+  return written;
+}
+
+async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
+  const { tx, events, now } = at;
+  const { jobId, idx, holder, outcome, found } = r;
+  const facts = await events.factsOf(tx, jobId);
+  // A crawl's page that landed on, or reads as, one the job already has is done as its duplicate.
+  const dup =
+    facts.crawl && found && outcome.kind === 'done' ? await duplicateOf(tx, jobId, idx, found) : undefined;
+  // The job's status is checked in the update itself.
+  const end = endOf(outcome, found, dup);
+  if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
+  if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);
+  // Targets with the same URL and options wait for this one, and get what it got.
+  const dups = facts.dups ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end }) : [];
+  // The statement moved the job's counters (dcache/counters.ts); each event's insert reads them.
+  let left = 0;
+  for (const i of [idx, ...dups]) {
+    left =
+      outcome.kind === 'done'
+        ? await events.append(tx, { jobId, type: 'target.done', at: now }, { idx: i })
+        : await events.append(tx, { jobId, type: 'target.failed', at: now }, { idx: i, code: outcome.code });
+  }
+  if (left <= 0) await events.end(tx, (await tx.jobs.batchJob(jobId))!, now);
+  return true;
+}
+
+/**
+ * A target's row as its outcome ends it. A crawl's page keeps its body's digest, or, duplicating
+ * an earlier page, that page's idx and no result of its own.
+ */
+function endOf(outcome: TargetOutcome, found?: PageFindings, dup?: number) {
+  if (outcome.kind === 'failed')
+    return { status: 'failed' as const, error: outcome.message, hint: outcome.hint, code: outcome.code };
+  if (dup !== undefined)
+    return { status: 'done' as const, result: null, verdict: outcome.verdict, duplicateOf: dup };
+  return { status: 'done' as const, result: outcome.result, verdict: outcome.verdict, digest: found?.digest };
+}
+
+const cmp = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);

@@ -1,0 +1,70 @@
+import { invalidRequest } from '../common/errors';
+import { WILDCARD_HINT, globListProblem, globProblem } from './scope';
+import {
+  DEFAULT_CRAWL_LIMIT,
+  DEFAULT_MAX_DEPTH,
+  MAX_DEPTH,
+  MAX_GLOBS,
+  type CrawlSpec,
+  type SitemapMode,
+} from './spec';
+
+/** What a crawl request asks of the crawl itself (POST /v1/crawl's body beside what every job asks). */
+export interface CrawlAsk {
+  url: string;
+  limit?: number;
+  max_depth?: number;
+  include_paths?: string[];
+  exclude_paths?: string[];
+  allow_subdomains?: boolean;
+  allow_external?: boolean;
+  ignore_query?: boolean;
+  sitemap?: SitemapMode;
+  options?: object;
+}
+
+/**
+ * The crawl a request asks for, checked: `limit` held to the caller's class target limit (400
+ * past it), the depth to MAX_DEPTH, the globs by number, shape and what they may cost. The URL is
+ * checked by the caller first, as for every job's targets.
+ */
+export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxTargets: number }): CrawlSpec {
+  const { maxTargets } = caller;
+  const limit = req.limit ?? Math.min(DEFAULT_CRAWL_LIMIT, maxTargets);
+  if (limit > maxTargets) {
+    throw invalidRequest(
+      `limit ${limit} is over the ${maxTargets} pages a ${caller.callerClass} caller may crawl in one job`,
+      `ask for at most ${maxTargets}`,
+    );
+  }
+  const maxDepth = req.max_depth ?? DEFAULT_MAX_DEPTH;
+  if (maxDepth > MAX_DEPTH)
+    throw invalidRequest(`max_depth must be at most ${MAX_DEPTH}`, 'ask for fewer hops');
+  for (const field of ['include_paths', 'exclude_paths'] as const) {
+    const globs = req[field] ?? [];
+    if (globs.length > MAX_GLOBS) {
+      throw invalidRequest(
+        `${field} has ${globs.length} globs, over ${MAX_GLOBS}`,
+        'merge them with ** or {a,b}',
+      );
+    }
+    for (const [i, g] of globs.entries()) {
+      const bad = globProblem(g);
+      if (bad) throw invalidRequest(`${field}.${i} ${bad}`, 'write a glob on the path, such as /docs/**');
+    }
+  }
+  const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
+  if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
+  return {
+    seed: req.url,
+    limit,
+    max_depth: maxDepth,
+    include_paths: req.include_paths ?? [],
+    exclude_paths: req.exclude_paths ?? [],
+    allow_subdomains: req.allow_subdomains ?? false,
+    allow_external: req.allow_external ?? false,
+    ignore_query: req.ignore_query ?? false,
+    sitemap: req.sitemap ?? 'include',
+    options: req.options ?? {},
+  };
+}
