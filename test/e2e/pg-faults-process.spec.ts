@@ -140,6 +140,26 @@ describe('PostgreSQL faults under two sift processes', () => {
     expect(events.some((e) => e.type === 'target.failed')).toBe(false);
   }
 
+  /** The job's end seen from the second process; on a timeout, what the database and both processes say. */
+  async function waitForEnd(id: string): Promise<void> {
+    try {
+      await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
+    } catch (err) {
+      const c = await direct();
+      const state = await c.query(
+        `SELECT status, holder, count(*)::int AS n FROM batch_target WHERE job_id = $1 GROUP BY 1, 2`,
+        [id],
+      );
+      const job = await c.query('SELECT * FROM batch_job WHERE id = $1', [id]);
+      const instances = await c.query('SELECT * FROM sift_instance');
+      const tail = (p: SiftProcess) => p.output().split('\n').slice(-40).join('\n');
+      throw new Error(
+        `${(err as Error).message}\ntargets ${JSON.stringify(state.rows)}\njob ${JSON.stringify(job.rows)}\n` +
+          `instances ${JSON.stringify(instances.rows)}\n--- first\n${tail(procs[0])}\n--- second\n${tail(procs[1])}`,
+      );
+    }
+  }
+
   const alive = () => procs.every((p) => p.child.exitCode === null && p.child.signalCode === null);
 
   it('the server restarted mid-job: no process dies, the job ends once with every result', async () => {
@@ -147,7 +167,7 @@ describe('PostgreSQL faults under two sift processes', () => {
     const id = await submit(procs[0], 600);
     await waitUntil(async () => ((await doneRows(id)) >= 100 ? true : undefined), '100 targets done', 60_000);
     cluster.pgCtl('restart', 'fast');
-    await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
+    await waitForEnd(id);
     expect(alive()).toBe(true);
     await expectWhole(id, 600);
   }, 180_000);
@@ -197,7 +217,7 @@ describe('PostgreSQL faults under two sift processes', () => {
     } finally {
       await Promise.all(proxies.map((p) => p.restore()));
     }
-    await waitForJobIn<View>(procs[1], id, H, undefined, 120_000);
+    await waitForEnd(id);
     expect(alive()).toBe(true);
     await expectWhole(id, 600);
     const recovered = await db.query(
