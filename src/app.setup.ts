@@ -3,7 +3,8 @@ import type { INestApplication } from '@nestjs/common';
 import type { Express } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from './config/app-config';
-import { RequestGate } from './api/request-gate';
+import { Authenticator, type AuthedRequest } from './api/authenticator';
+import { MCP_BODY, readBody } from './api/body-limit';
 import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
@@ -25,15 +26,18 @@ export function configureApp<T extends INestApplication>(app: T): T {
   express.set('etag', false);
   express.disable('x-powered-by');
   express.use(requestLog);
-  // Authentication, then body limits and parsing: nothing an unknown caller sends is read.
-  express.use(app.get(RequestGate).middleware);
   // MCP over Streamable HTTP: POST only (GET and DELETE answer 405); its fetch and map tools hold
-  // the caller's places among fetches in flight, as /v1/fetch and /v1/map do.
+  // the caller's places among fetches in flight, as /v1/fetch and /v1/map do. Its entrance is the
+  // API routes' (AuthGuard): the caller first, then a body of at most MCP_BODY.
   const admission = app.get(Admission);
-  (express.getHttpAdapter().getInstance() as Express).all(
-    '/mcp',
-    app.get(McpHttp).handler((caller) => admission.enter('fetch', caller)),
-  );
+  const auth = app.get(Authenticator);
+  const mcp = app.get(McpHttp).handler((caller) => admission.enter('fetch', caller));
+  (express.getHttpAdapter().getInstance() as Express).all('/mcp', (req, res, next) => {
+    auth
+      .authenticate(req as AuthedRequest)
+      .then((caller) => (req.method === 'POST' ? readBody(req, MCP_BODY[caller.callerClass]) : undefined))
+      .then(() => mcp(req, res), next);
+  });
   app.useGlobalFilters(new ErrorFilter());
   app.useGlobalPipes(new SiftValidationPipe());
   setupSwagger(app);

@@ -9,7 +9,6 @@ import { PagesModule } from '../pages/pages.module';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
-import { RequestGate } from './request-gate';
 import { FetchController } from './fetch.controller';
 import { FirecrawlController } from './firecrawl/firecrawl.controller';
 import { HealthController } from './health.controller';
@@ -28,6 +27,6 @@ import { RunnerModule } from '../runner/runner.module';
     MetricsController,
     FirecrawlController,
   ],
-  providers: [JobStreams, Authenticator, AuthGuard, RequestGate, Admission, MetricsAggregates, MetricsGuard],
+  providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })
 export class ApiModule {}

@@ -39,6 +39,7 @@ import { Admission } from './admission';
 import { jsonInParts, listParts } from './json-chunks';
 import { JobStreams } from './job-streams';
 import { AuthGuard } from './auth.guard';
+import { BodyLimit, JOB_BODY, TINY_BODY } from './body-limit';
 import { CurrentCaller } from './caller.decorator';
 import {
   BatchSubmitDto,
@@ -70,6 +71,7 @@ export class BatchController {
   ) {}
 
   /** Submits a batch job; the job is stored before the 202 is sent. */
+  @BodyLimit(JOB_BODY, { countsTargets: true })
   @Post()
   @HttpCode(202)
   @ApiHeader({
@@ -275,6 +277,7 @@ export class BatchController {
   }
 
   /** Sends the job's deliveries again from now, in seq order: those not delivered, or all. */
+  @BodyLimit(TINY_BODY)
   @Post(':id/deliveries/redeliver')
   @HttpCode(202)
   @ApiResponse({ status: 202, type: RedeliverResponseDto })

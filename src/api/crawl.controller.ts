@@ -9,6 +9,7 @@ import { Admission } from './admission';
 import { hangup } from '../common/hangup';
 import { ApiErrors } from './api-errors.decorator';
 import { AuthGuard } from './auth.guard';
+import { BodyLimit, SMALL_BODY } from './body-limit';
 import { CurrentCaller } from './caller.decorator';
 import { checkIdemKey, CrawlSubmitDto, MapRequestDto } from '../commands';
 
@@ -42,6 +43,7 @@ export class CrawlController {
    * Crawls a site from its seed: a job (kind crawl) stored before the 202, whose pages are read,
    * paged, streamed, cancelled, retried and purged through the /v1/batch routes.
    */
+  @BodyLimit(SMALL_BODY)
   @Post('crawl')
   @HttpCode(202)
   @ApiHeader({
@@ -69,6 +71,7 @@ export class CrawlController {
   }
 
   /** A site's URLs, from its sitemaps and the seed page's links, without reading the pages. */
+  @BodyLimit(SMALL_BODY)
   @Post('map')
   @HttpCode(200)
   @ApiOkResponse({ type: MapResponseDto })

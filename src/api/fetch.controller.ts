@@ -7,6 +7,7 @@ import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
+import { BodyLimit, SMALL_BODY } from './body-limit';
 import { CurrentCaller } from './caller.decorator';
 import { hangup } from '../common/hangup';
 import { FetchRequestDto } from '../commands';
@@ -22,6 +23,7 @@ export class FetchController {
   ) {}
 
   /** Fetches one URL and returns its main content in one envelope. */
+  @BodyLimit(SMALL_BODY)
   @Post('fetch')
   @HttpCode(200)
   @ApiOkResponse({

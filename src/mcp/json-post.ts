@@ -36,7 +36,7 @@ export function encodeMessage(body: unknown): string {
  * Streamable HTTP's POST, stateless, answered in JSON, one POST at a time. The SDK's own transport
  * turns every request into a web Request and its answer into a web Response (through
  * @hono/node-server), and is made and closed for each POST, which costs more than the cached fetch
- * it carries (bench/adapters); this one reads the body the request gate parsed, writes one buffer,
+ * it carries (bench/adapters); this one reads the body its entrance parsed, writes one buffer,
  * and stays connected to its server for the next POST once this one is answered. Its rules are the
  * SDK transport's: Accept must list application/json and text/event-stream (406); an
  * MCP-Protocol-Version the SDK does not support is 400; each message must pass the SDK's JSON-RPC

@@ -83,9 +83,9 @@ const SERVER_WAIT_MS = 10_000;
 
 /**
  * MCP over Streamable HTTP, stateless: each POST /mcp is served by a server of its own while it
- * runs, bound to the caller the request gate authenticated, and answered in JSON. A server is lent
- * again once its POST is answered; one whose caller hung up first is closed. GET and DELETE (a
- * session's stream and end) are 405: there are no sessions.
+ * runs, bound to the caller its entrance authenticated (app.setup.ts), and answered in JSON. A
+ * server is lent again once its POST is answered; one whose caller hung up first is closed. GET
+ * and DELETE (a session's stream and end) are 405: there are no sessions.
  */
 @Injectable()
 export class McpHttp {

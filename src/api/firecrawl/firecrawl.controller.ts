@@ -26,6 +26,7 @@ import { jsonInParts, listParts } from '../json-chunks';
 import { TimeSlicer } from '../../common/time-slice';
 import { hangup } from '../../common/hangup';
 import { AuthGuard } from '../auth.guard';
+import { BodyLimit, JOB_BODY, SMALL_BODY } from '../body-limit';
 import { CurrentCaller } from '../caller.decorator';
 import {
   BatchSubmitDto,
@@ -70,6 +71,7 @@ export class FirecrawlController {
   ) {}
 
   /** One page in the formats asked, from one fetch. */
+  @BodyLimit(SMALL_BODY)
   @Post('scrape')
   @HttpCode(200)
   async firecrawlScrape(
@@ -102,6 +104,7 @@ export class FirecrawlController {
   }
 
   /** Starts a batch scrape: a sift batch job. */
+  @BodyLimit(JOB_BODY)
   @Post('batch/scrape')
   @HttpCode(200)
   async firecrawlBatchScrape(
@@ -131,6 +134,7 @@ export class FirecrawlController {
   }
 
   /** Starts a crawl: a sift crawl job. */
+  @BodyLimit(SMALL_BODY)
   @Post('crawl')
   @HttpCode(200)
   async firecrawlCrawl(
@@ -167,6 +171,7 @@ export class FirecrawlController {
   }
 
   /** A site's URLs: sift's map. */
+  @BodyLimit(SMALL_BODY)
   @Post('map')
   @HttpCode(200)
   async firecrawlMap(

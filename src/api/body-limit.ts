@@ -1,0 +1,73 @@
+import { SetMetadata } from '@nestjs/common';
+import type { Request } from 'express';
+import { SiftError } from '../common/errors';
+import type { CallerClass } from '../config/app-config';
+import { readJsonBody } from './json-body';
+
+const KiB = 1024;
+const MiB = 1024 * KiB;
+
+/** The bytes of body a route reads, by caller class. */
+export type BodyLimits = Record<CallerClass, number>;
+
+/** A request of one page or one site (fetch, crawl, map, scrape). */
+export const SMALL_BODY: BodyLimits = { fleet: 64 * KiB, restricted: 64 * KiB };
+/** A job's list of targets. */
+export const JOB_BODY: BodyLimits = { fleet: 32 * MiB, restricted: 2 * MiB };
+/** A few flags. */
+export const TINY_BODY: BodyLimits = { fleet: 4 * KiB, restricted: 4 * KiB };
+/** A JSON-RPC message or batch of them (POST /mcp). */
+export const MCP_BODY: BodyLimits = { fleet: 1 * MiB, restricted: 1 * MiB };
+
+/** What a route declares of its body (see BodyLimit). */
+export interface BodyRule {
+  limits: BodyLimits;
+  /** A batch's `targets` is held to the caller's class target limit before its DTO is checked. */
+  countsTargets?: boolean;
+}
+
+export const BODY_RULE = 'sift:body';
+
+/**
+ * The route reads a JSON body of at most these bytes for the caller's class; read by the route's
+ * guard once the caller is known (nothing an unknown caller sends is read). A route without it
+ * reads no body.
+ */
+export const BodyLimit = (limits: BodyLimits, opts: { countsTargets?: boolean } = {}) =>
+  SetMetadata(BODY_RULE, { limits, ...opts } satisfies BodyRule);
+
+const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);
+
+const tooLarge = (limit: number) =>
+  new SiftError(
+    413,
+    'payload_too_large',
+    `the body is over the ${size(limit)} this route accepts from this caller`,
+    'send a smaller body; split large batches into several jobs',
+  );
+
+const unsupportedEncoding = (encoding: string) =>
+  new SiftError(
+    415,
+    'unsupported_encoding',
+    `request bodies are not decoded: Content-Encoding "${encoding.slice(0, 40)}" is refused`,
+    'send the JSON body without Content-Encoding (identity)',
+  );
+
+/**
+ * Reads the request's JSON body into `req.body` within `limit` bytes: a Content-Encoding other
+ * than identity is 415 (nothing is inflated), a body over the limit 413 (by Content-Length first,
+ * a streamed body cut at the limit), then the JSON (see readJsonBody).
+ */
+export function readBody(req: Request, limit: number): Promise<void> {
+  const encoding = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
+  if (encoding !== '' && encoding !== 'identity') return Promise.reject(unsupportedEncoding(encoding));
+  return new Promise((resolve, reject) =>
+    readJsonBody(
+      req,
+      limit,
+      () => tooLarge(limit),
+      (err?: unknown) => (err ? reject(err as Error) : resolve()),
+    ),
+  );
+}
