@@ -1,7 +1,7 @@
 import type { Block, PageBlocks } from './blocks';
 
-/** The three renderings of a document's pages. */
-export interface Rendered {
+/** A document's pages written in the three formats. */
+export interface Written {
   markdown: string;
   text: string;
   html: string;
@@ -109,7 +109,7 @@ function joinBlocks(blocks: Block[], write: (b: Block) => string): string {
  * number in the document), plain text without marks, and html with a `<section data-page="N">`
  * per page.
  */
-export function render(pages: PageBlocks[]): Rendered {
+export function writeFormats(pages: PageBlocks[]): Written {
   const md: string[] = [];
   const text: string[] = [];
   const html: string[] = [];

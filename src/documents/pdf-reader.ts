@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { rankHeadings, type Block, type PageBlocks, type TextRun } from './blocks';
 import { metadataOf, type DocumentMetadata } from './doc-metadata';
-import { render } from './formats';
+import { writeFormats } from './formats';
 import { layOut } from './layout';
 import type { PageRange } from './page-ranges';
 import { selectPages } from './page-select';
@@ -155,7 +155,7 @@ export async function readDocument(
     const metadata = metadataOf(meta.info as Record<string, unknown>, meta.metadata, total, (s) =>
       pdfjs.PDFDateString.toDateObject(s),
     );
-    return { ...render(out), metadata, truncated, hasText };
+    return { ...writeFormats(out), metadata, truncated, hasText };
   } catch (err) {
     throw classify(err);
   } finally {

@@ -14,7 +14,7 @@ export const selectorTooCostly = (message: string) =>
 
 /**
  * Extraction on this thread (a pool of size 0): `module`'s extractHtml, or with `article` its
- * renderArticle over cached article html, failing as a worker's page would.
+ * writeArticle over cached article html, failing as a worker's page would.
  */
 export function extractInline(
   module: string,
@@ -27,7 +27,7 @@ export function extractInline(
     .then(() => {
       const x = require(module) as typeof import('./extract');
       if (!opts.article) return x.extractHtml(html, url, format, opts.extract);
-      const contents = x.renderArticle(html, opts.extract?.formats ?? []);
+      const contents = x.writeArticle(html, opts.extract?.formats ?? []);
       return { title: '', content: '', contents, metadata: NO_METADATA };
     })
     .catch((err: Error) => {

@@ -14,7 +14,7 @@ interface Job {
   url: string;
   format: Format;
   opts?: ExtractOptions;
-  /** Cached article html to write again in `opts.formats` (see renderArticle), not a page to extract. */
+  /** Cached article html to write again in `opts.formats` (see writeArticle), not a page to extract. */
   article?: boolean;
   resolve: (x: Extraction) => void;
   reject: (e: Error) => void;

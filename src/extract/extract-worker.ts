@@ -20,7 +20,7 @@ parentPort.postMessage({ ready: true });
 parentPort.on('message', (m) => {
   try {
     const ok = m.article
-      ? { title: '', content: '', contents: x.renderArticle(m.html, m.opts.formats) }
+      ? { title: '', content: '', contents: x.writeArticle(m.html, m.opts.formats) }
       : x.extractHtml(m.html, m.url, m.format, m.opts);
     parentPort.postMessage({ id: m.id, ok });
   } catch (e) {
@@ -43,7 +43,7 @@ export function clearLaunchYoungGeneration(): void {
   v8.setFlagsFromString('--max-semi-space-size=0');
 }
 
-/** A worker that loads `module` (its extractHtml and renderArticle) and posts `{ ready }` once it has. */
+/** A worker that loads `module` (its extractHtml and writeArticle) and posts `{ ready }` once it has. */
 export function startWorker(module: string, heapMb: number): Worker {
   return new Worker(WORKER_CODE, {
     eval: true,

@@ -1,6 +1,6 @@
 /**
  * An html page's main content, title and metadata: the page parsed within a depth, cleaned around
- * Readability (or cut to the caller's selectors), and rendered in the format asked for.
+ * Readability (or cut to the caller's selectors), and written in the format asked for.
  */
 // First: linkedom must find its event target replaced when it loads.
 import { readClassFromAttribute } from '../tuning/linkedom';
@@ -16,7 +16,7 @@ import { boundedText, FIELD_BYTES, pageMetadata, withDescription, type Metadata 
 import { jsonLd } from './json-ld';
 import { readHead } from './page-head';
 import { precleanSource } from './preclean';
-import { renderEach, type Format } from './render';
+import { writeEach, type Format } from './write';
 import { titleHeadingAsReadability, unwrapPage } from './headings';
 import { leadOf, withLead } from './lead';
 import { paragraphsAfter, withOpening } from './opening';
@@ -36,7 +36,7 @@ export interface Extraction {
   content: string;
   /**
    * The content in that format, in each of `formats` and in html (the article's own elements,
-   * from which every format can be written again: see renderArticle).
+   * from which every format can be written again: see writeArticle).
    */
   contents?: Partial<Record<Format, string>>;
   metadata: Metadata;
@@ -134,13 +134,13 @@ export function extractHtml(
     ? { pageLinks: linksOf(source.documentElement as unknown as HTMLElement, baseUrl).links }
     : {};
   const done = (title: string, root: HTMLElement): Extraction => {
-    // Read before rendering, which rewrites formulas.
+    // Read before writing, which rewrites formulas.
     const described = withDescription(metadata, root as unknown as Element);
     const found = opts.links ? linksOf(root, baseUrl) : undefined;
     const links = found ? { links: found.links, ...(found.truncated ? { linksTruncated: true } : {}) } : {};
     // A title is held to a metadata field's bound: a page's <title> may be megabytes.
     const bounded = boundedText(title, FIELD_BYTES) ?? '';
-    const contents = renderEach(root, [...new Set<Format>([format, ...(opts.formats ?? []), 'html'])]);
+    const contents = writeEach(root, [...new Set<Format>([format, ...(opts.formats ?? []), 'html'])]);
     return { title: bounded, content: contents[format]!, contents, metadata: described, ...links, ...whole };
   };
   // The caller's selectors share one deadline on this page (selector_too_costly past it).
@@ -264,7 +264,7 @@ function withoutSiteName(title: string): string {
  * Cached article html (an Extraction's `contents.html`) written again in other formats, as
  * extractHtml would have written them: the page is not fetched or searched again.
  */
-export function renderArticle(html: string, formats: Format[]): Partial<Record<Format, string>> {
+export function writeArticle(html: string, formats: Format[]): Partial<Record<Format, string>> {
   const { document } = parseHTML(`<!doctype html><html><head></head><body>${html}</body></html>`);
-  return renderEach(document.body as unknown as HTMLElement, formats);
+  return writeEach(document.body as unknown as HTMLElement, formats);
 }

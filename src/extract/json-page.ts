@@ -4,7 +4,7 @@
  * the main thread in proportion to whatever a hostile page sends; these are single passes over
  * text already cut to the cache's cap.
  */
-import type { Format } from './render';
+import type { Format } from './write';
 
 /** markdown: a fenced `json` block; html: `<pre><code class="language-json">`, escaped; text: the JSON. */
 export function jsonFormats(json: string, formats: readonly Format[]): Partial<Record<Format, string>> {

@@ -7,7 +7,7 @@ import { withoutUserinfo } from '../common/urls';
 import { sha256Hex } from '../dcache';
 import { jsonFormats } from '../extract/json-page';
 import { NO_METADATA } from '../extract/metadata';
-import type { Format } from '../extract/render';
+import type { Format } from '../extract/write';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
@@ -50,10 +50,10 @@ interface Written {
 export function writtenIn(page: Page, f: Format): Written | undefined {
   const m = page.meta;
   const source = { text: page.source, digest: () => page.digest, truncated: m.truncated };
-  // An html page's source is its article as html; a PDF's, its html rendering.
+  // An html page's source is its article as html; a PDF's, its html.
   if (m.kind === 'html' || m.kind === 'pdf') {
     if (f === 'html') return source;
-    const r = m.rendered?.[f];
+    const r = m.formats?.[f];
     return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
   }
   if (m.kind !== 'json' || f === 'text') return source;

@@ -1,25 +1,20 @@
 import { Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { FetchError, invalidRequest } from '../common/errors';
-import { truncateUtf8 } from '../common/truncate';
 import { callerKeyOf, ContentCache, sha256Hex, type CachedPage } from '../dcache';
 import { decodeBody, mediaType, pageKind } from '../fetch/decode';
 import type { RawPage } from '../fetch/fetcher';
 import type { Upstream } from '../fetch/upstream';
 import type { Extraction, Format } from '../extract/extract';
 import type { ExtractPool } from '../extract/extract-pool';
-import type { Link } from '../extract/links';
-import type { Metadata } from '../extract/metadata';
-import { verdictOf, type Verdict } from '../extract/verdict';
-import type { BrowserMeta, BrowserStep } from './browser-step';
-import type { DocumentStep, ReadDocument } from './document-step';
-import { linksWithin } from './links-budget';
+import { verdictOf } from '../extract/verdict';
+import type { BrowserStep } from './browser-step';
+import type { DocumentStep } from './document-step';
 import type { Caller } from './caller-policy';
-import type { Page, PageMeta, PageRequest } from './page-types';
+import { cutFormats, keptOf, type Read } from './kept';
+import { pageMetaOf, type Page, type PageMeta, type PageRequest, type SourceKind } from './page-types';
 
-export type { Page, PageMeta, PageRequest, Rendering, SourceKind } from './page-types';
-
-const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
+export type { Page, PageMeta, PageRequest, SourceKind, StoredFormat } from './page-types';
 
 /** Answers that say "try later": never cached. */
 const TRANSIENT_STATUS = new Set([429, 502, 503, 504]);
@@ -61,124 +56,156 @@ export class PageLoader {
     } = parts);
   }
 
+  /**
+   * The pipeline, a step each: fetch (conditional when a copy with validators is held; a 304
+   * confirms it), check the kind, read the body (an html page extracted, rendered when it asks
+   * for a browser, extracted again; a document read by its parser; text kept), judge it once per
+   * body read (the verdict), write the formats and cut them to the cache's cap, store.
+   */
   async load(req: PageRequest): Promise<Page> {
-    const { caller, stale, formats } = req;
-    const staleMeta = stale?.meta as PageMeta | undefined;
-    // A conditional request: a 304 confirms the copy held (the caller's own headers stand).
-    const headers = staleMeta
+    const staleMeta = req.stale && pageMetaOf(req.stale.meta);
+    const raw = await this.fetch(req, staleMeta);
+    if (raw.status === 304 && req.stale && staleMeta)
+      return this.revalidated(req.key, req.stale, staleMeta, raw);
+    const ok = raw.status >= 200 && raw.status < 300;
+    const kind = this.kindOf(raw, req, ok);
+    const read =
+      kind === 'html'
+        ? await this.readHtml(raw, req, ok)
+        : kind === 'pdf'
+          ? await this.readDocument(raw, req, ok)
+          : this.readText(raw, kind);
+    const { stored, meta } = keptOf(req, raw, kind, read, this.storeCap);
+    return this.store(req.key, stored, meta, raw.retryAfterS);
+  }
+
+  /** The page from upstream; conditional when a copy with validators is held (the caller's headers stand). */
+  private fetch(req: PageRequest, stale: PageMeta | undefined): Promise<RawPage> {
+    const headers = stale
       ? {
-          ...(staleMeta.etag ? { 'if-none-match': staleMeta.etag } : {}),
-          ...(staleMeta.last_modified ? { 'if-modified-since': staleMeta.last_modified } : {}),
+          ...(stale.etag ? { 'if-none-match': stale.etag } : {}),
+          ...(stale.last_modified ? { 'if-modified-since': stale.last_modified } : {}),
           ...req.headers,
         }
       : req.headers;
-    const raw = await this.upstream.get({
+    return this.upstream.get({
       url: req.url,
-      callerClass: caller.callerClass,
-      who: callerKeyOf(caller),
+      callerClass: req.caller.callerClass,
+      who: callerKeyOf(req.caller),
       headers,
       robots: req.robots,
       signal: req.signal,
     });
-    if (raw.status === 304 && stale && staleMeta) return this.revalidated(req.key, stale, staleMeta, raw);
+  }
+
+  /** What the body is; a screenshot of anything but html, or a kind sift does not read, is refused. */
+  private kindOf(raw: RawPage, req: PageRequest, ok: boolean): SourceKind | undefined {
     const kind = pageKind(raw.contentType, raw.body);
-    const ok = raw.status >= 200 && raw.status < 300;
+    const type = mediaType(raw.contentType) || 'of no declared type';
     // A screenshot is of a rendered html page: asked of a document or a file, it is refused.
     if (req.render?.screenshot && kind !== 'html' && ok) {
       throw invalidRequest(
-        `screenshot is taken of html pages; ${raw.finalUrl} is ${mediaType(raw.contentType) || 'of no declared type'}`,
+        `screenshot is taken of html pages; ${raw.finalUrl} is ${type}`,
         'leave screenshot out for documents and other files',
       );
     }
     if ((!kind || (kind === 'pdf' && !this.documents)) && ok) {
-      throw new FetchError(
-        'unsupported_content_type',
-        `${raw.finalUrl} is ${mediaType(raw.contentType) || 'of no declared type'}`,
-      );
+      throw new FetchError('unsupported_content_type', `${raw.finalUrl} is ${type}`);
     }
-    let title = '';
-    let content = '';
-    let html = '';
-    let metadata: Metadata | undefined;
-    let links: Link[] | undefined;
-    let pageLinks: Link[] | undefined;
-    let linksCut = false;
-    let pageText: string | undefined;
-    let written: Partial<Record<Format, string>> = {};
+    return kind;
+  }
+
+  /**
+   * An html page: extracted and judged; rendered when it asks for a browser (`always`: whatever
+   * the static page is, so it is not extracted first), then the browser's page extracted and
+   * judged. The page is judged, not the caller's selection.
+   */
+  private async readHtml(raw: RawPage, req: PageRequest, ok: boolean): Promise<Read> {
+    let html = decodeBody(raw.body, raw.contentType, true);
     let { finalUrl, status } = raw;
-    let shown: BrowserMeta = {};
-    // The page is judged, not the caller's selection: auto renders by it; unrendered, it stands.
-    let verdict: Verdict | undefined;
-    let doc: ReadDocument | undefined;
-    if (kind === 'html') {
-      html = decodeBody(raw.body, raw.contentType, true);
-      // `always` renders whatever the static page is: only what the browser shows is extracted.
-      const always = ok && req.render?.mode === 'always' && this.browser !== undefined;
-      let x = always ? undefined : await this.extract(html, finalUrl, req);
-      verdict =
-        x && verdictOf({ status, html, title: x.title, content: x.pageText ?? x.content, isHtml: true });
-      const r = ok
-        ? await this.browser?.maybeRender({ html, finalUrl, status, raw, verdict }, req)
-        : undefined;
-      if (r) ({ html, finalUrl, status, shown } = r);
-      if (r || !x) {
-        x = await this.extract(html, finalUrl, req);
-        verdict = undefined;
-      }
-      ({ title, content, metadata, links, pageText, pageLinks } = x);
-      written = x.contents ?? { [formats[0] ?? 'html']: x.content };
-      linksCut = x.linksTruncated === true;
-    } else if (kind === 'pdf') {
-      // A document: its text in every format at once, in the parser's limited processes.
-      const deadline = req.document?.deadline ?? Date.now() + 60_000;
-      doc = ok
-        ? await this.documents!.read(raw.body, {
-            ...req.document,
-            deadline,
-            signal: req.signal,
-            caller: callerKeyOf(caller),
-          })
-        : undefined;
-      if (doc) ({ title, metadata, verdict } = doc);
-      // A PDF answered with an error status is not read: its envelope says the status, no text.
-      written = { html: doc?.html ?? '', markdown: doc?.markdown ?? '', text: doc?.text ?? '' };
-    } else if (kind) {
-      content = decodeBody(raw.body, raw.contentType, false);
+    const judge = (x: Extraction) =>
+      verdictOf({ status, html, title: x.title, content: x.pageText ?? x.content, isHtml: true });
+    const always = ok && req.render?.mode === 'always' && this.browser !== undefined;
+    let x = always ? undefined : await this.extract(html, finalUrl, req);
+    let verdict = x && judge(x);
+    const r = ok ? await this.browser?.maybeRender({ html, finalUrl, status, raw, verdict }, req) : undefined;
+    if (r) ({ html, finalUrl, status } = r);
+    if (r || !x) {
+      x = await this.extract(html, finalUrl, req);
+      verdict = judge(x);
     }
-    const formatted = kind === 'html' || kind === 'pdf';
-    const stored = truncateUtf8(formatted ? (written.html ?? content) : content, this.storeCap);
-    const cut = stored.truncated || doc?.truncated === true;
-    const rendered = formatted ? this.renderings(written, cut) : undefined;
-    // The links are kept within what the shortest format leaves of the largest cap, as an answer is.
-    const shortest = Math.min(stored.bytes, ...Object.values(rendered ?? {}).map((r) => byteLength(r.text)));
-    const kept = links && linksWithin(links, this.storeCap - shortest);
-    const whole = pageLinks && linksWithin(pageLinks, this.storeCap);
-    verdict ??= verdictOf({ status, html, title, content: pageText ?? content, isHtml: kind === 'html' });
-    const meta: PageMeta = {
-      url: req.url.href,
-      final_url: finalUrl,
+    return {
+      html,
+      finalUrl,
       status,
-      content_type: raw.contentType,
-      title,
-      kind: kind ?? 'text',
-      truncated: cut,
-      ...(linksCut || kept?.cut ? { links_cut: true } : {}),
-      ...(rendered ? { rendered } : {}),
-      verdict,
-      ...(doc?.hint ? { verdict_hint: doc.hint } : {}),
-      ...(raw.etag ? { etag: raw.etag } : {}),
-      ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
-      ...(metadata ? { metadata } : {}),
-      ...(kept ? { links: kept.links } : {}),
-      ...(whole ? { page_links: whole.links } : {}),
-      ...shown,
+      verdict: verdict!,
+      title: x.title,
+      content: x.content,
+      written: x.contents ?? { [req.formats[0] ?? 'html']: x.content },
+      metadata: x.metadata,
+      links: x.links,
+      pageLinks: x.pageLinks,
+      linksCut: x.linksTruncated === true,
+      shown: r?.shown,
     };
+  }
+
+  /**
+   * A document: its text in every format at once, in the parser's limited processes. One answered
+   * with an error status is not read: its envelope says the status, no text.
+   */
+  private async readDocument(raw: RawPage, req: PageRequest, ok: boolean): Promise<Read> {
+    const deadline = req.document?.deadline ?? Date.now() + 60_000;
+    const doc = ok
+      ? await this.documents!.read(raw.body, {
+          ...req.document,
+          deadline,
+          signal: req.signal,
+          caller: callerKeyOf(req.caller),
+        })
+      : undefined;
+    const title = doc?.title ?? '';
+    return {
+      html: '',
+      finalUrl: raw.finalUrl,
+      status: raw.status,
+      verdict: doc?.verdict ?? verdictOf({ status: raw.status, html: '', title, content: '', isHtml: false }),
+      title,
+      content: '',
+      written: { html: doc?.html ?? '', markdown: doc?.markdown ?? '', text: doc?.text ?? '' },
+      metadata: doc?.metadata,
+      doc,
+    };
+  }
+
+  /** JSON or plain text: kept as its text. */
+  private readText(raw: RawPage, kind: SourceKind | undefined): Read {
+    // An error answer of a kind sift does not read: its status, no text.
+    const content = kind ? decodeBody(raw.body, raw.contentType, false) : '';
+    const { finalUrl, status } = raw;
+    return {
+      html: '',
+      finalUrl,
+      status,
+      verdict: verdictOf({ status, html: '', title: '', content, isHtml: false }),
+      title: '',
+      content,
+      written: {},
+    };
+  }
+
+  /** Into the cache, unless the answer says "try later"; a cache that cannot store it (a full disk) does not lose it. */
+  private async store(
+    key: string,
+    stored: { text: string },
+    meta: PageMeta,
+    retryAfterS: number | undefined,
+  ): Promise<Page> {
     const fetchedAt = this.clock.now();
     let digest: string | undefined;
-    if (!TRANSIENT_STATUS.has(status)) {
-      // The page is already in hand: a cache that cannot store it (a full disk) must not lose it.
+    if (!TRANSIENT_STATUS.has(meta.status)) {
       digest = await this.cache
-        .put(req.key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt)
+        .put(key, stored.text, meta as unknown as Record<string, unknown>, fetchedAt)
         .catch((err: Error) => {
           this.log.warn(`page not cached: ${err.message}`);
           return undefined;
@@ -190,7 +217,7 @@ export class PageLoader {
       digest: digest ?? sha256Hex(stored.text),
       fetchedAt,
       cached: false,
-      retryAfterS: raw.retryAfterS,
+      retryAfterS,
     };
   }
 
@@ -198,7 +225,7 @@ export class PageLoader {
    * An html page in formats its cached copy was not written in yet, written from its source in
    * the worker pool (the page is neither fetched nor extracted again) and kept with it.
    */
-  async render(
+  async writeFormats(
     key: string,
     page: Page,
     formats: Exclude<Format, 'html'>[],
@@ -210,8 +237,10 @@ export class PageLoader {
       caller: callerKeyOf(opts.caller),
       article: true,
     });
-    const rendered = { ...page.meta.rendered, ...this.renderings(x.contents ?? {}, page.meta.truncated) };
-    const meta: PageMeta = { ...page.meta, rendered };
+    const meta: PageMeta = {
+      ...page.meta,
+      formats: { ...page.meta.formats, ...cutFormats(x.contents ?? {}, page.meta.truncated, this.storeCap) },
+    };
     if (!TRANSIENT_STATUS.has(meta.status)) {
       // Kept with the fetch time it had: writing a format does not make the page fresher.
       await this.cache
@@ -230,21 +259,6 @@ export class PageLoader {
       caller: callerKeyOf(req.caller),
       signal: req.signal,
     });
-  }
-
-  /** Markdown and text of an html page as the cache keeps them: each cut to the largest cap. */
-  private renderings(
-    written: Partial<Record<Format, string>>,
-    sourceCut: boolean,
-  ): NonNullable<PageMeta['rendered']> {
-    const out: NonNullable<PageMeta['rendered']> = {};
-    for (const f of ['markdown', 'text'] as const) {
-      const text = written[f];
-      if (text === undefined) continue;
-      const cut = truncateUtf8(text, this.storeCap);
-      out[f] = { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
-    }
-    return out;
   }
 
   /** The site answered 304 to a conditional request: the copy held is current again. */

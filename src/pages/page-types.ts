@@ -10,8 +10,8 @@ import type { FetchEnvelope } from './envelope';
 /** How a page's source is written in each format (see Page.source). */
 export type SourceKind = 'html' | 'json' | 'text' | 'pdf';
 
-/** A format written from an html source, as the cache keeps it. */
-export interface Rendering {
+/** A format written from an html source (or a document), as the cache keeps it. */
+export interface StoredFormat {
   text: string;
   digest: string;
   /** Cut at the cache's cap (or written from a source that was). */
@@ -29,7 +29,7 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   /** Some links were left out, at the extraction's bounds or the cache's cap. */
   links_cut?: boolean;
   /** An html source in markdown and text, as far as asked for yet (html is the source itself). */
-  rendered?: Partial<Record<Exclude<Format, 'html'>, Rendering>>;
+  formats?: Partial<Record<Exclude<Format, 'html'>, StoredFormat>>;
   verdict?: Verdict;
   verdict_hint?: string;
   etag?: string;
@@ -39,6 +39,15 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   /** Asked by a crawl: the whole page's links, which it follows. */
   page_links?: Link[];
 } & BrowserMeta;
+
+/**
+ * A page's meta as the cache returns it. Copies stored before the formats were named so keep them
+ * under `rendered`.
+ */
+export function pageMetaOf(stored: Record<string, unknown>): PageMeta {
+  const { rendered, ...meta } = stored as unknown as PageMeta & { rendered?: PageMeta['formats'] };
+  return rendered && !meta.formats ? { ...meta, formats: rendered } : meta;
+}
 
 /**
  * A page as the cache holds it (or as it was just fetched), before the caller's cap: one fetch,

@@ -15,6 +15,7 @@ import { checkHeaders, checkRobotsOption, renderModeOf, type Caller } from './ca
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
+import { pageMetaOf } from './page-types';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_AGE_S = 3600;
@@ -233,10 +234,10 @@ export class PageService {
     // its cached article, without fetching it again.
     const missing =
       page.meta.kind === 'html'
-        ? formats.filter((f): f is Exclude<Format, 'html'> => f !== 'html' && !page.meta.rendered?.[f])
+        ? formats.filter((f): f is Exclude<Format, 'html'> => f !== 'html' && !page.meta.formats?.[f])
         : [];
     if (missing.length > 0)
-      page = await this.loader.render(key, page, missing, { caller, wait: opts.waitForExtraction });
+      page = await this.loader.writeFormats(key, page, missing, { caller, wait: opts.waitForExtraction });
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
     const hit = page.cached && !page.revalidated && missing.length === 0;
     const answerKey = hit ? `${key} ${JSON.stringify(asked)} ${cap} ${p.url}` : '';
@@ -281,7 +282,7 @@ export class PageService {
     const hit = await this.cache.lookup(key, maxAgeS > 0 ? now - maxAgeS : Number.POSITIVE_INFINITY);
     if (hit?.fresh) {
       return {
-        meta: hit.page.meta as unknown as PageMeta,
+        meta: pageMetaOf(hit.page.meta),
         source: hit.page.body,
         digest: hit.page.digest,
         fetchedAt: hit.page.fetchedAt,

@@ -1,7 +1,7 @@
 import { extractHtml, type Extraction } from '../../src/extract/extract';
 import { ALL_RULES, type CleanRules } from '../../src/extract/clean';
 import { ExtractPool } from '../../src/extract/extract-pool';
-import type { Format } from '../../src/extract/render';
+import type { Format } from '../../src/extract/write';
 import {
   articlePages,
   crossValidate,

@@ -24,13 +24,13 @@ const MARKDOWN = {
  * The article element in each of `formats`, from the one tree. Writing formulas rewrites the tree
  * for the format at hand, so html is written first, and markdown from a copy when text follows.
  */
-export function renderEach(body: HTMLElement, formats: readonly Format[]): Partial<Record<Format, string>> {
+export function writeEach(body: HTMLElement, formats: readonly Format[]): Partial<Record<Format, string>> {
   const out: Partial<Record<Format, string>> = {};
-  if (formats.includes('html')) out.html = render(body, 'html');
+  if (formats.includes('html')) out.html = write(body, 'html');
   const rest = (['markdown', 'text'] as const).filter((f) => formats.includes(f));
   rest.forEach((f, i) => {
     const last = i === rest.length - 1 || !body.querySelector('math');
-    out[f] = render(last ? body : (body.cloneNode(true) as HTMLElement), f);
+    out[f] = write(last ? body : (body.cloneNode(true) as HTMLElement), f);
   });
   return out;
 }
@@ -42,7 +42,7 @@ const SOFT_HYPHENS = /\u00ad/g;
  * The article element in `format`. Text and markdown lose the soft hyphens (a word split by them
  * is not found by a search); html keeps them, where they stay invisible hints.
  */
-export function render(body: HTMLElement, format: Format): string {
+export function write(body: HTMLElement, format: Format): string {
   if (format === 'html') return body.innerHTML.trim();
   const tex = writeFormulas(body, format);
   if (format === 'text') {

@@ -1,0 +1,90 @@
+import type { RawPage } from '../fetch/fetcher';
+import { truncateUtf8 } from '../common/truncate';
+import { sha256Hex } from '../dcache';
+import type { Format } from '../extract/extract';
+import type { Link } from '../extract/links';
+import type { Metadata } from '../extract/metadata';
+import type { Verdict } from '../extract/verdict';
+import type { BrowserMeta } from './browser-step';
+import type { ReadDocument } from './document-step';
+import { linksWithin } from './links-budget';
+import type { PageMeta, PageRequest, SourceKind } from './page-types';
+
+const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
+
+/** What reading a page's body gave, before it is cut to the cache's cap and kept. */
+export interface Read {
+  /** The html extracted from (after a render, the browser's); empty for other kinds. */
+  html: string;
+  finalUrl: string;
+  status: number;
+  verdict: Verdict;
+  title: string;
+  /** The text of a page kept as text; an html page's article in its first format. */
+  content: string;
+  /** The formats written: an html page's article as html and as asked; a document's three. */
+  written: Partial<Record<Format, string>>;
+  metadata?: Metadata;
+  links?: Link[];
+  pageLinks?: Link[];
+  linksCut?: boolean;
+  shown?: BrowserMeta;
+  doc?: ReadDocument;
+}
+
+/**
+ * What the cache keeps of a page read: its source (an html page's or a document's html, or the
+ * text) and the formats written, each cut to the largest class cap; the links within what the
+ * shortest format leaves of that cap, as an answer keeps them; and the envelope's fields.
+ */
+export function keptOf(
+  req: PageRequest,
+  raw: RawPage,
+  kind: SourceKind | undefined,
+  read: Read,
+  storeCap: number,
+) {
+  const formatted = kind === 'html' || kind === 'pdf';
+  const stored = truncateUtf8(formatted ? (read.written.html ?? read.content) : read.content, storeCap);
+  const cut = stored.truncated || read.doc?.truncated === true;
+  const formats = formatted ? cutFormats(read.written, cut, storeCap) : undefined;
+  const shortest = Math.min(stored.bytes, ...Object.values(formats ?? {}).map((r) => byteLength(r.text)));
+  const kept = read.links && linksWithin(read.links, storeCap - shortest);
+  const whole = read.pageLinks && linksWithin(read.pageLinks, storeCap);
+  const meta: PageMeta = {
+    url: req.url.href,
+    final_url: read.finalUrl,
+    status: read.status,
+    content_type: raw.contentType,
+    title: read.title,
+    kind: kind ?? 'text',
+    truncated: cut,
+    ...(read.linksCut || kept?.cut ? { links_cut: true } : {}),
+    ...(formats ? { formats } : {}),
+    verdict: read.verdict,
+    ...(read.doc?.hint ? { verdict_hint: read.doc.hint } : {}),
+    ...(raw.etag ? { etag: raw.etag } : {}),
+    ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
+    ...(read.metadata ? { metadata: read.metadata } : {}),
+    ...(kept ? { links: kept.links } : {}),
+    ...(whole ? { page_links: whole.links } : {}),
+    ...read.shown,
+  };
+  return { stored, meta };
+}
+
+/** Markdown and text of an html page as the cache keeps them: each cut to the largest cap. */
+export function cutFormats(
+  written: Partial<Record<Format, string>>,
+  sourceCut: boolean,
+  storeCap: number,
+): NonNullable<PageMeta['formats']> {
+  const out: NonNullable<PageMeta['formats']> = {};
+  for (const f of ['markdown', 'text'] as const) {
+    const text = written[f];
+    if (text === undefined) continue;
+    const cut = truncateUtf8(text, storeCap);
+    out[f] = { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
+  }
+  return out;
+}

@@ -1,0 +1,28 @@
+import { pageMetaOf } from '../../src/pages/page-types';
+
+describe('a page cached by an earlier version', () => {
+  const base = {
+    url: 'https://a.test/',
+    final_url: 'https://a.test/',
+    status: 200,
+    content_type: 'text/html',
+    title: 't',
+    truncated: false,
+  };
+  const markdown = { text: '# t', digest: 'd', truncated: false };
+
+  it('keeps the formats it stored under their old name', () => {
+    const meta = pageMetaOf({ ...base, kind: 'html', rendered: { markdown } });
+    expect(meta.formats).toEqual({ markdown });
+    expect(meta).not.toHaveProperty('rendered');
+  });
+
+  it('reads a page stored now as it is', () => {
+    expect(pageMetaOf({ ...base, kind: 'html', formats: { markdown } })).toEqual({
+      ...base,
+      kind: 'html',
+      formats: { markdown },
+    });
+    expect(pageMetaOf({ ...base, kind: 'text' })).toEqual({ ...base, kind: 'text' });
+  });
+});
