@@ -157,8 +157,7 @@ async function commitUs(durable: boolean, n = 300): Promise<number> {
   const d = await openDcache({ path: tmp('commit.db') });
   await d.batch.createBatchJob(job('c'));
   const t = performance.now();
-  for (let i = 0; i < n; i++)
-    await d.database.transaction((tx) => tx.jobs.touchBatchJob('c', T0 + i), { durable });
+  for (let i = 0; i < n; i++) await d.db.transaction((tx) => tx.jobs.touchBatchJob('c', T0 + i), { durable });
   const us = ((performance.now() - t) * 1000) / n;
   await d.close();
   return us;

@@ -78,7 +78,7 @@ export class MetricsController {
       for (const s of DELIVERY_STATES) g.set({ state: s }, deliveries[s]);
     });
     gauge('sift_store_misses', 'Batch store misses per accessor.', ['accessor'], (g) => {
-      for (const [k, v] of Object.entries(dcache.database.misses)) g.set({ accessor: k }, v);
+      for (const [k, v] of Object.entries(dcache.db.misses)) g.set({ accessor: k }, v);
     });
   }
 

@@ -115,7 +115,7 @@ export const storageFull = () =>
     'try again later; the operator must free disk space or raise the database size limit',
   ).retryAfter(30);
 
-/** Set on errors the PostgreSQL driver raised (dcache/database.ts marks them). */
+/** Set on errors the PostgreSQL driver raised (dcache/connections.ts marks them). */
 export const DATABASE_ERROR = Symbol.for('sift.databaseError');
 
 /**

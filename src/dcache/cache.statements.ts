@@ -1,7 +1,7 @@
 // The content cache's statements: a put (three statements on SQLite, one on PostgreSQL), and the
 // drops of bodies no key points at. ContentCache keeps the byte totals and the order of use.
 import { sql, type Kysely } from 'kysely';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /**
  * What a put did: the key's digest before (undefined for a new key) and the UTF-8 bytes of the
@@ -33,7 +33,7 @@ export interface CacheRow {
 export const metaBytes = sql<number>`octet_length(meta)`;
 
 /** The key's old digest (undefined for a new key), the body, then the key: three statements. */
-export async function putSqlite(trx: Kysely<DB>, row: CacheRow): Promise<Put> {
+export async function putSqlite(trx: Kysely<Tables>, row: CacheRow): Promise<Put> {
   const { entry, body, nbytes } = row;
   const old = await trx
     .selectFrom('cache_entry')
@@ -71,7 +71,7 @@ export async function putSqlite(trx: Kysely<DB>, row: CacheRow): Promise<Put> {
  * statement (so `old` is the key's digest before, and the other keys are those that are not this
  * one). A round trip per page, and no transaction, where there were three.
  */
-export async function putPostgres(db: Kysely<DB>, row: CacheRow): Promise<Put> {
+export async function putPostgres(db: Kysely<Tables>, row: CacheRow): Promise<Put> {
   const { entry, body, nbytes } = row;
   const { rows } = await sql<{
     old: string | null;
@@ -113,7 +113,7 @@ export async function putPostgres(db: Kysely<DB>, row: CacheRow): Promise<Put> {
  * drop the body they read as the key's old one, and the body written between them by neither.
  * (A put writes its body and its key in one statement: a body is never committed before its key.)
  */
-export async function dropOrphans(db: Kysely<DB>): Promise<void> {
+export async function dropOrphans(db: Kysely<Tables>): Promise<void> {
   await db
     .deleteFrom('cache_body as b')
     .where((eb) =>
@@ -125,7 +125,7 @@ export async function dropOrphans(db: Kysely<DB>): Promise<void> {
 }
 
 /** Deletes the body when no key points at it; returns the bytes freed. */
-export async function dropBodyIfUnused(trx: Kysely<DB>, digest: string): Promise<number> {
+export async function dropBodyIfUnused(trx: Kysely<Tables>, digest: string): Promise<number> {
   const r = await trx
     .deleteFrom('cache_body')
     .where('digest', '=', digest)

@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 export interface Client {
   fingerprint: string;
@@ -10,7 +10,7 @@ export interface Client {
 
 /** Callers created by the CLI; only the SHA-256 fingerprint of a token is ever stored. */
 export class ClientStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<Tables>) {}
 
   async addClient(c: Client): Promise<void> {
     await this.db

@@ -1,7 +1,7 @@
 import { hash } from 'node:crypto';
 import { PostgresAdapter, sql, type Kysely } from 'kysely';
 import { SizedLru } from '../common/sized-lru';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 import {
   dropBodyIfUnused,
   dropOrphans,
@@ -58,7 +58,7 @@ export class ContentCache {
   private readonly pg: boolean;
 
   constructor(
-    private readonly db: Kysely<DB>,
+    private readonly db: Kysely<Tables>,
     readonly maxBytes: number,
   ) {
     // A JavaScript string holds up to two bytes a character.
@@ -193,7 +193,7 @@ export class ContentCache {
   }
 
   /** Evicts least recently used keys, in the transaction given, until size() <= maxBytes. */
-  private async evictToBudget(trx: Kysely<DB>): Promise<void> {
+  private async evictToBudget(trx: Kysely<Tables>): Promise<void> {
     if (this.bytes <= this.maxBytes) return;
     await this.flushTouches(trx);
     while (this.bytes > this.maxBytes && this.entries > 0) await this.evictOne(trx);
@@ -231,11 +231,11 @@ export class ContentCache {
   }
 
   /** Writes the recency of hits back, so LRU order holds across eviction and restarts. */
-  async flushTouches(db: Kysely<DB> = this.db): Promise<void> {
+  async flushTouches(db: Kysely<Tables> = this.db): Promise<void> {
     if (this.touched.size === 0) return;
     const batch = [...this.touched];
     this.touched.clear();
-    const write = async (trx: Kysely<DB>) => {
+    const write = async (trx: Kysely<Tables>) => {
       for (const [key, tick] of batch) {
         await trx.updateTable('cache_entry').set({ last_used: tick }).where('key', '=', key).execute();
       }
@@ -244,7 +244,7 @@ export class ContentCache {
     else await db.transaction().execute(write);
   }
 
-  private async evictOne(trx: Kysely<DB>): Promise<void> {
+  private async evictOne(trx: Kysely<Tables>): Promise<void> {
     const lru = await trx
       .selectFrom('cache_entry')
       .select(['key', 'digest', metaBytes.as('meta_bytes')])

@@ -7,7 +7,7 @@ import { EventReader, EventRepository } from './event.repository';
 import { InstanceReader, InstanceRepository } from './instance.repository';
 import { JobReader, JobRepository } from './job.repository';
 import { noMisses, type BatchStoreMisses } from './rows';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 import { TargetReader } from './target.reader';
 import { TargetRepository } from './target.repository';
 
@@ -35,7 +35,7 @@ export class BatchReader {
   readonly instances: InstanceReader;
 
   constructor(
-    q: Kysely<DB>,
+    q: Kysely<Tables>,
     readonly misses: BatchStoreMisses,
   ) {
     this.jobs = new JobReader(q, misses);
@@ -64,14 +64,14 @@ export class Tx {
   readonly crawls: CrawlRepository;
 
   /** The Kysely transaction: use it, never the Db's handle, until fn returns. */
-  readonly q: Kysely<DB>;
+  readonly q: Kysely<Tables>;
   /** On PostgreSQL (several instances may share the database), else SQLite (one process). */
   readonly pg: boolean;
   private readonly committed: (() => void)[];
 
   constructor(
     opening: typeof OPENING,
-    t: { q: Kysely<DB>; pg: boolean; misses: BatchStoreMisses; committed: (() => void)[] },
+    t: { q: Kysely<Tables>; pg: boolean; misses: BatchStoreMisses; committed: (() => void)[] },
   ) {
     ({ q: this.q, pg: this.pg, committed: this.committed } = t);
     const misses = t.misses;
@@ -106,7 +106,7 @@ export class Db {
   private readonly current = new AsyncLocalStorage<Tx>();
 
   constructor(
-    readonly q: Kysely<DB>,
+    readonly q: Kysely<Tables>,
     readonly misses: BatchStoreMisses = noMisses(),
   ) {
     this.pg = q.getExecutor().adapter instanceof PostgresAdapter;
@@ -142,7 +142,7 @@ export class Db {
   }
 
   private attempt<T>(fn: (tx: Tx) => Promise<T>, committed: (() => void)[], durable: boolean): Promise<T> {
-    const run = (trx: Kysely<DB>) => {
+    const run = (trx: Kysely<Tables>) => {
       const tx = new Tx(OPENING, { q: trx, pg: this.pg, misses: this.misses, committed });
       return this.current.run(tx, () => fn(tx));
     };

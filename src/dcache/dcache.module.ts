@@ -29,7 +29,7 @@ export function openDcacheFor(
       useFactory: (config: AppConfig) => openDcacheFor(config),
       inject: [AppConfig],
     },
-    { provide: Db, useFactory: (d: Dcache) => d.database, inject: [Dcache] },
+    { provide: Db, useFactory: (d: Dcache) => d.db, inject: [Dcache] },
     { provide: BatchReader, useFactory: (d: Dcache) => d.reader, inject: [Dcache] },
     { provide: BatchStore, useFactory: (d: Dcache) => d.batch, inject: [Dcache] },
     { provide: ContentCache, useFactory: (d: Dcache) => d.cache, inject: [Dcache] },

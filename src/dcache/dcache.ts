@@ -8,15 +8,15 @@ import { HostStore } from './host-store';
 import {
   DEFAULT_PG_LIMITS,
   migrate,
-  openDatabase,
+  openSqlite,
   openPostgres,
   pgClientConfig,
   type Backend,
   type PgLimits,
-} from './database';
+} from './connections';
 import { Db, type BatchReader } from './db';
 import type { BatchStoreMisses } from './rows';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -36,10 +36,11 @@ export class Dcache {
   readonly backend: Backend;
   /** The SQLite handle; undefined on PostgreSQL. */
   readonly sqlite: Database.Database | undefined;
-  readonly db: Kysely<DB>;
-  /** Transactions and readers on db. */
-  readonly database: Db;
-  /** The seed's store, on database. */
+  /** The query builder on the connection(s): for what has no reader or Tx of its own. */
+  readonly kysely: Kysely<Tables>;
+  /** The database handle: transactions (Tx) and readers, on kysely. */
+  readonly db: Db;
+  /** The seed's store, on db. */
   readonly batch: BatchStore;
   readonly cache: ContentCache;
   readonly clients: ClientStore;
@@ -51,22 +52,28 @@ export class Dcache {
   constructor(parts: {
     backend: Backend;
     sqlite: Database.Database | undefined;
-    db: Kysely<DB>;
+    kysely: Kysely<Tables>;
     url?: string;
     limits?: PgLimits;
     cache: ContentCache;
   }) {
-    ({ backend: this.backend, sqlite: this.sqlite, db: this.db, url: this.url, cache: this.cache } = parts);
+    ({
+      backend: this.backend,
+      sqlite: this.sqlite,
+      kysely: this.kysely,
+      url: this.url,
+      cache: this.cache,
+    } = parts);
     this.limits = parts.limits ?? DEFAULT_PG_LIMITS;
-    this.database = new Db(this.db);
-    this.batch = new BatchStore(this.database);
-    this.clients = new ClientStore(this.db);
-    this.hosts = new HostStore(this.db);
+    this.db = new Db(this.kysely);
+    this.batch = new BatchStore(this.db);
+    this.clients = new ClientStore(this.kysely);
+    this.hosts = new HostStore(this.kysely);
   }
 
   /** Every table's reader, for code that only reads. */
   get reader(): BatchReader {
-    return this.database.read;
+    return this.db.read;
   }
 
   async stats(): Promise<DcacheStats> {
@@ -74,7 +81,7 @@ export class Dcache {
       ...this.cache.stats(),
       batchJobs: await this.reader.jobs.batchJobCount(),
       batchBytes: await this.reader.jobs.batchNbytes(),
-      storeMisses: { ...this.database.misses },
+      storeMisses: { ...this.db.misses },
     };
   }
 
@@ -154,7 +161,7 @@ export class Dcache {
     if (this.closed) return;
     this.closed = true;
     await this.cache.flushTouches().catch(() => undefined);
-    await this.db.destroy();
+    await this.kysely.destroy();
   }
 }
 
@@ -191,12 +198,12 @@ export async function openDcache(
   const { backend, sqlite, db } =
     opts.url !== undefined
       ? openPostgres(opts.url, opts.trace, opts.poolSize, limits)
-      : openDatabase(opts.path, opts.trace);
+      : openSqlite(opts.path, opts.trace);
   try {
     if (backend === 'sqlite') await migrate(db);
     const cache = new ContentCache(db, opts.maxBytes ?? DEFAULT_CACHE_MAX_BYTES);
     await cache.init();
-    return new Dcache({ backend, sqlite, db, url: opts.url, limits, cache });
+    return new Dcache({ backend, sqlite, kysely: db, url: opts.url, limits, cache });
   } catch (err) {
     await db.destroy();
     throw err;

@@ -1,7 +1,7 @@
 import { sql, type Kysely, type RawBuilder } from 'kysely';
 import type { Tx } from './db';
 import type { ClaimedDelivery } from './delivery.reader';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /**
  * The claim of the webhook outbox. Only a delivery that can be sent has a `due_at` (its job's
@@ -78,7 +78,7 @@ export function dueCallersQuery(now: number): RawBuilder<{ k: string }> {
 }
 
 /** A caller's deliveries due at `now`, earliest first, read along batch_delivery_caller_due. */
-export function dueHeadsQuery(q: Kysely<DB>, callerKey: string, now: number, limit: number) {
+export function dueHeadsQuery(q: Kysely<Tables>, callerKey: string, now: number, limit: number) {
   return q
     .selectFrom('batch_delivery')
     .select(['job_id', 'seq'])

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 import { DELIVERY_STATES, type DeliveryState } from '../common/job-status';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 export interface Webhook {
   url: string;
@@ -56,7 +56,7 @@ export interface DeliveryWrite {
  * has a `due_at` while no instance holds it, and the claim (delivery-claim.ts) reads only those.
  */
 export class DeliveryReader {
-  constructor(protected readonly q: Kysely<DB>) {}
+  constructor(protected readonly q: Kysely<Tables>) {}
 
   async webhookOf(jobId: string): Promise<Webhook | undefined> {
     const r = await this.q

@@ -2,7 +2,7 @@ import type { ExpressionBuilder } from 'kysely';
 import type { Tx } from './db';
 import { claimDeliveries, type DeliveryClaim } from './delivery-claim';
 import { DeliveryReader, type ClaimedDelivery, type DeliveryWrite, type Webhook } from './delivery.reader';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 export {
   DeliveryReader,
@@ -196,7 +196,7 @@ export class DeliveryRepository extends DeliveryReader {
 }
 
 /** The seq of the job's first pending delivery (index batch_delivery_head). */
-function firstPending(eb: ExpressionBuilder<DB, 'batch_delivery'>, jobId: string) {
+function firstPending(eb: ExpressionBuilder<Tables, 'batch_delivery'>, jobId: string) {
   return eb
     .selectFrom('batch_delivery as f')
     .select((e) => e.fn.min('f.seq').as('seq'))

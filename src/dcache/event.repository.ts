@@ -2,11 +2,11 @@ import { sql, type Kysely } from 'kysely';
 import type { EventType } from '../common/job-status';
 import type { Tx } from './db';
 import type { BatchEvent } from './rows';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /** Reads of the batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
 export class EventReader {
-  constructor(protected readonly q: Kysely<DB>) {}
+  constructor(protected readonly q: Kysely<Tables>) {}
 
   async batchEvents(jobId: string, after: number, limit: number): Promise<BatchEvent[]> {
     const rows = await this.q

@@ -1,5 +1,5 @@
 import { sql, type Kysely } from 'kysely';
-import type { DB, RobotsTxtTable } from './schema';
+import type { Tables, RobotsTxtTable } from './schema';
 
 export type RobotsRow = RobotsTxtTable;
 
@@ -11,7 +11,7 @@ export const ROBOTS_MAX_STORED = 64 * 1024 * 1024;
  * host's state (a backoff pause asked for by a 429/503, and the next slot a Crawl-delay allows).
  */
 export class HostStore {
-  constructor(private readonly db: Kysely<DB>) {}
+  constructor(private readonly db: Kysely<Tables>) {}
 
   async robots(origin: string): Promise<RobotsRow | undefined> {
     return this.db.selectFrom('robots_txt').selectAll().where('origin', '=', origin).executeTakeFirst();

@@ -37,9 +37,9 @@ export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from
 export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
-export { migrate, openDatabase, openPostgres, type Backend } from './database';
+export { migrate, openSqlite, openPostgres, type Backend } from './connections';
 export { DcacheModule, openDcacheFor } from './dcache.module';
-export type { DB } from './schema';
+export type { Tables } from './schema';
 export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';
 export type { FoundTarget } from './crawl.repository';
 export { COUNTERS, type CountedRow, type Counter } from './counters';

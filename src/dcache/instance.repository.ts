@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
 import type { Tx } from './db';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /**
  * Reads of the sift_instance table: one row per running process on the database, with its heartbeat. An
  * instance whose heartbeat is older than the TTL is lost; its running targets are recovered.
  */
 export class InstanceReader {
-  constructor(protected readonly q: Kysely<DB>) {}
+  constructor(protected readonly q: Kysely<Tables>) {}
 
   /** Instances whose last heartbeat is at or before `cutoff`. */
   async lostInstances(cutoff: number): Promise<string[]> {

@@ -10,7 +10,7 @@ import {
 } from '../common/job-status';
 import type { Tx } from './db';
 import { toJob, type BatchJob, type BatchStoreMisses } from './rows';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /**
  * A caller in a query: its name and class, both matched. A bare name is the seed's surface
@@ -25,9 +25,9 @@ export function callerKeyOf(c: { name: string; callerClass: string }): string {
 
 /** The jobs of `caller` only: both name and class match (see CallerRef). */
 function ofCaller<O>(
-  q: SelectQueryBuilder<DB, 'batch_job', O>,
+  q: SelectQueryBuilder<Tables, 'batch_job', O>,
   caller: CallerRef,
-): SelectQueryBuilder<DB, 'batch_job', O> {
+): SelectQueryBuilder<Tables, 'batch_job', O> {
   if (typeof caller === 'string') return q.where('caller', '=', caller);
   return q.where('caller', '=', caller.name).where('caller_class', '=', caller.callerClass);
 }
@@ -35,7 +35,7 @@ function ofCaller<O>(
 /** Reads of the batch_job table: one row per job, its status, counts, lease and stored bytes. */
 export class JobReader {
   constructor(
-    protected readonly q: Kysely<DB>,
+    protected readonly q: Kysely<Tables>,
     protected readonly misses: BatchStoreMisses,
   ) {}
 

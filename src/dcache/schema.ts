@@ -157,7 +157,7 @@ export interface CacheEntryTable {
   last_used: number;
 }
 
-export interface DB {
+export interface Tables {
   batch_job: BatchJobTable;
   batch_target: BatchTargetTable;
   batch_event: BatchEventTable;

@@ -5,7 +5,7 @@ import {
   type TargetStatus,
 } from '../common/job-status';
 import { toTarget, type BatchStoreMisses, type BatchTarget } from './rows';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /** Which targets a page of results holds: those in `statuses`, and done ones of `verdict`. */
 export interface TargetFilter {
@@ -14,9 +14,9 @@ export interface TargetFilter {
 }
 
 function filtered<O>(
-  q: SelectQueryBuilder<DB, 'batch_target', O>,
+  q: SelectQueryBuilder<Tables, 'batch_target', O>,
   f: TargetFilter,
-): SelectQueryBuilder<DB, 'batch_target', O> {
+): SelectQueryBuilder<Tables, 'batch_target', O> {
   if (f.statuses !== undefined)
     q = q.where('status', 'in', f.statuses.length > 0 ? f.statuses : ['-' as TargetStatus]);
   if (f.verdict !== undefined) q = q.where('status', '=', 'done').where('verdict', '=', f.verdict);
@@ -32,7 +32,7 @@ export function targetFilterTakes(f: TargetFilter, t: BatchTarget): boolean {
 /** Reads of the batch_target table: one row per URL of a job. */
 export class TargetReader {
   constructor(
-    protected readonly q: Kysely<DB>,
+    protected readonly q: Kysely<Tables>,
     protected readonly misses: BatchStoreMisses,
   ) {}
 

@@ -180,7 +180,7 @@ describe.each(['sqlite', 'postgres'] as const)(
 
     /** Every byte the cache's tables hold for pages: bodies once each, and each key's meta. */
     async function stored(): Promise<number> {
-      const db = app.get(Dcache).db;
+      const db = app.get(Dcache).kysely;
       const b = await sql<{ n: string }>`SELECT coalesce(sum(nbytes), 0) AS n FROM cache_body`.execute(db);
       const m = await sql<{
         n: string;

@@ -39,7 +39,7 @@ import { Receiver, newSecret } from '../support/receiver';
 async function pendingOf(app: INestApplication, caller: string): Promise<number> {
   const r = await sql<{ n: number }>`SELECT count(*) AS n FROM batch_delivery AS d
     JOIN batch_job AS j ON j.id = d.job_id WHERE j.caller = ${caller} AND d.state = 'pending'`.execute(
-    app.get(Dcache).db,
+    app.get(Dcache).kysely,
   );
   return Number(r.rows[0].n);
 }
@@ -47,7 +47,7 @@ async function pendingOf(app: INestApplication, caller: string): Promise<number>
 /** The bytes the batch budget counts: every job's results and its other rows. */
 async function storedBytes(app: INestApplication): Promise<number> {
   const r = await sql<{ n: number }>`SELECT coalesce(sum(nbytes + row_bytes), 0) AS n FROM batch_job`.execute(
-    app.get(Dcache).db,
+    app.get(Dcache).kysely,
   );
   return Number(r.rows[0].n);
 }
@@ -73,7 +73,7 @@ async function claimPlans(at: { path: string } | { url: string }): Promise<strin
   const rolledBack = new Error('rolled back');
   try {
     stmts.length = 0;
-    await d.database
+    await d.db
       .transaction(async (tx) => {
         await lockDeliveries(tx);
         await tx.deliveries.claimDeliveries({ holder: 'plan-probe', now: FAR, limit: 16 });
@@ -253,7 +253,7 @@ describe.each(BACKENDS)(
       expect(await storedBytes(app)).toBeLessThanOrEqual(8_000_000);
       const stored = await sql<{ n: number }>`SELECT count(*) AS n FROM batch_target AS t
       JOIN batch_job AS j ON j.id = t.job_id WHERE j.caller = 'restricted-caller'`.execute(
-        app.get(Dcache).db,
+        app.get(Dcache).kysely,
       );
       // Of the targets accepted, the budget keeps some 8 MB.
       const accepted = 20 + 1000 * statuses.filter((s) => s === 202).length + 10_000;

@@ -74,7 +74,12 @@ describe('streams under a hostile reader', () => {
     // 40 results of 512 KiB: 20 MiB a stream, more than the kernel buffers of a connection hold.
     const big = await job(40);
     const result = JSON.stringify({ content: 'x'.repeat(512 * 1024) });
-    await app.get(Dcache).db.updateTable('batch_target').set({ result }).where('job_id', '=', big).execute();
+    await app
+      .get(Dcache)
+      .kysely.updateTable('batch_target')
+      .set({ result })
+      .where('job_id', '=', big)
+      .execute();
     const small = await job(1);
     const stalled = await Promise.all(
       Array.from({ length: CAP }, () => openStalled(port, `/v1/batch/${big}/results`)),

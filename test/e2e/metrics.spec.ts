@@ -140,7 +140,7 @@ describe.each(BACKENDS)('GET /metrics under a hostile scraper on %s', (backend) 
 
   it('20 scrapes over 100,000 jobs and deliveries: one reading in 15 s; an authenticated call behind them answers within 3 s', async () => {
     const N = 100_000;
-    await seed(app.get(Dcache).db, 0, N, clock.now());
+    await seed(app.get(Dcache).kysely, 0, N, clock.now());
     const delivered = (t: string) => value(t, 'sift_webhook_deliveries{state="delivered"}');
     expect(delivered((await http().get('/metrics')).text)).toBe(N / 2);
     // 20 scrapes in flight, then an authenticated call behind them: each on a connection made
@@ -165,7 +165,7 @@ describe.each(BACKENDS)('GET /metrics under a hostile scraper on %s', (backend) 
     expect(scrapes.map((r) => value(r.body, 'sift_batch_jobs{status="done"}'))).toEqual(Array(20).fill(N));
 
     // Within 15 s of that reading no scrape reads the database again: the figures stand still.
-    await seed(app.get(Dcache).db, N, 1000, clock.now());
+    await seed(app.get(Dcache).kysely, N, 1000, clock.now());
     clock.t += 14_000;
     const still = await Promise.all(Array.from({ length: 20 }, () => http().get('/metrics')));
     expect(still.map((r) => delivered(r.text))).toEqual(Array(20).fill(N / 2));

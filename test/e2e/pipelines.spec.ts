@@ -331,7 +331,7 @@ describe('pipelines over HTTP: retry, webhooks, retention, duplicates', () => {
       expect(r.status).toBe(204);
       expect(r.text).toBe('');
       expect((await http_().get(`/v1/batch/${sub.body.id}`).set(fleet)).status).toBe(404);
-      const db = app.get(Dcache).db;
+      const db = app.get(Dcache).kysely;
       for (const table of ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const) {
         expect([
           table,

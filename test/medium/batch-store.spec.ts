@@ -43,7 +43,7 @@ describeEachBackend('BatchStore', (db) => {
   afterEach(() => d.close());
   /** An event appended in a transaction of its own. */
   const appendEvent = (e: { jobId: string; type: EventType; at: number; data?: object }) =>
-    d.database.transaction((tx) => tx.events.appendEvent(e));
+    d.db.transaction((tx) => tx.events.appendEvent(e));
 
   it('round-trips a job exactly as given', async () => {
     const j = job({ idemKey: 'k', status: 'running', error: 'x', targetsDone: 1, nbytes: 7, lease: T0 + 5 });
@@ -238,9 +238,9 @@ describeEachBackend('BatchStore', (db) => {
     expect(await d.batch.batchJob('stale')).toBeUndefined();
     expect(await d.batch.batchJob('edge')).toBeUndefined();
     expect(await d.batch.batchJob('fresh')).toBeDefined();
-    const left = await d.db.selectFrom('batch_target').select('job_id').distinct().execute();
+    const left = await d.kysely.selectFrom('batch_target').select('job_id').distinct().execute();
     expect(left.map((r) => r.job_id)).toEqual(['fresh']);
-    const events = await d.db.selectFrom('batch_event').select('job_id').distinct().execute();
+    const events = await d.kysely.selectFrom('batch_event').select('job_id').distinct().execute();
     expect(events.map((r) => r.job_id)).toEqual(['fresh']);
     expect(await d.batch.sweepBatch(T0 + 101, 100)).toBe(0);
   });
@@ -316,7 +316,7 @@ describeEachBackend('BatchStore', (db) => {
   it("the lifecycle's markInFlightFailed gives the failed targets its message and hint", async () => {
     await d.batch.createBatchJob(job({ id: 'r', status: 'running', onRestart: 'fail', targetsTotal: 2 }));
     await d.batch.putBatchTargets('r', targets('r', 2));
-    const n = await d.database.transaction((tx) =>
+    const n = await d.db.transaction((tx) =>
       markInFlightFailed(tx, {
         reason: 'server_restarted',
         now: T0 + 9,
@@ -366,7 +366,7 @@ describeEachBackend('BatchStore', (db) => {
       seq: 1,
       left: 2,
     });
-    const after = await d.database.transaction(async (tx) => {
+    const after = await d.db.transaction(async (tx) => {
       await tx.targets.updateBatchTarget({ jobId: 'j1', idx: 0, now: T0, status: 'done', result: 'ok' });
       const first = await tx.events.appendEvent({
         jobId: 'j1',
@@ -399,7 +399,7 @@ describeEachBackend('BatchStore', (db) => {
   it('a transaction commits a status and its event together, or neither', async () => {
     await d.batch.createBatchJob(job());
     await expect(
-      d.database.transaction(async (tx) => {
+      d.db.transaction(async (tx) => {
         await tx.jobs.setBatchJobStatus({ id: 'j1', status: 'running', now: T0 + 1 });
         await tx.events.appendEvent({ jobId: 'j1', type: 'batch.running', at: T0 + 1 });
         throw new Error('crash between');

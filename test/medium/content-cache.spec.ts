@@ -5,11 +5,11 @@ import { waitUntil } from '../support/wait';
 
 /** What the database holds: each body's bytes once, and each key's meta. */
 async function storedBytes(d: Dcache): Promise<number> {
-  const bodies = await d.db
+  const bodies = await d.kysely
     .selectFrom('cache_body')
     .select(sql<number>`coalesce(sum(nbytes), 0)`.as('n'))
     .executeTakeFirstOrThrow();
-  const metas = await d.db
+  const metas = await d.kysely
     .selectFrom('cache_entry')
     .select(sql<number>`coalesce(sum(octet_length(meta)), 0)`.as('n'))
     .executeTakeFirstOrThrow();
@@ -31,7 +31,7 @@ describeEachBackend('ContentCache', (db) => {
     expect(a).toBe(sha256Hex(body));
     expect(b).toBe(a);
     expect(d.cache.size()).toBe(Buffer.byteLength(body) + 2 * Buffer.byteLength('{"title":"a"}'));
-    const rows = await d.db.selectFrom('cache_body').selectAll().execute();
+    const rows = await d.kysely.selectFrom('cache_body').selectAll().execute();
     expect(rows).toHaveLength(1);
     expect(await d.cache.get('k2')).toMatchObject({ body, digest: a, meta: { title: 'b' }, fetchedAt: 101 });
   });
@@ -76,7 +76,7 @@ describeEachBackend('ContentCache', (db) => {
     expect(d.cache.size()).toBe(3 + EMPTY_META);
     expect(await d.cache.get('a')).toMatchObject({ body: 'new', fetchedAt: 2 });
     expect(d.cache.stats().entries).toBe(1);
-    const bodies = await d.db.selectFrom('cache_body').select('body').execute();
+    const bodies = await d.kysely.selectFrom('cache_body').select('body').execute();
     expect(bodies.map((r) => r.body)).toEqual(['new']);
   });
 
@@ -87,12 +87,16 @@ describeEachBackend('ContentCache', (db) => {
     await d.cache.put('a', 'own', {}, 2);
     await d.cache.put('b', 'shared', {}, 3); // the same body again: nothing to drop
     expect(await d.cache.get('b')).toMatchObject({ body: 'shared', fetchedAt: 3 });
-    const bodies = await d.db.selectFrom('cache_body').select(['body', 'nbytes']).orderBy('body').execute();
+    const bodies = await d.kysely
+      .selectFrom('cache_body')
+      .select(['body', 'nbytes'])
+      .orderBy('body')
+      .execute();
     expect(bodies.map((r) => r.body)).toEqual(['own', 'shared']);
     expect(d.cache.size()).toBe(bodies.reduce((n, r) => n + Number(r.nbytes), 0) + 2 * EMPTY_META);
     await d.cache.put('b', 'changed', {}, 4);
     expect(
-      (await d.db.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body),
+      (await d.kysely.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body),
     ).toEqual(['changed', 'own']);
     expect(d.cache.size()).toBe(Buffer.byteLength('changed') + Buffer.byteLength('own') + 2 * EMPTY_META);
     expect(await storedBytes(d)).toBe(d.cache.size());
@@ -180,7 +184,7 @@ describe('ContentCache, two instances on one PostgreSQL database', () => {
       const held = new Promise<void>((r) => (commit = r));
       let locked!: () => void;
       const holding = new Promise<void>((r) => (locked = r));
-      const other = a.db.transaction().execute(async (trx) => {
+      const other = a.kysely.transaction().execute(async (trx) => {
         await trx
           .insertInto('cache_body')
           .values({ digest: sha256Hex('second body'), body: 'second body', nbytes: 11 })
@@ -200,7 +204,7 @@ describe('ContentCache, two instances on one PostgreSQL database', () => {
         async () =>
           (
             await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
-              WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(a.db)
+              WHERE datname = current_database() AND wait_event_type = 'Lock'`.execute(a.kysely)
           ).rows[0].n > 0 || undefined,
         "the second instance's put to wait for the key's row",
       );
@@ -208,7 +212,7 @@ describe('ContentCache, two instances on one PostgreSQL database', () => {
       await other;
       await put;
       const bodies = async () =>
-        (await b.db.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body);
+        (await b.kysely.selectFrom('cache_body').select('body').orderBy('body').execute()).map((r) => r.body);
       expect(await bodies()).toEqual(['second body', 'third body']); // "second body": no key points at it
       await b.cache.evict();
       expect(await bodies()).toEqual(['third body']);

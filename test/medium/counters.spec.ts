@@ -32,7 +32,7 @@ describeEachBackend('job counters', (db) => {
   afterEach(() => d.close());
 
   const rows = (jobId: string) =>
-    d.database.transaction((tx) =>
+    d.db.transaction((tx) =>
       tx.q
         .selectFrom('batch_target')
         .select(['status', 'result', 'verdict'])
@@ -40,7 +40,7 @@ describeEachBackend('job counters', (db) => {
         .execute(),
     );
   const jobRow = (jobId: string) =>
-    d.database.transaction((tx) =>
+    d.db.transaction((tx) =>
       tx.q.selectFrom('batch_job').selectAll().where('id', '=', jobId).executeTakeFirstOrThrow(),
     );
 
@@ -86,7 +86,7 @@ describeEachBackend('job counters', (db) => {
       where: { from: number; to: number; status?: TargetStatus },
     ) => {
       at += 1;
-      await d.database.transaction(async (tx) => {
+      await d.db.transaction(async (tx) => {
         let q = tx.q
           .updateTable('batch_target')
           .set({ ...set, updated_at: at })

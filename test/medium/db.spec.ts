@@ -26,20 +26,20 @@ describeEachBackend('Db transactions', (db) => {
   afterEach(() => d.close());
 
   it('refuses a transaction opened inside another, and the outer one still commits', async () => {
-    await d.database.transaction(async (tx) => {
+    await d.db.transaction(async (tx) => {
       await tx.jobs.touchBatchJob('a', T0 + 1);
-      await expect(d.database.transaction((inner) => inner.jobs.touchBatchJob('a', T0 + 2))).rejects.toThrow(
+      await expect(d.db.transaction((inner) => inner.jobs.touchBatchJob('a', T0 + 2))).rejects.toThrow(
         /inside a transaction/,
       );
-      expect(d.database.inTransaction).toBe(true);
+      expect(d.db.inTransaction).toBe(true);
     });
-    expect(d.database.inTransaction).toBe(false);
+    expect(d.db.inTransaction).toBe(false);
     expect((await d.batch.batchJob('a'))!.lease).toBe(T0 + 1);
   });
 
   it('refuses it too for a durable one: durable is never dropped by a silent join', async () => {
-    await d.database.transaction(async () => {
-      await expect(d.database.transaction(async () => 1, { durable: true })).rejects.toThrow(
+    await d.db.transaction(async () => {
+      await expect(d.db.transaction(async () => 1, { durable: true })).rejects.toThrow(
         /inside a transaction/,
       );
     });
@@ -47,12 +47,12 @@ describeEachBackend('Db transactions', (db) => {
 
   it('onCommit runs after COMMIT and never after a rollback', async () => {
     const seen: string[] = [];
-    await d.database.transaction(async (tx) => {
+    await d.db.transaction(async (tx) => {
       tx.onCommit(() => seen.push('committed'));
       expect(seen).toEqual([]);
     });
     await expect(
-      d.database.transaction(async (tx) => {
+      d.db.transaction(async (tx) => {
         tx.onCommit(() => seen.push('rolled back'));
         throw new Error('abort');
       }),
@@ -64,7 +64,7 @@ describeEachBackend('Db transactions', (db) => {
     await d.batch.createBatchJob(job('dup'));
     expect(await d.batch.batchJob('dup')).toBeDefined();
     let attempts = 0;
-    const err = await d.database
+    const err = await d.db
       .transaction(async (tx) => {
         attempts++;
         await tx.jobs.createBatchJob(job('dup'));
@@ -98,7 +98,7 @@ describe('Db transactions on postgres: deadlocks', () => {
     let release!: () => void;
     const both = new Promise<void>((r) => (release = r));
     const run = (first: string, second: string) =>
-      d.database.transaction(async (tx) => {
+      d.db.transaction(async (tx) => {
         const attempt = ++attempts;
         tx.onCommit(() => heard.push(`${first}${second}:${attempt}`));
         await lockJob(tx, first);

@@ -27,7 +27,7 @@ describe('acknowledged means durable', () => {
     batch = new BatchService(
       d.reader,
       d.batch,
-      d.database,
+      d.db,
       lifecycleOf(d, clock, signals).life,
       loadConfig({}),
       clock,
@@ -63,7 +63,7 @@ describe('acknowledged means durable', () => {
       targets: [{ url: 'http://a.test/' }, { url: 'http://b.test/' }],
     });
     sqlLog.length = 0;
-    await d.database.transaction(async (tx) => {
+    await d.db.transaction(async (tx) => {
       await tx.targets.updateBatchTarget({ jobId: job.id, idx: 0, now: 1, status: 'done', result: '{}' });
     });
     expect(levelAtCommitOf(/^update "batch_target"/)).toBe('normal');
@@ -74,7 +74,7 @@ describe('acknowledged means durable', () => {
 
   it('a retry job and a purge commit with FULL', async () => {
     const { job } = await batch.submit(caller, { targets: [{ url: 'http://a.test/' }] });
-    await d.database.transaction(async (tx) => {
+    await d.db.transaction(async (tx) => {
       await tx.targets.updateBatchTarget({
         jobId: job.id,
         idx: 0,

@@ -36,10 +36,10 @@ describeEachBackend('per-site state', (testDb) => {
     expect(await d.hosts.takeTurn('turn.test', 30_000, nowMs)).toBeUndefined();
 
     expect(await d.hosts.sweep(nowS, nowMs)).toEqual({ robots: 50, hosts: 50 });
-    expect(await d.db.selectFrom('robots_txt').select('origin').execute()).toEqual([
+    expect(await d.kysely.selectFrom('robots_txt').select('origin').execute()).toEqual([
       { origin: 'http://fresh.test' },
     ]);
-    const left = await d.db.selectFrom('host_state').select('host').orderBy('host').execute();
+    const left = await d.kysely.selectFrom('host_state').select('host').orderBy('host').execute();
     expect(left.map((r) => r.host)).toEqual(['paused.test', 'turn.test']);
     // Once the pause and the turn are over, they go too.
     expect(await d.hosts.sweep(nowS + 61, nowMs + 61_000)).toEqual({ robots: 1, hosts: 2 });
@@ -55,7 +55,7 @@ describeEachBackend('per-site state', (testDb) => {
       });
     }
     expect(await d.hosts.sweep(nowS, nowS * 1000, 4500)).toEqual({ robots: 6, hosts: 0 });
-    const left = await d.db.selectFrom('robots_txt').select('origin').orderBy('origin').execute();
+    const left = await d.kysely.selectFrom('robots_txt').select('origin').orderBy('origin').execute();
     expect(left.map((r) => r.origin)).toEqual([
       'http://o6.test',
       'http://o7.test',
@@ -92,7 +92,7 @@ describeEachBackend('per-site state', (testDb) => {
         code: 'dns_error',
       });
       expect(await d.hosts.robots('fleet http://gone.test')).toBeUndefined();
-      expect(await d.db.selectFrom('robots_txt').selectAll().execute()).toEqual([]);
+      expect(await d.kysely.selectFrom('robots_txt').selectAll().execute()).toEqual([]);
       // The next caller asks again rather than being told the first one's failure.
       await expect(robots.check(new URL('http://gone.test/other'), 'fleet', 'fleet:b')).rejects.toMatchObject(
         {

@@ -221,13 +221,13 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(out).toMatchObject({ job: { status: 'cancelled', targetsDone: 1, targetsCancelled: n - 1 } });
       // The answer waits for the targets a while at most (ENDING_WAIT_MS); they end after it.
       await waitUntil(
-        async () => (await d.database.read.jobs.cancelledUnfinished(10)).length === 0 || undefined,
+        async () => (await d.db.read.jobs.cancelledUnfinished(10)).length === 0 || undefined,
         'every target of the cancelled job ended',
       );
       const after = await store.batchTargets(job.id);
       expect(after!.filter((t) => t.status === 'cancelled')).toHaveLength(n - 1);
       expect(await store.batchJob(job.id)).toMatchObject({ targetsDone: 1, targetsCancelled: n - 1 });
-      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([]);
+      expect(await d.db.read.jobs.cancelledUnfinished(10)).toEqual([]);
     });
 
     it('a cancel that committed but whose process ended before its targets: no claim, then ended', async () => {
@@ -236,17 +236,17 @@ describeEachBackend('JobLifecycle', (db) => {
       // The cancel's own transaction committed (status, counts, event); its targets did not end.
       await store.setBatchJobStatus(job.id, 'cancelled', '', now());
       expect(await life.claim(job.id, ME, 5)).toBeUndefined();
-      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([job.id]);
+      expect(await d.db.read.jobs.cancelledUnfinished(10)).toEqual([job.id]);
       await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done() });
-      expect(await endCancelledTargets(d.database, job.id, now())).toBe(5);
+      expect(await endCancelledTargets(d.db, job.id, now())).toBe(5);
       expect(await statuses(job.id)).toEqual(Array(5).fill('cancelled'));
-      expect(await d.database.read.jobs.cancelledUnfinished(10)).toEqual([]);
-      expect(await endCancelledTargets(d.database, job.id, now())).toBe(0);
+      expect(await d.db.read.jobs.cancelledUnfinished(10)).toEqual([]);
+      expect(await endCancelledTargets(d.db, job.id, now())).toBe(0);
     });
 
     it('a job that is not cancelled keeps its targets', async () => {
       const { job } = await life.submit(draft(2), limits);
-      expect(await endCancelledTargets(d.database, job.id, now())).toBe(0);
+      expect(await endCancelledTargets(d.db, job.id, now())).toBe(0);
       expect(await statuses(job.id)).toEqual(['pending', 'pending']);
     });
   });
@@ -397,9 +397,7 @@ describeEachBackend('JobLifecycle', (db) => {
       await life.recordResult({ jobId: job.id, idx: 0, holder: ME, outcome: done('{"r":0}') });
       await start(job.id);
       await life.claim(job.id, LOST, 1);
-      await d.database.transaction((tx) =>
-        tx.instances.registerInstance({ id: LOST, host: 'h', now: now() }),
-      );
+      await d.db.transaction((tx) => tx.instances.registerInstance({ id: LOST, host: 'h', now: now() }));
       return job.id;
     }
     const LOST = 'instance-lost';
@@ -439,12 +437,12 @@ describeEachBackend('JobLifecycle', (db) => {
 
   it('onCommit runs after COMMIT and never for a rolled-back transaction', async () => {
     const seen: string[] = [];
-    await d.database.transaction(async (s) => {
+    await d.db.transaction(async (s) => {
       s.onCommit(() => seen.push('committed'));
       seen.push('inside');
     });
     await expect(
-      d.database.transaction(async (s) => {
+      d.db.transaction(async (s) => {
         s.onCommit(() => seen.push('rolled back'));
         throw new Error('abort');
       }),

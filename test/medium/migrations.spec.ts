@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { sql, type Kysely, type Migration } from 'kysely';
-import { migrate, openDatabase, openDcache, openPostgres } from '../../src/dcache';
+import { migrate, openSqlite, openDcache, openPostgres } from '../../src/dcache';
 import { createPgDatabase, describeEachBackend } from '../support/backends';
 import { migrations, RENAMED } from '../../migrations';
 
@@ -29,7 +29,7 @@ describe('migrations', () => {
         .map((c: any) => c.name);
     // The columns themselves are checked on both backends below.
     expect(cols('batch_job')).toContain('on_restart');
-    const names = await tables(d.db);
+    const names = await tables(d.kysely);
     for (const t of [
       'batch_job',
       'batch_target',
@@ -79,7 +79,7 @@ describeEachBackend('migrations', (t) => {
   }> {
     if (t.backend === 'sqlite') {
       const file = tmpFile('e.db');
-      const { db } = openDatabase(file);
+      const { db } = openSqlite(file);
       return { db, at: { path: file }, done: () => db.destroy() };
     }
     const pg = await createPgDatabase();
@@ -96,7 +96,7 @@ describeEachBackend('migrations', (t) => {
 
   it('create every table with the seed columns first, and its indexes', async () => {
     const d = await t.open();
-    const all = await d.db.introspection.getTables();
+    const all = await d.kysely.introspection.getTables();
     const cols = (name: string) => all.find((x) => x.name === name)!.columns.map((c) => c.name);
     expect(cols('batch_job').slice(0, 11)).toEqual([
       'id',
@@ -145,7 +145,7 @@ describeEachBackend('migrations', (t) => {
     expect(d1.isOpen).toBe(false);
     const d2 = await t.open({ file: true, keep: true });
     expect(await d2.batch.batchJob('j')).toBeDefined();
-    const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(d2.db);
+    const applied = await sql<{ name: string }>`SELECT name FROM kysely_migration`.execute(d2.kysely);
     expect(applied.rows.map((r) => r.name)).toEqual(Object.keys(migrations));
     await d2.close();
   });

@@ -46,13 +46,13 @@ describe('PostgreSQL connections that fail under sift', () => {
   });
   beforeEach(async () => {
     d = await openDcache({ url: pg.url });
-    await emptyPgTables(d.db);
+    await emptyPgTables(d.kysely);
   });
   afterEach(() => d.close());
   afterAll(() => pg.drop());
 
   it('a connection ended while a transaction holds it rejects that transaction, and the process lives on', async () => {
-    const err = await d.database
+    const err = await d.db
       .transaction(async (tx) => {
         await tx.jobs.liveBatchJobsTotal();
         // Ended from outside while checked out: pg emits 'error' on the client itself.
@@ -123,7 +123,7 @@ describe('PostgreSQL connections that fail under sift', () => {
     const short = await openDcache({ url: pg.url, timeoutMs: 300 });
     try {
       const started = Date.now();
-      const err = await sql`SELECT pg_sleep(10)`.execute(short.db).then(
+      const err = await sql`SELECT pg_sleep(10)`.execute(short.kysely).then(
         () => undefined,
         (e: unknown) => e,
       );

@@ -24,12 +24,11 @@ describeEachBackend('pipelines in the store', (db) => {
   let store: BatchStore;
   let life: JobLifecycle;
   let recovery: JobRecovery;
-  const finishDelivery = (w: DeliveryWrite) =>
-    d.database.transaction((tx) => tx.deliveries.finishDelivery(w));
+  const finishDelivery = (w: DeliveryWrite) => d.db.transaction((tx) => tx.deliveries.finishDelivery(w));
   const finishAndTakeNext = (w: DeliveryWrite, at: number) =>
-    d.database.transaction((tx) => tx.deliveries.finishAndTakeNext(w, at));
+    d.db.transaction((tx) => tx.deliveries.finishAndTakeNext(w, at));
   const redeliver = (jobId: string, at: number, all: boolean) =>
-    d.database.transaction((tx) => tx.deliveries.redeliver(jobId, at, all));
+    d.db.transaction((tx) => tx.deliveries.redeliver(jobId, at, all));
 
   const draft = (urls: string[], over: Partial<JobDraft> = {}): JobDraft => ({
     caller,
@@ -54,9 +53,13 @@ describeEachBackend('pipelines in the store', (db) => {
   async function rowsOf(id: string): Promise<Record<string, number>> {
     const out: Record<string, number> = {};
     for (const table of ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery'] as const) {
-      out[table] = (await d.db.selectFrom(table).select('job_id').where('job_id', '=', id).execute()).length;
+      out[table] = (
+        await d.kysely.selectFrom(table).select('job_id').where('job_id', '=', id).execute()
+      ).length;
     }
-    out.batch_job = (await d.db.selectFrom('batch_job').select('id').where('id', '=', id).execute()).length;
+    out.batch_job = (
+      await d.kysely.selectFrom('batch_job').select('id').where('id', '=', id).execute()
+    ).length;
     return out;
   }
 
@@ -234,7 +237,7 @@ describeEachBackend('pipelines in the store', (db) => {
       expect(deliveries.map((x) => [x.seq, x.type])).toEqual(
         events.filter((e) => e.type.startsWith('batch.')).map((e) => [e.seq, e.type]),
       );
-      const [row] = await d.db
+      const [row] = await d.kysely
         .selectFrom('batch_delivery')
         .select('payload')
         .where('seq', '=', 1)
@@ -251,7 +254,7 @@ describeEachBackend('pipelines in the store', (db) => {
       expect(row.payload).not.toContain(hook.secret);
       // An event whose transaction rolls back leaves no delivery either.
       await expect(
-        d.database.transaction(async (s) => {
+        d.db.transaction(async (s) => {
           await s.deliveries.putDelivery({
             jobId: job.id,
             seq: 99,
@@ -270,7 +273,7 @@ describeEachBackend('pipelines in the store', (db) => {
       const { job } = await life.submit(draft(['http://a.test/1'], { webhook: hook }), limits);
       await runAll(job.id, () => done());
       const claim = (holder: string) =>
-        d.database.transaction(async (s) => {
+        d.db.transaction(async (s) => {
           await lockDeliveries(s);
           return s.deliveries.claimDeliveries({ holder, now: now(), limit: 10 });
         });
@@ -278,7 +281,7 @@ describeEachBackend('pipelines in the store', (db) => {
       expect(first.map((x) => [x.seq, x.attempts, x.url, x.secret])).toEqual([[1, 1, hook.url, hook.secret]]);
       expect(await claim(OTHER)).toEqual([]); // seq 2 waits for seq 1
       // ME is lost while sending it: its recovery frees the delivery for OTHER.
-      await d.database.transaction((tx) => tx.instances.registerInstance({ id: ME, host: 'h', now: now() }));
+      await d.db.transaction((tx) => tx.instances.registerInstance({ id: ME, host: 'h', now: now() }));
       await recovery.recoverLost(ME);
       const again = await claim(OTHER);
       expect(again.map((x) => [x.seq, x.attempts])).toEqual([[1, 2]]);
@@ -327,7 +330,7 @@ describeEachBackend('pipelines in the store', (db) => {
       await runAll(job.id, () => done());
       const all = await d.reader.deliveries.deliveries(job.id, 0, 100);
       for (const x of all) {
-        await d.db
+        await d.kysely
           .updateTable('batch_delivery')
           .set({ state: x.seq === 1 ? 'delivered' : 'failed', attempts: 7 })
           .where('job_id', '=', job.id)

@@ -73,9 +73,9 @@ describe('TestDb on PostgreSQL: every test starts from empty tables', () => {
   it('an open empties every table of the schema, one a migration adds later too; the migrations stay recorded', async () => {
     d = await db.open();
     // A table the migrations do not know yet: the list of what to empty must come from the schema.
-    await sql`CREATE TABLE added_later (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`.execute(d.db);
+    await sql`CREATE TABLE added_later (id TEXT PRIMARY KEY, n INTEGER NOT NULL)`.execute(d.kysely);
     const bookkeeping = [DEFAULT_MIGRATION_TABLE, DEFAULT_MIGRATION_LOCK_TABLE];
-    const tables = (await schemaTables(d.db)).filter((t) => !bookkeeping.includes(t));
+    const tables = (await schemaTables(d.kysely)).filter((t) => !bookkeeping.includes(t));
     expect(tables).toEqual(
       expect.arrayContaining([
         'added_later',
@@ -92,18 +92,18 @@ describe('TestDb on PostgreSQL: every test starts from empty tables', () => {
         'sift_instance',
       ]),
     );
-    const migrated = await rowCounts(d.db, bookkeeping);
-    await writeRowInEach(d.db, tables);
-    const written = await rowCounts(d.db, tables);
+    const migrated = await rowCounts(d.kysely, bookkeeping);
+    await writeRowInEach(d.kysely, tables);
+    const written = await rowCounts(d.kysely, tables);
     expect(Object.entries(written).filter(([, n]) => n === 0)).toEqual([]);
     await d.close();
     d = undefined;
 
     d = await db.open();
-    expect(await rowCounts(d.db, tables)).toEqual(Object.fromEntries(tables.map((t) => [t, 0])));
+    expect(await rowCounts(d.kysely, tables)).toEqual(Object.fromEntries(tables.map((t) => [t, 0])));
     // The migrator's own rows are not the test's data: the schema is still known as migrated.
-    expect(await rowCounts(d.db, bookkeeping)).toEqual(migrated);
-    await sql`DROP TABLE added_later`.execute(d.db);
+    expect(await rowCounts(d.kysely, bookkeeping)).toEqual(migrated);
+    await sql`DROP TABLE added_later`.execute(d.kysely);
   });
 
   it('an open with keep finds what the one before it wrote', async () => {

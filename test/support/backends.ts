@@ -98,7 +98,7 @@ export class TestDb {
     if (!opts.keep) {
       const d = await openDcache({ url: this.url });
       try {
-        await emptyPgTables(d.db);
+        await emptyPgTables(d.kysely);
       } finally {
         await d.close();
       }

@@ -9,7 +9,7 @@ import type { Dcache } from '../../src/dcache';
 export function lifecycleOf(d: Dcache, clock: Clock, signals: JobSignals) {
   const events = new JobEvents(signals);
   return {
-    life: new JobLifecycle(d.database, clock, signals, events),
-    recovery: new JobRecovery(d.database, clock, signals, events),
+    life: new JobLifecycle(d.db, clock, signals, events),
+    recovery: new JobRecovery(d.db, clock, signals, events),
   };
 }

@@ -18,7 +18,7 @@ import {
 import { Client, Pool, types as pgTypes, type ClientConfig, type PoolConfig } from 'pg';
 import { migrations as allMigrations, RENAMED } from '../../migrations';
 import { DATABASE_ERROR } from '../common/errors';
-import type { DB } from './schema';
+import type { Tables } from './schema';
 
 /** SQLite runs DDL inside transactions; Kysely's adapter says otherwise, so migrations would not be atomic. */
 class TransactionalSqliteAdapter extends SqliteAdapter {
@@ -76,9 +76,9 @@ function withStatementCache(sqlite: Database.Database, max = 512) {
 
 export type Backend = 'sqlite' | 'postgres';
 
-export interface OpenedDatabase {
+export interface Opened {
   backend: Backend;
-  db: Kysely<DB>;
+  db: Kysely<Tables>;
   /** The SQLite handle (undefined on PostgreSQL). */
   sqlite?: Database.Database;
 }
@@ -87,7 +87,7 @@ export interface OpenedDatabase {
 export const SQLITE_CACHE_KB = -2000;
 
 /** Opens the one connection with the pragmas every part of sift relies on. */
-export function openDatabase(file: string, trace?: (sql: string) => void): OpenedDatabase {
+export function openSqlite(file: string, trace?: (sql: string) => void): Opened {
   if (file !== ':memory:') {
     fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 });
     // The database holds fleet callers' header values and pages fetched from internal addresses:
@@ -111,7 +111,7 @@ export function openDatabase(file: string, trace?: (sql: string) => void): Opene
   } catch (err) {
     throw new Error(`cannot open database ${file}: ${(err as Error).message}`);
   }
-  const db = new Kysely<DB>({ dialect: new SiftSqliteDialect({ database: withStatementCache(sqlite) }) });
+  const db = new Kysely<Tables>({ dialect: new SiftSqliteDialect({ database: withStatementCache(sqlite) }) });
   return { backend: 'sqlite', sqlite, db };
 }
 
@@ -216,7 +216,7 @@ export function openPostgres(
   trace?: (sql: string) => void,
   max = 8,
   limits: PgLimits = DEFAULT_PG_LIMITS,
-): OpenedDatabase {
+): Opened {
   const pool = new Pool({
     ...pgClientConfig(url, limits),
     max,
@@ -239,7 +239,7 @@ export function openPostgres(
     connect().catch((err: unknown) => {
       throw markDatabaseError(err);
     });
-  const db = new Kysely<DB>({
+  const db = new Kysely<Tables>({
     dialect: new PostgresDialect({ pool }),
     log: trace
       ? (e) => {
