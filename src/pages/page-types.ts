@@ -41,12 +41,16 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
 } & BrowserMeta;
 
 /**
- * A page's meta as the cache returns it. Copies stored before the formats were named so keep them
- * under `rendered`.
+ * A page's meta as the cache returns it: the same object, so an answer built from it is known
+ * again by identity (PageService's answers). Copies stored before the formats were named keep
+ * them under `rendered`: moved to `formats` in place, once.
  */
 export function pageMetaOf(stored: Record<string, unknown>): PageMeta {
-  const { rendered, ...meta } = stored as unknown as PageMeta & { rendered?: PageMeta['formats'] };
-  return rendered && !meta.formats ? { ...meta, formats: rendered } : meta;
+  if ('rendered' in stored) {
+    stored.formats ??= stored.rendered;
+    delete stored.rendered;
+  }
+  return stored as unknown as PageMeta;
 }
 
 /**

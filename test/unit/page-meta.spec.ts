@@ -17,12 +17,11 @@ describe('a page cached by an earlier version', () => {
     expect(meta).not.toHaveProperty('rendered');
   });
 
-  it('reads a page stored now as it is', () => {
-    expect(pageMetaOf({ ...base, kind: 'html', formats: { markdown } })).toEqual({
-      ...base,
-      kind: 'html',
-      formats: { markdown },
-    });
+  it('reads a page stored now as it is, the same object each time', () => {
+    const stored = { ...base, kind: 'html', formats: { markdown } };
+    expect(pageMetaOf(stored)).toBe(stored);
+    const old = { ...base, kind: 'html', rendered: { markdown } };
+    expect(pageMetaOf(old)).toBe(pageMetaOf(old));
     expect(pageMetaOf({ ...base, kind: 'text' })).toEqual({ ...base, kind: 'text' });
   });
 });
