@@ -1,20 +1,15 @@
 import * as v8 from 'node:v8';
 import { Worker } from 'node:worker_threads';
+import { TYPESCRIPT_SOURCES } from '../tuning/typescript-worker';
 
 // An extraction worker thread: its code, and the limits it starts with. The pool (extract-pool.ts)
 // hands it pages and reads its answers.
 
 // The worker loads the extractor itself: compiled JavaScript when sift runs built, or the
-// TypeScript source (transpiled on load) when it runs from sources under the test runner.
+// TypeScript source (see TYPESCRIPT_SOURCES) when it runs from sources under the test runner.
 const WORKER_CODE = `
 const { parentPort, workerData } = require('node:worker_threads');
-if (workerData.file.endsWith('.ts')) {
-  const ts = require('typescript');
-  const fs = require('node:fs');
-  require.extensions['.ts'] = (m, f) => m._compile(ts.transpileModule(fs.readFileSync(f, 'utf8'), {
-    compilerOptions: { module: ts.ModuleKind.CommonJS, target: ts.ScriptTarget.ES2022, esModuleInterop: true },
-  }).outputText, f);
-}
+${TYPESCRIPT_SOURCES}
 const x = require(workerData.file);
 parentPort.postMessage({ ready: true });
 parentPort.on('message', (m) => {

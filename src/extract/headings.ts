@@ -3,14 +3,7 @@
  * around it, and the page's title heading handled as Readability handles it.
  */
 import { Readability } from '@mozilla/readability';
-
-/** Readability's own rules for a title heading, asked of a reader that was never run. */
-interface HeadingRules {
-  _articleTitle: string;
-  _headerDuplicatesTitle(node: Element): boolean;
-  _replaceNodeTags(nodes: Element[], tag: string): void;
-  log(...args: unknown[]): void;
-}
+import { readabilityTitleHeadings } from '../tuning/readability';
 
 /**
  * Readability puts the article in `<div class="page" id="readability-page-1">`: the article is
@@ -29,13 +22,5 @@ export function unwrapPage(root: Element): void {
  * h2. Readability's own rules, so both ways of finding the content agree on every page.
  */
 export function titleHeadingAsReadability(body: Element, title: string): void {
-  const rules = Object.assign(Object.create(Readability.prototype) as HeadingRules, {
-    _articleTitle: title,
-    log: () => undefined,
-  });
-  const heading = Array.from(body.querySelectorAll<Element>('h1,h2')).find((h) =>
-    rules._headerDuplicatesTitle(h),
-  );
-  heading?.remove();
-  rules._replaceNodeTags(Array.from(body.querySelectorAll<Element>('h1')), 'h2');
+  readabilityTitleHeadings(Readability, body, title);
 }

@@ -88,3 +88,28 @@ export function unlikelyPatterns(ReadabilityClass: unknown): {
     roles: p.UNLIKELY_ROLES,
   };
 }
+
+/** Readability's own rules for a title heading, asked of a reader that was never run. */
+interface HeadingRules {
+  _articleTitle: string;
+  _headerDuplicatesTitle(node: Element): boolean;
+  _replaceNodeTags(nodes: Element[], tag: string): void;
+  log(...args: unknown[]): void;
+}
+
+/**
+ * Readability's treatment of headings, on a body it did not read: the first h1 or h2 that
+ * repeats the title goes, and any other h1 becomes an h2 (its `_headerDuplicatesTitle` and
+ * `_replaceNodeTags`, on a reader of its prototype that was never run).
+ */
+export function readabilityTitleHeadings(ReadabilityClass: unknown, body: Element, title: string): void {
+  const rules = Object.assign(
+    Object.create((ReadabilityClass as { prototype: object }).prototype) as HeadingRules,
+    { _articleTitle: title, log: () => undefined },
+  );
+  const heading = Array.from(body.querySelectorAll<Element>('h1,h2')).find((h) =>
+    rules._headerDuplicatesTitle(h),
+  );
+  heading?.remove();
+  rules._replaceNodeTags(Array.from(body.querySelectorAll<Element>('h1')), 'h2');
+}

@@ -42,6 +42,10 @@ const WAIT_HELPERS = path.join('test', 'support', 'wait.ts');
 const sleepsIn = (text: string): string[] =>
   FIXED_SLEEPS.flatMap((re) => [...text.matchAll(new RegExp(re.source, 'g'))].map((m) => m[0]));
 
+/** Members by an underscored name (a library's private, by convention) and Node's require hooks. */
+const PRIVATE_MEMBERS = /\._[A-Za-z]\w*|\brequire\.extensions\b/g;
+const privatesIn = (text: string): string[] => [...text.matchAll(PRIVATE_MEMBERS)].map((m) => m[0]);
+
 // The rules as `make lint` runs them (eslint.config.js), through ESLint's own linter.
 const house = require('../../eslint-layers.js') as NonNullable<Linter.Config['plugins']>[string];
 const config: Linter.Config[] = [
@@ -99,6 +103,18 @@ describe('the house', () => {
     expect(
       lint('src/fetch/x.ts', "export { Agent } from 'undici';\nexport * from 'node:dns/promises';\n"),
     ).toEqual([]);
+  });
+
+  it("a library's private member (an _underscored name, require.extensions) is reached from src/tuning/ only", () => {
+    const reaching = sources('src')
+      .filter((f) => !f.startsWith(path.join('src', 'tuning')))
+      .flatMap((f) => privatesIn(fs.readFileSync(path.join(ROOT, f), 'utf8')).map((m) => `${f}: ${m}`));
+    expect(reaching).toEqual([]);
+    // '§' keeps this file's own text from matching; it is taken out before the check.
+    const planted = (text: string) => privatesIn(text.replace(/§/g, ''));
+    expect(planted('rules._§headerDuplicatesTitle(h)')).toEqual(['._headerDuplicatesTitle']);
+    expect(planted("require.ext§ensions['.ts'] = load;")).toEqual(['require.extensions']);
+    expect(planted('const n = row.count_total + this.x;')).toEqual([]);
   });
 
   it('no spec file is named for an issue or a finding', () => {
