@@ -89,7 +89,10 @@ describe('a deflate bomb', () => {
     expect(peakAnon).toBeLessThanOrEqual(256 * MB);
     expect(peakHwm).toBeLessThan((256 + 80) * MB);
     expect(peakHwm).toBeGreaterThan(150 * MB); // it did reach for the limit
-    expect(lateness).toBeLessThan(200);
+    // The parse is another process's: this thread's timer is late only when the cores are busy
+    // (292 ms seen inside the whole suite). A parse held on this thread would hold it for the
+    // whole parse, seconds.
+    expect(lateness).toBeLessThan(1000);
     expect((await parser.parse(await onePage(), OPTS)).hasText).toBe(true);
   }, 60_000);
 
