@@ -3,10 +3,10 @@
  * yardsticks side by side: the article benchmark's shingle F1, and trafilatura's evaluation (its
  * shared half) by its own segment metric, each over 5 folds (fixed seed) for the spread, with the
  * verdicts given to those ordinary pages and the extraction's CPU per page; then, for each rule
- * written for pages beyond news articles, what it earns on each fold (F with it, less F without it)
- * and on the article benchmark.
+ * listed in src/extract/rules.ts, what it earns on each fold (F with it, less F without it) and on
+ * the article benchmark.
  */
-import { ALL_RULES, type CleanRules } from '../src/extract/clean';
+import { ALL_RULES, RULES, type RuleName } from '../src/extract/rules';
 import { extractHtml } from '../src/extract/extract';
 import { verdictOf } from '../src/extract/verdict';
 import {
@@ -55,28 +55,7 @@ export function benchQuality(): Record<string, number | string> {
   };
 }
 
-/** The rules for other kinds of page than news articles, each measured by turning it off. */
-const KIND_RULES: (keyof CleanRules)[] = [
-  'threads',
-  'articleEnd',
-  'statedRecipe',
-  'scriptText',
-  'scriptState',
-  'headingPath',
-  'hiddenNotices',
-  'imageCaptions',
-  'hiddenParts',
-  'lead',
-  'dialogs',
-  'listCells',
-  'lineParagraphs',
-  'opening',
-  'textForms',
-  'thinArticle',
-  'statedBody',
-];
-
-/** Per rule: trafilatura-eval F with all rules less F without it, overall and per fold; the same for article F1. */
+/** Per rule of rules.ts: trafilatura-eval F with all rules less F without it, overall and per fold; the same for article F1. */
 function ruleFolds(
   pages: ReturnType<typeof trafilaturaPages>,
   articles: ReturnType<typeof articlePages>,
@@ -87,7 +66,7 @@ function ruleFolds(
   const folds = kFolds(pages);
   const f = (ps: typeof pages, get: (id: string) => string) => scoreSegments(ps, get).f;
   const a = (get: (id: string) => string) => scoreArticles(articles, get).f1;
-  for (const rule of KIND_RULES) {
+  for (const rule of Object.keys(RULES) as RuleName[]) {
     const rules = { ...ALL_RULES, [rule]: false };
     const off = new Map(pages.map((p) => [p.id, extractHtml(p.html, p.url, 'text', { rules }).content]));
     const aOff = new Map(articles.map((p) => [p.id, extractHtml(p.html, p.url, 'text', { rules }).content]));

@@ -3,17 +3,7 @@
  * shape (a run of blocks that each hold a "Reply" control), whatever their names.
  */
 import { textLen } from './dom-measure';
-
-/** Class or id words of a comment section (a list of readers' comments, a reply form). */
-export const COMMENTS =
-  /(^|[-_\s])(comments|comment-?(list|section|area|thread|threads|wrap|wrapper|container|block|holder|stream|form)|commentlist|disqus(_thread)?|discussion|replies|respond|reader-?comments)([-_\s]|$)/i;
-
-/**
- * What a control under a reader's comment says. Only a reply: "Report" or "Flag" also label an
- * article's own links ("report an error"), and two of those far apart would meet at a block
- * that holds the article.
- */
-const REPLY = /^(reply|respond|antworten|répondre|responder|rispondi|antwoorden|svara|odpowiedz)$/i;
+import { REPLY } from './vocabulary';
 
 /** Whether a link, button or span says "Reply" or the like (see REPLY). */
 export function isReplyControl(el: Element): boolean {

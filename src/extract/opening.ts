@@ -5,6 +5,7 @@
  */
 import { firstWithin } from './dom-measure';
 import { sentenceEnds } from './sentences';
+import { NOT_TEXT } from './vocabulary';
 
 /** Paragraphs looked at after the heading, at most. */
 const MAX_PARAGRAPHS = 40;
@@ -15,9 +16,6 @@ const MIN_CHARS = 80;
 const MAX_LINK_SHARE = 0.3;
 /** Where a paragraph is not the article's: a picture's caption, a notice, a list, a quote, a form. */
 const OUTSIDE = 'figure,figcaption,aside,nav,footer,form,li,blockquote';
-/** Names of blocks that hold captions, credits and notices (checked on a paragraph and 4 blocks up). */
-const NOT_TEXT =
-  /(^|[-_\s])(image|img|photo|picture|caption|credit|cookie|consent|privacy|gdpr|notice|messenger|newsletter|promo|subscribe|social|share|metadata|meta)([-_\s]|$)/i;
 
 /** The first paragraphs after `heading`, in document order (taken before Readability moves them). */
 export function paragraphsAfter(heading: Element): Element[] {

@@ -3,30 +3,17 @@
  * it never becomes a candidate, and blocks Readability misjudges (embedded posts, formulas,
  * paragraphs in a div of their own, sign-up boxes, comment threads) put right or removed.
  */
-import { ALL_RULES, type CleanRules } from './clean';
-import { COMMENTS, isReplyControl, threads } from './comments';
+import { ALL_RULES, type CleanRules, type RuleName } from './rules';
+import { threads } from './comments';
 import { classId, HEADING, textLen } from './dom-measure';
 import { keepHeadingPath } from './heading-path';
 import { breakParagraphs } from './line-paragraphs';
-import { isTemplateScript, unwrapScriptText } from './script-text';
-import { COMMENT_NAMED, isThreadPage, unnameComments } from './thread-page';
+import { unwrapScriptText } from './script-text';
+import { survey, type Survey } from './survey';
+import { isThreadPage, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
+import { COMMENT_NAMED, COMMENTS, DIALOG, FURNITURE, HIDDEN, HIDDEN_PART } from './vocabulary';
 
-// Class or id words that mark page furniture rather than article text.
-const FURNITURE =
-  /(^|[-_\s])(caption|credit|byline|related|share|sharing|social|newsletter|promo|subscribe|subscription|advert|ads?|breadcrumbs?|tags?|author-bio|bio|timestamp|dateline|comments?|recommend(ed|ations)?|more-stories|read-more|also-like|outbrain|taboola|sidebar|signup|inline-cta|cta|disclaimer|copyright|meta|published|updated)([-_\s]|$)/i;
-
-/**
- * A class that hides its element until a script shows it (a notice, a popup, a banner): the whole
- * word, so a class hiding it on one screen size only (`hidden-xs`, `md:hidden`) does not count.
- */
-const HIDDEN = /(^|\s)(!?hidden|d-none|is-hidden|hide|display-none)(\s|$)/i;
-
-/**
- * A dialog's name: a modal, a popup or a lightbox, shown over the page when asked for (a login's
- * panels and messages). Links and buttons named so open one; a dialog's role Readability knows.
- */
-const DIALOG = /(^|[-_\s])(modal|modals|dialog|popup|lightbox)([-_\s]|$)/i;
 const DIALOG_TAGS = /^(DIV|SECTION|ARTICLE|ASIDE|DIALOG)$/;
 
 /** A notice's length at most: a longer hidden block may be a section a reader opens. */
@@ -36,14 +23,6 @@ function hiddenByClass(el: Element): boolean {
   return HIDDEN.test(el.getAttribute('class') ?? '');
 }
 
-/**
- * Class words with "hidden" in them that do not hide their element on a desktop screen: a part of
- * it is hidden (its label), or its overflow, or it is hidden on small screens or in print only, or
- * until it has loaded.
- */
-const HIDDEN_PART =
-  /^(?:.*label[-_]*hidden|hidden[-_]*label.*|.*overflow(?:-[xy])?-hidden|.*lazy[-_]?hidden|(?:.*[-_])?hidden[-_]+(?:xs|sm|md|s|small|medium|phone|mobile|tablet|palm|print)(?:[-_]?(?:down|only))?)$/i;
-
 /** Drops the class words HIDDEN_PART names (Readability weighs "hidden" anywhere against an element). */
 function unhideParts(el: Element): void {
   const cls = el.getAttribute('class');
@@ -51,67 +30,6 @@ function unhideParts(el: Element): void {
   const words = cls.split(/\s+/);
   const kept = words.filter((w) => !HIDDEN_PART.test(w));
   if (kept.length < words.length) el.setAttribute('class', kept.join(' '));
-}
-
-/** What precleanSource looks at, found in one walk over the elements (in document order). */
-interface Survey {
-  /** Elements with a class or an id. */
-  named: Element[];
-  headings: Element[];
-  quotes: Element[];
-  paragraphs: Element[];
-  /** Line breaks. */
-  breaks: Element[];
-  emails: Element[];
-  /** schema.org Comment items. */
-  comments: Element[];
-  /** Links, buttons and spans that say "Reply" or the like (see isReplyControl). */
-  controls: Element[];
-  /** MathML formulas. */
-  formulas: Element[];
-  /** `<noscript>` elements and scripts holding html templates. */
-  scripts: Element[];
-}
-
-function survey(doc: Document): Survey {
-  const out: Survey = {
-    named: [],
-    headings: [],
-    quotes: [],
-    paragraphs: [],
-    breaks: [],
-    emails: [],
-    comments: [],
-    controls: [],
-    formulas: [],
-    scripts: [],
-  };
-  const root = doc.documentElement;
-  let el: Element | null = root;
-  while (el) {
-    const name: string = el.localName;
-    if (el.hasAttribute('class') || el.hasAttribute('id')) out.named.push(el);
-    if (name === 'p') out.paragraphs.push(el);
-    else if (name === 'br') out.breaks.push(el);
-    else if (name === 'h1' || name === 'h2' || name === 'h3') out.headings.push(el);
-    else if (name === 'blockquote') out.quotes.push(el);
-    else if (name === 'math') out.formulas.push(el);
-    else if (name === 'noscript' || (name === 'script' && isTemplateScript(el))) out.scripts.push(el);
-    else if (name === 'input' && el.getAttribute('type')?.toLowerCase() === 'email') out.emails.push(el);
-    else if (name === 'a' || name === 'button' || name === 'span') {
-      if (isReplyControl(el)) out.controls.push(el);
-    }
-    if (/schema\.org\/comment/i.test(el.getAttribute('itemtype') ?? '')) out.comments.push(el);
-    // Next in document order (a template's content is not searched).
-    const child: Element | null = name === 'template' ? null : el.firstElementChild;
-    if (child) {
-      el = child;
-      continue;
-    }
-    while (el && el !== root && !el.nextElementSibling) el = el.parentElement;
-    el = el && el !== root ? el.nextElementSibling : null;
-  }
-  return out;
 }
 
 /**
@@ -194,69 +112,138 @@ function removeSignups(emails: Element[], keeps: (el: Element) => boolean): void
   }
 }
 
+/** What the steps before Readability share. */
+interface Pre {
+  readonly doc: Document;
+  readonly rules: CleanRules;
+  found: Survey;
+  /** The heading the page's title names. */
+  titled?: Element;
+  /** The page's first h1 still in it. */
+  heading?: Element;
+  /** Comment sections found by their shape (when rule comments is on). */
+  shaped: { thread: Element; items: Element[] }[];
+  /** A page of posts: its comments are its content (see thread-page.ts). */
+  thread: boolean;
+}
+
+/** Whether `el` may go: not when it holds the page's heading. */
+function keeps(p: Pre, el: Element): boolean {
+  return !(p.heading && el.contains(p.heading));
+}
+
+interface Step {
+  /** Its switch (see rules.ts); a step without one always runs. */
+  rule?: RuleName;
+  run(p: Pre): void;
+}
+
+/** The steps before Readability, in order. */
+const PAGE_STEPS: readonly Step[] = [
+  // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
+  {
+    rule: 'scriptText',
+    run: (p) => void (unwrapScriptText(p.found.scripts, p.titled) && (p.found = survey(p.doc))),
+  },
+  { rule: 'stories', run: (p) => keepTitledStory(p.found.headings, p.titled) },
+  {
+    rule: 'headingPath',
+    run: (p) => keepHeadingPath(p.titled ?? p.found.headings.find((h) => h.localName === 'h1')),
+  },
+  { rule: 'embeds', run: (p) => unwrapQuotes(p.found.quotes) },
+  { rule: 'math', run: (p) => unnameFormulas(p.found.formulas) },
+  {
+    run: (p) => {
+      p.heading = p.found.headings.find((h) => h.localName === 'h1' && h.isConnected);
+      p.shaped = p.rules.comments ? threads(p.found.controls) : [];
+    },
+  },
+  {
+    rule: 'threads',
+    run: (p) => {
+      const named = p.found.named.filter((el) => COMMENT_NAMED.test(classId(el)));
+      p.thread = isThreadPage(
+        p.titled,
+        named,
+        p.shaped.flatMap((t) => t.items),
+        p.found.comments,
+      );
+      if (p.thread) unnameComments(p.found.named);
+    },
+  },
+  { rule: 'hiddenParts', run: (p) => p.found.named.forEach(unhideParts) },
+  { run: judgeNamed },
+  { rule: 'wrappedParagraphs', run: (p) => unwrapParagraphs(p.found.paragraphs) },
+  { rule: 'lineParagraphs', run: (p) => breakParagraphs(p.found.breaks) },
+  { rule: 'signups', run: (p) => removeSignups(p.found.emails, (el) => keeps(p, el)) },
+  {
+    rule: 'comments',
+    run: (p) => {
+      if (p.thread) return;
+      for (const el of [...p.found.comments, ...p.shaped.map((t) => t.thread)])
+        if (el.parentNode && keeps(p, el)) el.remove();
+    },
+  },
+];
+
+/** What becomes of an element by its class or id: the first of these that holds for it. */
+interface NamedRule {
+  rule?: RuleName;
+  holds(el: Element, classId: string, p: Pre): boolean;
+  /** Removed, unless this says otherwise. */
+  then?: (el: Element) => void;
+}
+
+const NAMED_RULES: readonly NamedRule[] = [
+  // A comment thread can be longer than the post it follows: judged by its name and by not
+  // holding the page's heading, not by its length.
+  { rule: 'comments', holds: (el, ci, p) => !p.thread && COMMENTS.test(ci) && keeps(p, el) },
+  // A subheading is the article's text whatever its class says (Readability drops an h2 whose
+  // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
+  { rule: 'headings', holds: (el) => HEADING.test(el.tagName), then: (el) => el.removeAttribute('class') },
+  { rule: 'dialogs', holds: (el, ci, p) => DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(p, el) },
+  { holds: (el, ci) => FURNITURE.test(ci) && textLen(el) < 400 },
+  {
+    rule: 'hiddenNotices',
+    holds: (el, _, p) => hiddenByClass(el) && keeps(p, el) && textLen(el) < NOTICE_CHARS,
+  },
+];
+
+/** Furniture dropped by its class or id, so it never becomes a candidate (see NAMED_RULES). */
+function judgeNamed(p: Pre): void {
+  const rules = NAMED_RULES.filter((r) => r.rule === undefined || p.rules[r.rule]);
+  for (const el of p.found.named) {
+    if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
+      continue;
+    const ci = classId(el);
+    if (ci.length >= 200) continue;
+    const rule = rules.find((r) => r.holds(el, ci, p));
+    if (rule) (rule.then ?? removeElement)(el);
+  }
+}
+
+function removeElement(el: Element): void {
+  el.remove();
+}
+
 /**
- * Before Readability: drop furniture by its class or id, so it never becomes a candidate. Gives
- * back the page's heading (the one its title names, else its first h1) when there is one.
+ * Before Readability: the steps of PAGE_STEPS whose rules are on. Gives back the page's heading
+ * (the one its title names, else its first h1) when there is one.
  */
 export function precleanSource(
   doc: Document,
   rules: CleanRules = ALL_RULES,
   titles: string[] = [],
 ): Element | undefined {
-  let found = survey(doc);
-  const titled = titledHeading(found.headings, titles);
-  // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
-  if (rules.scriptText && unwrapScriptText(found.scripts, titled)) found = survey(doc);
-  if (rules.stories) keepTitledStory(found.headings, titled);
-  if (rules.headingPath) keepHeadingPath(titled ?? found.headings.find((h) => h.localName === 'h1'));
-  if (rules.embeds) unwrapQuotes(found.quotes);
-  if (rules.math) unnameFormulas(found.formulas);
-  const heading = found.headings.find((h) => h.localName === 'h1' && h.isConnected);
-  const keeps = (el: Element) => !(heading && el.contains(heading));
-  // A page of posts: its comments are its content (see thread-page.ts).
-  const shaped = rules.comments ? threads(found.controls) : [];
-  const thread =
-    rules.threads &&
-    isThreadPage(
-      titled,
-      found.named.filter((el) => COMMENT_NAMED.test(classId(el))),
-      shaped.flatMap((t) => t.items),
-      found.comments,
-    );
-  if (thread) unnameComments(found.named);
-  const removeComments = rules.comments && !thread;
-  for (const el of found.named) {
-    if (rules.hiddenParts) unhideParts(el);
-    if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
-      continue;
-    const ci = classId(el);
-    if (ci.length >= 200) continue;
-    // A comment thread can be longer than the post it follows: judged by its name and by not
-    // holding the page's heading, not by its length.
-    if (removeComments && COMMENTS.test(ci) && keeps(el)) {
-      el.remove();
-      continue;
-    }
-    // A subheading is the article's text whatever its class says (Readability drops an h2 whose
-    // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
-    if (rules.headings && HEADING.test(el.tagName)) {
-      el.removeAttribute('class');
-      continue;
-    }
-    if (rules.dialogs && DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(el)) {
-      el.remove();
-      continue;
-    }
-    if (FURNITURE.test(ci) && textLen(el) < 400) el.remove();
-    else if (rules.hiddenNotices && hiddenByClass(el) && keeps(el) && textLen(el) < NOTICE_CHARS) el.remove();
-  }
-
-  if (rules.wrappedParagraphs) unwrapParagraphs(found.paragraphs);
-  if (rules.lineParagraphs) breakParagraphs(found.breaks);
-  if (rules.signups) removeSignups(found.emails, keeps);
-  if (removeComments) {
-    for (const el of [...found.comments, ...shaped.map((t) => t.thread)])
-      if (el.parentNode && keeps(el)) el.remove();
-  }
-  return titled ?? (heading?.isConnected ? heading : undefined);
+  const found = survey(doc);
+  const p: Pre = {
+    doc,
+    rules,
+    found,
+    titled: titledHeading(found.headings, titles),
+    shaped: [],
+    thread: false,
+  };
+  for (const step of PAGE_STEPS) if (step.rule === undefined || rules[step.rule]) step.run(p);
+  return p.titled ?? (p.heading?.isConnected ? p.heading : undefined);
 }

@@ -4,9 +4,7 @@
  * comments follow the article; a thread's first post follows the page's heading.
  */
 import { classId, firstWithin, LEAD_CHARS, textLen } from './dom-measure';
-
-/** Names Readability takes for a comment: it drops an element so named, or marks it down. */
-export const COMMENT_NAMED = /comment|discuss|repl(y|ies)/i;
+import { COMMENT_NAMED } from './vocabulary';
 
 /** A post's length at least: a "12 comments" link or a reply button is not a post. */
 const POST_CHARS = 200;

@@ -1,5 +1,5 @@
 import { extractHtml, type Extraction } from '../../src/extract/extract';
-import { ALL_RULES, type CleanRules } from '../../src/extract/clean';
+import { ALL_RULES, type CleanRules } from '../../src/extract/rules';
 import { ExtractPool } from '../../src/extract/extract-pool';
 import type { Format } from '../../src/extract/write';
 import {

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
-import { ALL_RULES } from '../../src/extract/clean';
+import { ALL_RULES } from '../../src/extract/rules';
 import { firstWithin } from '../../src/extract/dom-measure';
 import { extractHtml } from '../../src/extract/extract';
 import { parseHTML } from 'linkedom';

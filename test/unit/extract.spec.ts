@@ -1,6 +1,8 @@
 import { Readability } from '@mozilla/readability';
 import { parseHTML } from 'linkedom';
-import { ALL_RULES } from '../../src/extract/clean';
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import { ALL_RULES, RULES, type Stage } from '../../src/extract/rules';
 import { collapsedLength } from '../../src/extract/dom-measure';
 import { elementsWithTags, treeDepth } from '../../src/extract/element-tree';
 import { extractHtml, parseWithinDepth } from '../../src/extract/extract';
@@ -690,5 +692,29 @@ describe('what a hostile page or caller sends does not throw', () => {
       'text',
     );
     expect(graph.content).toContain('One paragraph');
+  });
+});
+
+describe('the rules of rules.ts', () => {
+  const source = (file: string) =>
+    fs.readFileSync(path.join(__dirname, '..', '..', 'src', 'extract', file), 'utf8');
+  const FILE_OF: Record<Stage, string> = {
+    preclean: 'preclean.ts',
+    readability: 'stages.ts',
+    clean: 'clean-article.ts',
+    choose: 'stages.ts',
+    complete: 'stages.ts',
+  };
+
+  it.each(Object.entries(RULES))('%s is switched in the file of its stage (%s)', (name, stage) => {
+    const switched = new RegExp(`rule: '${name}'|rules\\.${name}\\b`);
+    expect(source(FILE_OF[stage])).toMatch(switched);
+    const elsewhere = Object.values(FILE_OF).filter((f) => f !== FILE_OF[stage] && switched.test(source(f)));
+    expect(elsewhere).toEqual([]);
+  });
+
+  it('ALL_RULES turns every rule on, in the order RULES lists them', () => {
+    expect(Object.keys(ALL_RULES)).toEqual(Object.keys(RULES));
+    expect(Object.values(ALL_RULES).every((on) => on === true)).toBe(true);
   });
 });

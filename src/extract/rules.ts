@@ -1,0 +1,132 @@
+/**
+ * Extraction's rules around Readability, one entry each, in the order they run: its name is its
+ * switch (`rules: { math: false }` turns it off, to measure what it earns: bench/quality and the
+ * corpus suite measure every rule listed here), its stage is the step of extractHtml that runs it
+ * (see STAGES in extract.ts), and the words it looks for are in vocabulary.ts. Readability finds
+ * the main block well but keeps what sits inside it (captions, photo credits, "related" link
+ * lists, share bars, bylines) and misjudges some pages' shapes; these put that right.
+ */
+
+/**
+ * Where a rule runs: on the page before Readability (preclean.ts), in Readability's scoring
+ * (tuning/readability.ts), on the block it chose (clean-article.ts), in choosing what stands for
+ * the article, or completing it (extract.ts).
+ */
+export type Stage = 'preclean' | 'readability' | 'clean' | 'choose' | 'complete';
+
+export const RULES = {
+  /**
+   * A `<noscript>` or a `<script type="text/template">` that is the only text of its block and holds
+   * 50 words or more is put in the page in its place (an article written by a script).
+   */
+  scriptText: 'preclean',
+  /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
+  stories: 'preclean',
+  /**
+   * The blocks that hold the page's heading lose the names or role that Readability drops as
+   * unlikely ("footer", "social", a dialog's role), with all they hold.
+   */
+  headingPath: 'preclean',
+  /** An embedded post's wrappers (named for its network) give way to its blockquote before Readability. */
+  embeds: 'preclean',
+  /** A formula and its wrappers lose class and style: a renderer's names ("CtxtMenu") read as furniture, and a formula drawn as an image hides its MathML. */
+  math: 'preclean',
+  /**
+   * A page of posts (a forum thread: the first post-length block named or built as a comment
+   * follows the page's heading with no article between them) keeps its comments, named as they
+   * are, for Readability to judge by their text.
+   */
+  threads: 'preclean',
+  /**
+   * A class word that hides something other than its element on a desktop screen (a field's label:
+   * `field--label-hidden`; overflow: `overflow-hidden`; small screens or print: `hidden-xs`,
+   * `hidden-print`; an image until it loads: `lazy-hidden`) is dropped before Readability, which
+   * counts "hidden" anywhere in a class against the element and all it holds.
+   */
+  hiddenParts: 'preclean',
+  /** A comment section goes before Readability, whatever its length. */
+  comments: 'preclean',
+  /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
+  headings: 'preclean',
+  /** A dialog (a block named modal, popup or lightbox) goes before Readability, whatever its length, unless it holds the page's heading. */
+  dialogs: 'preclean',
+  /**
+   * A short block (under 1,000 characters) hidden by its class until a script shows it (a "story
+   * developing" notice, a popup, a banner) goes before Readability, as furniture named so does.
+   */
+  hiddenNotices: 'preclean',
+  /** A div around a single paragraph is replaced by the paragraph before Readability. */
+  wrappedParagraphs: 'preclean',
+  /** A single line break between two long runs of text ends a paragraph, as two in a row do for Readability. */
+  lineParagraphs: 'preclean',
+  /** A sign-up box (the short block around an email field) goes with its pitch. */
+  signups: 'preclean',
+  /**
+   * A table cell that holds no sentence (a list of names, addresses or figures) does not score as
+   * text in Readability: a table of 600 addresses outscored the article beside it.
+   */
+  listCells: 'readability',
+  /** The article ends at a "related", "recommended", "newsletter" or "read next" heading. */
+  articleEnd: 'clean',
+  /**
+   * A form holding text (a shop's product form with its description) keeps the text: its controls
+   * go and it gives way to what it holds, where another form goes whole.
+   */
+  textForms: 'clean',
+  /** Grids of teasers (blocks led by a heading that is all one link to another page of the site) go. */
+  teasers: 'clean',
+  /**
+   * An image's own block (a p or div with no block inside) keeps the image and loses its text when
+   * that is 150 characters or less: a caption or credit not marked as one ("Abbildung 4: …").
+   */
+  imageCaptions: 'clean',
+  /** A paragraph goes as a link list only past 80% link text, not 60%: a sentence around a link is text. */
+  linkSentences: 'clean',
+  /**
+   * Lines that are only an ad label, a control's name, a posted/updated stamp or a photo credit go,
+   * in English and other languages, and so do lines that point to another story ("Czytaj też:
+   * <a>…</a>").
+   */
+  uiLines: 'clean',
+  /**
+   * A block Readability chose that the cleaning leaves with under 50 words of its 50 or more (a
+   * form, a link list emptied by the link-density rule) gives way to the whole page less its
+   * furniture, when that holds more. An article short from the start stays as it is.
+   */
+  thinArticle: 'choose',
+  /**
+   * The article the page states in its JSON-LD (`articleBody`) stands in for the one found in the
+   * html when it has over twice the words (and at least 50).
+   */
+  statedBody: 'choose',
+  /**
+   * The prose of the state a page's scripts render from (`__NEXT_DATA__`, `window.__INITIAL_STATE__`)
+   * stands in for the html's article as a JSON-LD `articleBody` does (see statedBody).
+   */
+  scriptState: 'choose',
+  /**
+   * Paragraphs of prose between the page's heading and the block Readability chose (the article's
+   * opening in a block of its own) are put first in the article.
+   */
+  opening: 'complete',
+  /**
+   * The lead beside the page's heading (a block within a few lines of it that says what the page's
+   * description says) is put first in the article when Readability left it out with the header.
+   */
+  lead: 'complete',
+  /**
+   * The ingredients and steps of the recipe (or the supplies and steps of the how-to) the page
+   * states in its JSON-LD are added to the article when it lacks most of them.
+   */
+  statedRecipe: 'complete',
+} as const satisfies Record<string, Stage>;
+
+export type RuleName = keyof typeof RULES;
+
+/** The rules to run: a rule runs when its switch is true (ALL_RULES with some turned off). */
+export type CleanRules = Partial<Record<RuleName, boolean>>;
+
+/** Every rule on. */
+export const ALL_RULES = Object.fromEntries(
+  Object.keys(RULES).map((name) => [name, true]),
+) as Required<CleanRules>;

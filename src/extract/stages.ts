@@ -1,0 +1,243 @@
+/**
+ * The steps of an html page's extraction (STAGES), each a function over the page's Work: parsed,
+ * read, cut to the caller's selectors, cleaned around Readability by the rules of rules.ts, the
+ * article chosen and completed. Writing the formats follows them (extract.ts).
+ */
+import { Readability } from '@mozilla/readability';
+import { cleanArticle } from './clean-article';
+import type { CleanRules } from './rules';
+import { elementsWithTags } from './element-tree';
+import type { ExtractOptions } from './extraction';
+import { htmlText, tidy } from './html-text';
+import { type Link, linksOf } from './links';
+import { pageMetadata, type Metadata } from './metadata';
+import { jsonLd, type Json } from './json-ld';
+import { readHead, type Head } from './page-head';
+import { parse, parseWithinDepth, type Parsed } from './parse';
+import { precleanSource } from './preclean';
+import { titleHeadingAsReadability, unwrapPage } from './headings';
+import { leadOf, withLead } from './lead';
+import { paragraphsAfter, withOpening } from './opening';
+import { isListCell } from './list-cells';
+import type { SelectorRun } from './selector-run';
+import { statedIsFuller, statedParagraphs } from './stated-body';
+import { withStatedRecipe } from './stated-recipe';
+import { stateParagraphs } from './script-state';
+import { tuneReadability } from '../tuning/readability';
+import { VERDICT_READ_CHARS, wordCount } from './verdict';
+
+type Article = ReturnType<Readability<Element>['parse']>;
+
+/** One page's extraction as the stages leave it: each reads what earlier ones set. */
+export interface Work {
+  readonly page: string;
+  readonly baseUrl: string;
+  readonly opts: ExtractOptions;
+  readonly rules: CleanRules;
+  /** The caller's selectors share one deadline on this page (selector_too_costly past it). */
+  readonly selectors: SelectorRun;
+  /** The html that was parsed (the page, or the page within MAX_DEPTH). */
+  html: string;
+  /** The parsed page: read first, then changed by the cleaning and by Readability. */
+  source: Parsed;
+  head: Head;
+  ld: Json[];
+  metadata: Metadata;
+  pageLinks?: Link[];
+  /** The document's own title, and whether it may end in the site's name. */
+  docTitle: string;
+  siteNamed: boolean;
+  /** Read beside the page's heading before Readability moved it (rules lead and opening). */
+  lead?: string;
+  opening?: Element[];
+  /** The cleaning before Readability threw: Readability is not asked. */
+  broken?: boolean;
+  article: Article;
+  title: string;
+  /** The content: once set by a stage that chooses it, the stages before writing are done. */
+  root?: HTMLElement;
+  pageText?: string;
+  /** The caller's selectors chose the content: no stage judges it. */
+  picked?: boolean;
+}
+
+type Stage = (w: Work) => void;
+
+/** The page parsed once: the metadata is read from it first, then Readability changes it. */
+const parsePage: Stage = (w) => {
+  ({ html: w.html, source: w.source } = parseWithinDepth(w.page, w.baseUrl));
+};
+
+/** Its head, JSON-LD and metadata, and (for a crawl) every link on it, before anything is removed. */
+const readPage: Stage = (w) => {
+  w.head = readHead(w.source as unknown as Document);
+  w.ld = jsonLd(w.head.ldScripts);
+  w.metadata = pageMetadata(w.source as unknown as Document, w.head, w.baseUrl, w.ld);
+  if (w.opts.pageLinks)
+    w.pageLinks = linksOf(w.source.documentElement as unknown as HTMLElement, w.baseUrl).links;
+};
+
+/** What the caller's `exclude` selectors match goes first. */
+const dropExcluded: Stage = (w) => {
+  if (!w.opts.exclude?.length) return;
+  for (const el of w.selectors.all(w.source as unknown as Document, w.opts.exclude)) el.remove();
+};
+
+/**
+ * The caller knows where the content is (`include`): what the selectors match in the body,
+ * outermost only. In document order an element inside an earlier match is inside the last one kept.
+ */
+const takeIncluded: Stage = (w) => {
+  if (!w.opts.include?.length) return;
+  const { source } = w;
+  w.title = tidy(w.head.title || (source.title ?? ''));
+  const body = source.body as Element | null;
+  const picked: Element[] = [];
+  for (const el of w.selectors.all(source as unknown as Document, w.opts.include)) {
+    if (!body || !(el === body || body.contains(el))) continue;
+    if (picked.length === 0 || !picked[picked.length - 1].contains(el)) picked.push(el);
+  }
+  w.pageText = body
+    ? htmlText(body as unknown as Parameters<typeof htmlText>[0]).slice(0, VERDICT_READ_CHARS)
+    : '';
+  const root = source.createElement('div');
+  for (const el of picked) root.appendChild(el);
+  w.root = root as unknown as HTMLElement;
+  w.picked = true;
+};
+
+/** The rules of stage 'preclean' (preclean.ts), and what lies beside the page's heading. */
+const precleanPage: Stage = (w) => {
+  w.docTitle = (w.source.title ?? '').trim();
+  // A document title with a dash that no metadata repeats may end in the site's name.
+  w.siteNamed = /\s[–—]\s/.test(w.docTitle) && !w.head.contents.has(w.docTitle);
+  try {
+    const heading = precleanSource(w.source as unknown as Document, w.rules, [w.head.title, w.docTitle]);
+    if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
+    if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
+  } catch {
+    w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
+  }
+};
+
+/** Readability's article (rule listCells in its scoring), and the page's title. */
+const readArticle: Stage = (w) => {
+  w.article = null;
+  if (!w.broken) {
+    try {
+      // The serializer hands back the article element itself: no serialise-and-parse round trip.
+      const reader = new Readability<Element>(w.source as unknown as Document, {
+        keepClasses: false,
+        serializer: (el) => el as Element,
+      });
+      tuneReadability(reader, elementsWithTags, w.rules.listCells ? isListCell : undefined);
+      w.article = reader.parse();
+    } catch {
+      w.article = null; // Readability gives up on some hostile trees; the whole body is the fallback.
+    }
+  }
+  const found = w.article?.title || w.head.title || w.docTitle;
+  w.title = tidy(w.siteNamed && found === w.docTitle ? withoutSiteName(found) : found);
+};
+
+/**
+ * The block Readability chose, cleaned by the rules of stage 'clean' (clean-article.ts); with no
+ * article, or one the cleaning left thin (rule thinArticle), the page less its furniture.
+ */
+const chooseArticle: Stage = (w) => {
+  if (!w.article?.content) {
+    w.root = wholePage(w);
+    return;
+  }
+  const root = w.article.content as unknown as HTMLElement;
+  const before = w.rules.thinArticle ? wordCount(root.textContent ?? '', THIN_WORDS) : 0;
+  cleanArticle(root, w.rules, w.baseUrl);
+  unwrapPage(root);
+  w.root = root;
+  // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
+  // less its furniture holds more of it. An article short from the start stays as it is.
+  if (before < THIN_WORDS) return;
+  const words = wordCount(root.textContent ?? '', THIN_WORDS);
+  if (words >= THIN_WORDS) return;
+  const rest = wholePage(w);
+  if (wordCount(rest.textContent ?? '', words + 1) > words) w.root = rest;
+};
+
+/**
+ * The article the page states, when it is far fuller: in its JSON-LD (rule statedBody, see
+ * stated-body.ts), or in the state its scripts render from (rule scriptState, script-state.ts).
+ */
+const standIn: Stage = (w) => {
+  const stated = w.rules.statedBody ? statedParagraphs(w.ld) : undefined;
+  const held = stated ?? (w.rules.scriptState && thin(w.root!) ? stateParagraphs(w.page) : undefined);
+  if (!held || !statedIsFuller(held, w.root!.textContent ?? '')) return;
+  const root = w.source.createElement('div');
+  for (const text of held) root.appendChild(w.source.createElement('p')).textContent = text;
+  w.root = root as unknown as HTMLElement;
+};
+
+/**
+ * What the article lacks put back: its opening and lead (read by precleanPage), the recipe the
+ * page states (rule statedRecipe, see stated-recipe.ts).
+ */
+const complete: Stage = (w) => {
+  const root = w.root as unknown as Element;
+  if (w.opening) withOpening(root, w.opening);
+  if (w.lead) withLead(root, w.lead);
+  if (w.rules.statedRecipe) withStatedRecipe(root, w.ld);
+};
+
+/** The steps of an extraction, in order; writing the formats follows them (see written). */
+export const STAGES: readonly Stage[] = [
+  parsePage,
+  readPage,
+  dropExcluded,
+  takeIncluded,
+  precleanPage,
+  readArticle,
+  chooseArticle,
+  standIn,
+  complete,
+];
+
+/** No article found: the whole page less its furniture, from a fresh parse (the first was changed). */
+function wholePage(w: Work): HTMLElement {
+  const doc = parse(w.html, w.baseUrl);
+  if (w.opts.exclude?.length) {
+    for (const el of w.selectors.all(doc as unknown as Document, w.opts.exclude)) el.remove();
+  }
+  const body = doc.body ?? doc.documentElement;
+  for (const el of Array.from(
+    body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
+  )) {
+    el.remove();
+  }
+  titleHeadingAsReadability(body as unknown as Element, w.title);
+  return body as unknown as HTMLElement;
+}
+
+/** A block with fewer words than this once cleaned is thin (see rule thinArticle). */
+const THIN_WORDS = 50;
+
+/**
+ * An article of fewer words than this may be a script-built page's shell or teaser, and is
+ * checked against the state its scripts render from.
+ */
+const SHELL_WORDS = 100;
+
+function thin(root: HTMLElement): boolean {
+  return wordCount(root.textContent ?? '', SHELL_WORDS) < SHELL_WORDS;
+}
+
+/**
+ * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an
+ * en or em dash. The same rule for those: the part before the last dash, when it keeps at least five
+ * words (Readability's threshold for a plain hyphen). A title the page's metadata gives is kept
+ * whole, as Readability keeps it.
+ */
+function withoutSiteName(title: string): string {
+  const cut = Math.max(title.lastIndexOf(' – '), title.lastIndexOf(' — '));
+  if (cut < 0) return title;
+  const head = title.slice(0, cut).trim();
+  return head.split(/\s+/).length >= 5 ? head : title;
+}
