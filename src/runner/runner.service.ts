@@ -152,7 +152,13 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
     clearInterval(this.poller);
     const report = { inFlight: this.inFlight, finished: 0, returned: 0 };
     if (graceMs > 0) {
-      await Promise.race([Promise.allSettled([...this.tasks]), new Promise((r) => setTimeout(r, graceMs))]);
+      // The grace's timer goes once the targets have ended: a closed app keeps no process alive.
+      let grace: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.allSettled([...this.tasks]),
+        new Promise((r) => (grace = setTimeout(r, graceMs))),
+      ]);
+      clearTimeout(grace);
     }
     report.finished = report.inFlight - this.inFlight;
     for (const job of this.jobs.values()) for (const ac of job.inFlight.values()) ac.abort();
