@@ -51,7 +51,7 @@ beforeAll(() => {
 afterAll(() => parser.close());
 
 describe('a deflate bomb', () => {
-  it('~1 MB inflating to 300 MB: document_too_complex in under 5 s, its process under the limit, sift responsive', async () => {
+  it('~1 MB inflating to 300 MB: document_too_complex by its memory limit before its deadline, its process under the limit, sift responsive', async () => {
     const bomb = await deflateBomb('text', 300);
     expect(bomb.length).toBeGreaterThan(0.5 * MB);
     expect(bomb.length).toBeLessThan(1.5 * MB);
@@ -81,8 +81,10 @@ describe('a deflate bomb', () => {
     const took = performance.now() - started;
     clearInterval(probe);
     clearInterval(tick);
+    // Ended by its memory limit, long before its deadline (alone about 2 s; 6.4 s and 10 s seen
+    // with other suites on the cores): the failure names the limit, the time only the deadline.
     expect(err).toMatchObject({ code: 'document_too_complex', status: 502, failure: 'memory' });
-    expect(took).toBeLessThan(5000);
+    expect(took).toBeLessThan(OPTS.deadlineMs * 0.75);
     expect(sampled).toBeGreaterThan(10);
     // Anonymous memory (heaps and buffers) stays within the data-segment limit; the high-water
     // mark adds node's own code, mapped from its file.
