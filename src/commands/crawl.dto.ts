@@ -66,6 +66,15 @@ export class CrawlSubmitDto extends IntersectionType(SiteScopeDto, JobAskDto) {
   @Max(MAX_DEPTH)
   max_depth?: number;
 
+  /**
+   * Only URLs whose path starts with this are followed (`/docs/guide/`): the seed's folder and
+   * below, as Firecrawl crawls unless `crawlEntireDomain`. Absent: every path of the site.
+   */
+  @IsOptional()
+  @IsString()
+  @MaxLength(MAX_URL_LENGTH)
+  path_prefix?: string;
+
   /** Links to other hosts are followed too (each held to the caller's address policy and robots.txt). */
   @IsOptional()
   @IsBoolean()

@@ -14,6 +14,7 @@ export interface CrawlAsk {
   url: string;
   limit?: number;
   max_depth?: number;
+  path_prefix?: string;
   include_paths?: string[];
   exclude_paths?: string[];
   allow_subdomains?: boolean;
@@ -55,10 +56,13 @@ export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxT
   }
   const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
   if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
+  if (req.path_prefix !== undefined && !req.path_prefix.startsWith('/'))
+    throw invalidRequest('path_prefix must start with "/"', 'send a path such as /docs/guide/');
   return {
     seed: req.url,
     limit,
     max_depth: maxDepth,
+    ...(req.path_prefix !== undefined ? { path_prefix: req.path_prefix } : {}),
     include_paths: req.include_paths ?? [],
     exclude_paths: req.exclude_paths ?? [],
     allow_subdomains: req.allow_subdomains ?? false,

@@ -29,6 +29,8 @@ const AUTOMATON_BYTES = 8 * 1024;
 
 export interface ScopeSpec {
   seed: string;
+  /** Only paths that start with this (as they stand in the URL). */
+  pathPrefix?: string;
   includePaths?: string[];
   excludePaths?: string[];
   allowSubdomains?: boolean;
@@ -79,7 +81,8 @@ export function wildcardText(glob: string): number {
  *
  * Hosts: the seed's host name, with and without a leading `www.` (one site), over http or https and
  * on any port; with allowSubdomains, any host under that name too; with allowExternal, any host.
- * Paths: globs (see glob.ts) on the URL's pathname as it stands in the URL (escapes not decoded),
+ * Paths: with pathPrefix, only paths that start with it, or are it less its trailing slash (the
+ * scope of a Firecrawl crawl from a sub-path). Globs (see glob.ts) on the URL's pathname as it stands in the URL (escapes not decoded),
  * a trailing slash either way (`/docs/*` takes `/docs/a/`). A glob starting with `/` is matched
  * against the whole path; one starting with `*` and without `/` against the last segment
  * (`*.pdf`); one starting with `*` and holding a `/` against the path less its leading `/`. A link
@@ -121,8 +124,9 @@ export class CrawlScope {
   allows(url: URL): boolean {
     if (url.protocol !== 'http:' && url.protocol !== 'https:') return false;
     if (!this.hostAllowed(normalHostname(url.hostname))) return false;
-    if (!this.globs) return true;
     const path = url.pathname;
+    if (this.spec.pathPrefix !== undefined && !underPrefix(path, this.spec.pathPrefix)) return false;
+    if (!this.globs) return true;
     if (path.length > MAX_GLOB_PATH) return false;
     const hits = this.globs.match(path.endsWith('/') ? path : `${path}/`);
     if (this.includes && !hits.some((i) => i < this.includes)) return false;
@@ -134,6 +138,11 @@ export class CrawlScope {
     if (withoutWww(hostname) === this.host) return true;
     return !!this.spec.allowSubdomains && hostname.endsWith(`.${this.host}`);
   }
+}
+
+/** Whether `path` is under `prefix`: it starts with it, or is it less its trailing slash. */
+function underPrefix(path: string, prefix: string): boolean {
+  return path.startsWith(prefix) || (prefix.endsWith('/') && path === prefix.slice(0, -1));
 }
 
 /**

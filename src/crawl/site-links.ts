@@ -30,6 +30,7 @@ export function linkRulesOf(
   spec: Pick<
     CrawlSpec,
     | 'seed'
+    | 'path_prefix'
     | 'include_paths'
     | 'exclude_paths'
     | 'allow_subdomains'
@@ -41,6 +42,7 @@ export function linkRulesOf(
   return {
     scope: new CrawlScope({
       seed: spec.seed,
+      pathPrefix: spec.path_prefix,
       includePaths: spec.include_paths,
       excludePaths: spec.exclude_paths,
       allowSubdomains: spec.allow_subdomains,

@@ -5,6 +5,8 @@ export interface CrawlSpec {
   limit: number;
   /** Link hops from the seed a page may be (the seed is 0; a sitemap's entry is 1). */
   max_depth: number;
+  /** Only URLs whose path starts with this are followed (absent: every path of the site). */
+  path_prefix?: string;
   include_paths: string[];
   exclude_paths: string[];
   allow_subdomains: boolean;

@@ -69,6 +69,9 @@ export const crawlShape = {
   max_depth: asSent(z.number().int())
     .optional()
     .describe('At most this many hops from the seed (default 3).'),
+  path_prefix: asSent(z.string())
+    .optional()
+    .describe('Only URLs whose path starts with this, such as /docs/guide/ (default: the whole site).'),
   ...scopeShape,
   ...pageOptions,
 };
@@ -114,8 +117,17 @@ export function batchBody(a: Args<typeof batchShape>): Body {
 
 /** The body of POST /v1/crawl: the page options are the crawl's `options`. */
 export function crawlBody(a: Args<typeof crawlShape>): Body {
-  const { url, limit, max_depth, include_paths, exclude_paths, sitemap } = a;
-  return strip({ url, limit, max_depth, include_paths, exclude_paths, sitemap, options: optionsOf(a) });
+  const { url, limit, max_depth, path_prefix, include_paths, exclude_paths, sitemap } = a;
+  return strip({
+    url,
+    limit,
+    max_depth,
+    path_prefix,
+    include_paths,
+    exclude_paths,
+    sitemap,
+    options: optionsOf(a),
+  });
 }
 
 /** The body of POST /v1/map. */

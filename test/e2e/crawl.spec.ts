@@ -188,6 +188,21 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
     expect(keys).toContain(TRAPS.deep);
   }, 120_000);
 
+  it('path_prefix holds the links under it, beside the globs', async () => {
+    const under = await crawl({
+      url: `${site.origin}/`,
+      limit: 1000,
+      max_depth: 6,
+      path_prefix: '/p/',
+      exclude_paths: ['/p/1*'],
+    });
+    await waitForJob(app, under.body.id);
+    const keys = (await resultsOf(app, under.body.id)).map((r) => site.keyOf(r.url));
+    expect(keys[0]).toBe('/');
+    expect(keys.length).toBeGreaterThan(10);
+    expect(keys.slice(1).filter((k) => !/^\/p\/[02-9]\d*$/.test(k))).toEqual([]);
+  }, 120_000);
+
   it('a cancelled crawl stops its fetches at once and adds nothing after', async () => {
     const slow = await startCrawlSite({ pages: 200, crawlDelayS: 1, seed: 7 });
     try {
@@ -291,6 +306,7 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
       [{ url, include_paths: ['docs'] }, /include_paths\.0/],
       [{ url, exclude_paths: Array.from({ length: 21 }, (_, i) => `/x${i}`) }, /exclude_paths/],
       [{ url, allow_external: 'yes' }, /allow_external/],
+      [{ url, path_prefix: 'docs/' }, /path_prefix must start with/],
     ];
     for (const [body, message] of cases) {
       const r = await crawl(body);

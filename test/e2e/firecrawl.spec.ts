@@ -6,6 +6,13 @@ import { FLEET_TOKEN, createTestApp, waitUntil } from '../support/app';
 import { Fixture, articleHtml, html, send, slowArticle } from '../support/fixture';
 import { node24 } from '../support/node24';
 
+/** A page of the docs folder: a heading, words, and links to `to` in its navigation. */
+const docsPage = (title: string, to: string[]) =>
+  html(
+    `<nav>${to.map((t) => `<a href="${t}">${t}</a>`).join(' ')}</nav><article><h1>${title}</h1><p>${`${title} words. `.repeat(40)}</p></article>`,
+    title,
+  );
+
 /** Firecrawl's official SDK (Node 24, a child process) against sift's /v2, sift in this process. */
 describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
   let app: INestApplication;
@@ -30,6 +37,16 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
         articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`),
       ),
       '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
+      // A docs folder: the guide links up to /docs/ and across to /docs/api/, and down to its pages.
+      '/docs/': send(200, 'text/html', docsPage('Docs', ['/docs/guide/', '/docs/api/'])),
+      '/docs/api/': send(200, 'text/html', docsPage('API', ['/docs/'])),
+      '/docs/guide/': send(
+        200,
+        'text/html',
+        docsPage('Guide', ['/docs/', '/docs/api/', '/docs/guide/one', '/docs/guide/two/']),
+      ),
+      '/docs/guide/one': send(200, 'text/html', docsPage('Guide one', ['/docs/guide/', '/'])),
+      '/docs/guide/two/': send(200, 'text/html', docsPage('Guide two', ['/docs/guide/one'])),
       // A page that shows the X-Fruit header it was asked with.
       '/echo': (req, res) =>
         send(200, 'text/html', articleHtml('Echo', 4, String(req.headers['x-fruit'] ?? 'none')))(req, res),
@@ -91,6 +108,19 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     ]);
 
     expect(out.map.ok.links.map((l: any) => l.url).sort()).toEqual([`${site}/`, `${site}/a`, `${site}/b`]);
+
+    // A crawl from a sub-path keeps to it and below, as Firecrawl's; crawlEntireDomain lifts that.
+    const urls = (crawl: any) => crawl.data.map((d: any) => d.metadata.sourceURL).sort();
+    expect(out.subPath.error).toBeUndefined();
+    expect(urls(out.subPath.ok)).toEqual([
+      `${site}/docs/guide/`,
+      `${site}/docs/guide/one`,
+      `${site}/docs/guide/two/`,
+    ]);
+    expect(out.entireDomain.error).toBeUndefined();
+    expect(urls(out.entireDomain.ok)).toEqual(
+      expect.arrayContaining([`${site}/`, `${site}/docs/`, `${site}/docs/api/`, `${site}/docs/guide/two/`]),
+    );
     expect(out.map.ok.links.find((l: any) => l.url === `${site}/a`).title).toBe('A');
 
     expect(out.startCrawl.ok.url).toBe(`${base}/v2/crawl/${out.startCrawl.ok.id}`);

@@ -34,6 +34,9 @@ async function settle(p) {
     }),
   );
   out.map = await settle(fc.map(`${site}/`, { sitemap: 'skip' }));
+  const docs = { limit: 10, sitemap: 'skip', pollInterval: 1, timeout: 30 };
+  out.subPath = await settle(fc.crawl(`${site}/docs/guide/`, docs));
+  out.entireDomain = await settle(fc.crawl(`${site}/docs/guide/`, { ...docs, crawlEntireDomain: true }));
   const started = await settle(fc.startCrawl(`${site}/slow/0`, { limit: 20, sitemap: 'skip' }));
   out.startCrawl = started;
   if (started.ok) out.cancel = await settle(fc.cancelCrawl(started.ok.id));

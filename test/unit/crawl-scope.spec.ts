@@ -42,6 +42,21 @@ describe('CrawlScope: which discovered links a crawl follows', () => {
     expect(allows({ allowExternal: true }, 'mailto:a@other.test')).toBe(false);
   });
 
+  it('pathPrefix: only paths that start with it, and the globs besides (both must hold)', () => {
+    const guide = { seed: 'https://example.com/docs/guide/', pathPrefix: '/docs/guide/' };
+    for (const path of ['/docs/guide/', '/docs/guide', '/docs/guide/one', '/docs/guide/a/b.html?x=1'])
+      expect(allows(guide, `https://example.com${path}`)).toBe(true);
+    for (const path of ['/docs/', '/docs/guides', '/docs/api/', '/', '/other/docs/guide/'])
+      expect(allows(guide, `https://example.com${path}`)).toBe(false);
+    expect(allows({ ...guide, includePaths: ['*.html'] }, 'https://example.com/docs/guide/a.html')).toBe(
+      true,
+    );
+    expect(allows({ ...guide, includePaths: ['*.html'] }, 'https://example.com/docs/a.html')).toBe(false);
+    expect(
+      allows({ ...guide, excludePaths: ['/docs/guide/old/**'] }, 'https://example.com/docs/guide/old/x'),
+    ).toBe(false);
+  });
+
   it('include globs: the path must match one', () => {
     const inc = { includePaths: ['/docs/**', '/blog/*'] };
     expect(allows(inc, 'https://example.com/docs')).toBe(true);

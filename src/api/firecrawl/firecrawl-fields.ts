@@ -89,6 +89,10 @@ class CrawlFields {
   @ValidateNested()
   @Type(() => ScrapeFields)
   scrapeOptions?: ScrapeFields;
+
+  @IsOptional()
+  @IsBoolean()
+  crawlEntireDomain?: boolean;
 }
 
 class MapFields {
@@ -111,7 +115,7 @@ export async function checkScrapeFields(body: Body): Promise<void> {
 
 /** A crawl's own fields, its scrapeOptions' included. */
 export async function checkCrawlFields(body: Body): Promise<void> {
-  const fields = pick(body, ['includePaths', 'excludePaths', 'scrapeOptions']);
+  const fields = pick(body, ['includePaths', 'excludePaths', 'scrapeOptions', 'crawlEntireDomain']);
   if (isPlain(fields.scrapeOptions)) fields.scrapeOptions = pick(fields.scrapeOptions, SCRAPE);
   await commandOf(CrawlFields, fields);
 }

@@ -160,6 +160,7 @@ const CRAWL_FIELDS = new Set([
   'url',
   'limit',
   'maxDiscoveryDepth',
+  'crawlEntireDomain',
   'includePaths',
   'excludePaths',
   'allowSubdomains',
@@ -192,6 +193,21 @@ function globsOf(field: string, v: unknown): string[] | undefined {
   return (v as unknown[]).map((re) => globOf(field, re));
 }
 
+/**
+ * The path a crawl from `url` keeps to, as Firecrawl's: the seed's path and below (a crawl from
+ * `/docs/guide/` never reaches `/docs/`), unless `crawlEntireDomain`; none from the site's root.
+ */
+function pathPrefixOf(url: unknown, entireDomain: unknown): string | undefined {
+  if (entireDomain === true || typeof url !== 'string') return undefined;
+  let path: string;
+  try {
+    path = new URL(url).pathname;
+  } catch {
+    return undefined; // the URL's own check refuses it, in sift's words
+  }
+  return path === '/' ? undefined : path;
+}
+
 /** A Firecrawl crawl's body as sift's crawl submission. */
 export function crawlOf(body: Body): Body {
   check(body, CRAWL_FIELDS);
@@ -202,6 +218,7 @@ export function crawlOf(body: Body): Body {
   const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
   set('limit', body.limit);
   set('max_depth', body.maxDiscoveryDepth);
+  set('path_prefix', pathPrefixOf(body.url, body.crawlEntireDomain));
   set('include_paths', globsOf('includePaths', body.includePaths));
   set('exclude_paths', globsOf('excludePaths', body.excludePaths));
   set('allow_subdomains', body.allowSubdomains);
