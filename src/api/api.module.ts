@@ -11,6 +11,7 @@ import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
 import { FetchController } from './fetch.controller';
 import { FirecrawlController } from './firecrawl/firecrawl.controller';
+import { FirecrawlJobsController } from './firecrawl/firecrawl-jobs.controller';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 import { MetricsAggregates } from './metrics-aggregates';
@@ -26,6 +27,7 @@ import { RunnerModule } from '../runner/runner.module';
     CrawlController,
     MetricsController,
     FirecrawlController,
+    FirecrawlJobsController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -109,6 +109,15 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
 
     expect(out.map.ok.links.map((l: any) => l.url).sort()).toEqual([`${site}/`, `${site}/a`, `${site}/b`]);
 
+    // Errors: the batch's page whose connection was refused, none for the crawl whose pages all loaded.
+    expect(out.batchErrors.ok).toEqual({
+      errors: [
+        { id: '1', url: 'http://127.0.0.1:1/refused', code: 'connect_error', error: expect.any(String) },
+      ],
+      robotsBlocked: [],
+    });
+    expect(out.crawlErrors.ok).toEqual({ errors: [], robotsBlocked: [] });
+
     // A crawl from a sub-path keeps to it and below, as Firecrawl's; crawlEntireDomain lifts that.
     const urls = (crawl: any) => crawl.data.map((d: any) => d.metadata.sourceURL).sort();
     expect(out.subPath.error).toBeUndefined();
@@ -125,6 +134,15 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
 
     expect(out.startCrawl.ok.url).toBe(`${base}/v2/crawl/${out.startCrawl.ok.id}`);
     expect(out.cancel.ok).toBe(true);
+    // Active crawls: the slow crawl while it runs, and not once it is cancelled.
+    expect(out.active.ok.crawls).toEqual([
+      { id: out.startCrawl.ok.id, teamId: expect.any(String), url: `${site}/slow/0`, options: null },
+    ]);
+    expect(out.activeAfter.ok).toEqual({ success: true, crawls: [] });
+    // A batch scrape of slow pages, cancelled while they load: the SDK's true, and the batch stays cancelled.
+    expect(out.startBatch.error).toBeUndefined();
+    expect(out.cancelBatch).toEqual({ ok: true });
+    expect(out.batchAfterCancel.ok).toMatchObject({ status: 'cancelled', total: 3 });
 
     expect(out.json.error).toMatchObject({ status: 400 });
     expect(out.json.error!.message).toContain('formats: json');

@@ -39,8 +39,11 @@ describe('OpenAPI', () => {
         '/v2/scrape',
         '/v2/batch/scrape',
         '/v2/batch/scrape/{id}',
+        '/v2/batch/scrape/{id}/errors',
         '/v2/crawl',
+        '/v2/crawl/active',
         '/v2/crawl/{id}',
+        '/v2/crawl/{id}/errors',
         '/v2/map',
       ].sort(),
     );

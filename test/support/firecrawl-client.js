@@ -34,12 +34,27 @@ async function settle(p) {
     }),
   );
   out.map = await settle(fc.map(`${site}/`, { sitemap: 'skip' }));
+  const missing = await settle(
+    fc.batchScrape([`${site}/a`, 'http://127.0.0.1:1/refused'], { pollInterval: 1, timeout: 30 }),
+  );
+  out.batchErrors = missing.ok ? await settle(fc.getBatchScrapeErrors(missing.ok.id)) : missing;
+  out.crawlErrors = out.crawl.ok ? await settle(fc.getCrawlErrors(out.crawl.ok.id)) : out.crawl;
   const docs = { limit: 10, sitemap: 'skip', pollInterval: 1, timeout: 30 };
   out.subPath = await settle(fc.crawl(`${site}/docs/guide/`, docs));
   out.entireDomain = await settle(fc.crawl(`${site}/docs/guide/`, { ...docs, crawlEntireDomain: true }));
   const started = await settle(fc.startCrawl(`${site}/slow/0`, { limit: 20, sitemap: 'skip' }));
   out.startCrawl = started;
+  out.active = await settle(fc.getActiveCrawls());
   if (started.ok) out.cancel = await settle(fc.cancelCrawl(started.ok.id));
+  out.activeAfter = await settle(fc.getActiveCrawls());
+  const batchStarted = await settle(
+    fc.startBatchScrape([`${site}/slow/1`, `${site}/slow/2`, `${site}/slow/3`]),
+  );
+  out.startBatch = batchStarted;
+  if (batchStarted.ok) {
+    out.cancelBatch = await settle(fc.cancelBatchScrape(batchStarted.ok.id));
+    out.batchAfterCancel = await settle(fc.getBatchScrapeStatus(batchStarted.ok.id));
+  }
   out.json = await settle(fc.scrape(`${site}/a`, { formats: [{ type: 'json', prompt: 'the title' }] }));
   out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml'] }));
   out.regex = await settle(fc.startCrawl(`${site}/`, { includePaths: ['blog|news'] }));

@@ -1,60 +1,25 @@
-import {
-  Body,
-  Controller,
-  Delete,
-  Get,
-  Headers,
-  HttpCode,
-  Param,
-  Post,
-  Query,
-  Req,
-  Res,
-  StreamableFile,
-  UseGuards,
-} from '@nestjs/common';
-import { ApiBearerAuth, ApiOkResponse, ApiTags } from '@nestjs/swagger';
+import { Body, Controller, Headers, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
 import { BatchService } from '../../batch/batch.service';
-import type { TargetResult } from '../../batch/views';
-import { invalidRequest, notFound } from '../../common/errors';
 import { MapService } from '../../crawl';
 import type { Caller } from '../../pages/caller-policy';
 import { PageService } from '../../pages/page.service';
 import { Admission } from '../admission';
-import { jsonInParts, listParts } from '../json-chunks';
-import { TimeSlicer } from '../../common/time-slice';
 import { hangup } from '../../common/hangup';
 import { AuthGuard } from '../auth.guard';
 import { BodyLimit, JOB_BODY, SMALL_BODY } from '../body-limit';
 import { CurrentCaller } from '../caller.decorator';
-import {
-  BatchSubmitDto,
-  checkIdemKey,
-  CrawlSubmitDto,
-  FetchRequestDto,
-  MapRequestDto,
-  MAX_INT32,
-} from '../../commands';
+import { BatchSubmitDto, checkIdemKey, CrawlSubmitDto, FetchRequestDto, MapRequestDto } from '../../commands';
 import { siftBody } from './firecrawl-body';
 import { checkCrawlFields, checkMapFields, checkScrapeFields } from './firecrawl-fields';
-import {
-  batchOf,
-  crawlOf,
-  documentOf,
-  fetchOptionsOf,
-  mapOf,
-  statusOf,
-  wantedOfEnvelope,
-} from './firecrawl-mapping';
+import { batchOf, crawlOf, documentOf, fetchOptionsOf, mapOf } from './firecrawl-mapping';
 
 type Json = Record<string, unknown>;
 
-/** Documents in one status page unless the caller's `limit` says fewer (1 to 100). */
-const PAGE_DOCS = 100;
-
 /**
- * Firecrawl's v2 API (scrape, batch scrape, crawl, map), as thin adapters: each request's own
+ * Firecrawl's v2 API (scrape, batch scrape, crawl, map; a started job's routes are
+ * firecrawl-jobs.controller.ts'), as thin adapters: each request's own
  * fields are type-checked (firecrawl-fields.ts), the request translated (firecrawl-mapping.ts),
  * checked by sift's own DTO, and handed to sift's own service.
  */
@@ -120,19 +85,6 @@ export class FirecrawlController {
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/batch/scrape/${job.id}` };
   }
 
-  /** A batch scrape's status and a page of its documents; `next` reads the following page. */
-  @Get('batch/scrape/:id')
-  // Sent as JSON in parts (see status): documented as the object it is.
-  @ApiOkResponse({ type: Object })
-  firecrawlBatchScrapeStatus(
-    @CurrentCaller() caller: Caller,
-    @Param('id') id: string,
-    @Query() q: Record<string, string>,
-    @Req() req: Request,
-  ): Promise<StreamableFile> {
-    return this.status(caller, id, q, `${baseOf(req)}/v2/batch/scrape/${id}`, 'batch');
-  }
-
   /** Starts a crawl: a sift crawl job. */
   @BodyLimit(SMALL_BODY)
   @Post('crawl')
@@ -146,28 +98,6 @@ export class FirecrawlController {
     const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
     const { job } = await this.batch.submitCrawl(caller, submit);
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
-  }
-
-  /** A crawl's status and a page of its documents. */
-  @Get('crawl/:id')
-  // Sent as JSON in parts (see status): documented as the object it is.
-  @ApiOkResponse({ type: Object })
-  firecrawlCrawlStatus(
-    @CurrentCaller() caller: Caller,
-    @Param('id') id: string,
-    @Query() q: Record<string, string>,
-    @Req() req: Request,
-  ): Promise<StreamableFile> {
-    return this.status(caller, id, q, `${baseOf(req)}/v2/crawl/${id}`, 'crawl');
-  }
-
-  /** Cancels a crawl: sift's cancel; Firecrawl's answer. */
-  @Delete('crawl/:id')
-  async firecrawlCrawlCancel(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<Json> {
-    const job = await this.batch.get(caller, id);
-    if (job.kind !== 'crawl') throw notFound('crawl');
-    const after = await this.batch.cancel(caller, id);
-    return { success: true, status: statusOf(after.status) };
   }
 
   /** A site's URLs: sift's map. */
@@ -196,65 +126,9 @@ export class FirecrawlController {
       leave();
     }
   }
-
-  private async status(
-    caller: Caller,
-    id: string,
-    q: Record<string, string>,
-    self: string,
-    kind: 'batch' | 'crawl',
-  ): Promise<StreamableFile> {
-    const after = intParam('after', q.after, -1) ?? -1;
-    const limit = intParam('limit', q.limit, 1, PAGE_DOCS) ?? PAGE_DOCS;
-    const job = await this.batch.get(caller, id);
-    if (job.kind !== kind) throw notFound(kind === 'batch' ? 'batch scrape' : 'crawl');
-    const page = await this.batch.resultsPage(caller, id, { after, limit, statuses: ['done'] });
-    // Each stored envelope is read and its document written apart, a slice at a time: a page of
-    // large documents parsed and written as one held the event loop for over 100 ms.
-    const slicer = new TimeSlicer();
-    const docs: string[] = [];
-    for (const item of page.groups.flat()) {
-      const t = JSON.parse(item) as TargetResult;
-      if (t.result !== null) docs.push(JSON.stringify(documentOf(t.result, wantedOfEnvelope(t.result))));
-      if (slicer.due()) await slicer.turn();
-    }
-    const more = limit !== PAGE_DOCS ? `&limit=${limit}` : '';
-    const head = JSON.stringify({
-      success: true,
-      status: statusOf(job.status),
-      total: job.targets_total,
-      completed: job.targets_done,
-      expiresAt: job.lease_expires_at,
-      next: page.next === null ? null : `${self}?after=${page.next}${more}`,
-    });
-    return jsonInParts(listParts(`${head.slice(0, -1)},"data":[`, docGroups(docs), ']}'));
-  }
-}
-
-/** Documents in groups of about a mebibyte of JSON, for jsonInParts. */
-function docGroups(docs: string[]): string[][] {
-  const groups: string[][] = [];
-  let size = Infinity;
-  for (const d of docs) {
-    if (size + d.length > 1024 * 1024) {
-      groups.push([]);
-      size = 0;
-    }
-    groups[groups.length - 1].push(d);
-    size += d.length;
-  }
-  return groups;
 }
 
 /** This server's base URL as the caller reached it. */
-function baseOf(req: Request): string {
+export function baseOf(req: Request): string {
   return `${req.protocol}://${req.get('host')}`;
-}
-
-function intParam(name: string, v: string | undefined, min: number, max = MAX_INT32): number | undefined {
-  if (v === undefined) return undefined;
-  const n = Number(v);
-  if (!/^-?\d+$/.test(v) || n < min || n > max)
-    throw invalidRequest(`${name} must be an integer from ${min} to ${max}`, 'use the next URL as given');
-  return n;
 }
