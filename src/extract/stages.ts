@@ -54,7 +54,7 @@ export interface Work {
   broken?: boolean;
   article: Article;
   title: string;
-  /** The content: once set by a stage that chooses it, the stages before writing are done. */
+  /** The content, once chosen (takeIncluded or chooseArticle); standIn may replace it, complete adds to it. */
   root?: HTMLElement;
   pageText?: string;
   /** The caller's selectors chose the content: no stage judges it. */
