@@ -109,11 +109,14 @@ describe('a deflate bomb', () => {
   it('a page that takes longer than a page may is document_too_complex, whatever memory it has', async () => {
     const slow = new DocumentParser({ processes: 1, pageTimeoutMs: 1000 });
     try {
+      const bomb = await deflateBomb('text', 300);
       const started = Date.now();
-      const err = await settled(slow.parse(await deflateBomb('text', 300), { ...OPTS, maxMb: 4096 }));
+      const err = await settled(slow.parse(bomb, { ...OPTS, maxMb: 4096 }));
+      // The page's deadline ended it (the failure says so), not the document's 30 s: alone in
+      // about 2 s, 7 s seen with the suite's other worker on the cores.
       expect(err).toMatchObject({ code: 'document_too_complex', failure: 'page_deadline' });
       expect((err as Error).message).toContain('page 1 took over 1000 ms');
-      expect(Date.now() - started).toBeLessThan(5000);
+      expect(Date.now() - started).toBeLessThan(OPTS.deadlineMs / 2);
     } finally {
       await slow.close();
     }
@@ -125,21 +128,21 @@ describe('broken and hostile structure', () => {
     const started = Date.now();
     const doc = await parser.parse(cyclicXref(), OPTS);
     expect(doc.text).toBe('Cyclic xref page');
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(OPTS.deadlineMs / 2); // no loop ran it to its deadline
   });
 
   it('a page tree that contains itself: the pages it has are read, quickly', async () => {
     const started = Date.now();
     const doc = await parser.parse(cyclicPages(), OPTS);
     expect(doc.text).toBe('Cyclic tree page');
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(OPTS.deadlineMs / 2); // no loop ran it to its deadline
   });
 
   it('a million pages claimed: the pages it has, counted as they are, quickly', async () => {
     const started = Date.now();
     const doc = await parser.parse(millionPages(), { ...OPTS, maxPages: 500 });
     expect(doc).toMatchObject({ text: 'The only page', metadata: { pages: 1 }, truncated: false });
-    expect(Date.now() - started).toBeLessThan(3000);
+    expect(Date.now() - started).toBeLessThan(OPTS.deadlineMs / 2); // no loop ran it to its deadline
   });
 
   it('a truncated file: without its last lines it is repaired and read; cut before its trailer it is unsupported_document', async () => {
