@@ -143,7 +143,9 @@ const PAGE_STEPS: readonly Step[] = [
   // An article held in a template or a <noscript> is put in the page, and the page surveyed again.
   {
     rule: 'scriptText',
-    run: (p) => void (unwrapScriptText(p.found.scripts, p.titled) && (p.found = survey(p.doc))),
+    run: (p) => {
+      if (unwrapScriptText(p.found.scripts, p.titled)) p.found = survey(p.doc);
+    },
   },
   { rule: 'stories', run: (p) => keepTitledStory(p.found.headings, p.titled) },
   {

@@ -119,7 +119,12 @@ export class FirecrawlJobsController {
       if (page.next === null) break;
       after = page.next;
     }
-    return { success: true, errors, robotsBlocked };
+    const kept = Math.min(errors.length, MAX_ERRORS_LISTED);
+    return {
+      success: true,
+      errors: errors.slice(0, kept),
+      robotsBlocked: robotsBlocked.slice(0, MAX_ERRORS_LISTED - kept),
+    };
   }
 
   private async cancel(caller: Caller, id: string, kind: 'batch' | 'crawl'): Promise<Json> {
