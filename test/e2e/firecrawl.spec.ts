@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { FLEET_TOKEN, createTestApp, waitUntil } from '../support/app';
+import { FLEET_TOKEN, RESTRICTED_TOKEN, createTestApp, waitUntil } from '../support/app';
 import { Fixture, articleHtml, html, send, slowArticle } from '../support/fixture';
 import { node24 } from '../support/node24';
 
@@ -162,6 +162,21 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     }).then((r) => r.json());
     expect(start.error).toBeUndefined();
     expect(start).toMatchObject({ success: true, url: `${base}/v2/batch/scrape/${start.id}` });
+    // Another caller reaches none of it through the job routes; a batch is no crawl.
+    const other = { Authorization: `Bearer ${RESTRICTED_TOKEN}` };
+    for (const [method, path, headers] of [
+      ['GET', `/v2/batch/scrape/${start.id}/errors`, other],
+      ['DELETE', `/v2/batch/scrape/${start.id}`, other],
+      ['GET', `/v2/crawl/${start.id}/errors`, auth],
+      ['DELETE', `/v2/crawl/${start.id}`, auth],
+    ] as const) {
+      const r = await fetch(`${base}${path}`, { method, headers });
+      expect([method, path, r.status, (await r.json()).success]).toEqual([method, path, 404, false]);
+    }
+    const ownErrors = await fetch(`${base}/v2/batch/scrape/${start.id}/errors`, { headers: auth });
+    expect(ownErrors.status).toBe(200);
+    const othersActive = await fetch(`${base}/v2/crawl/active`, { headers: other }).then((r) => r.json());
+    expect(othersActive).toEqual({ success: true, crawls: [] });
     const first = await waitUntil<any>(
       async () => {
         const page = await fetch(`${start.url}?limit=1`, { headers: auth }).then((r) => r.json());
