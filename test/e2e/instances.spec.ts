@@ -26,6 +26,17 @@ describe('several instances on one PostgreSQL database', () => {
     fx = await new Fixture({
       '/p/*': slowArticle(10),
       '/hold/*': (req, res) => held.push(() => send(200, 'text/html', html('<p>let go</p>'))(req, res)),
+      // A folder whose pages link out of it: a crawl kept to it by path_prefix.
+      '/site/in/*': (req, res) => {
+        const n = Number(req.url!.split('/').pop());
+        const to = n === 0 ? Array.from({ length: 20 }, (_, i) => `/site/in/${i + 1}`) : [];
+        const links = [...to, `/site/out/${n}`].map((h) => `<a href="${h}">${h}</a>`).join(' ');
+        setTimeout(
+          () => send(200, 'text/html', html(`<p>Page ${n} of the folder.</p>${links}`))(req, res),
+          20,
+        );
+      },
+      '/site/out/*': send(200, 'text/html', html('<p>Outside the folder.</p>')),
     }).start();
     apps = [];
     for (let i = 0; i < 3; i++) {
@@ -71,6 +82,20 @@ describe('several instances on one PostgreSQL database', () => {
       .map((e: { type: string }) => e.type)
       .filter((t: string) => t.startsWith('batch.'));
     expect(jobEvents).toEqual(['batch.queued', 'batch.running', 'batch.done']);
+  });
+
+  it('a crawl kept to its path_prefix holds to it on every instance that grows it', async () => {
+    const before = await Promise.all(apps.map(targetsRecorded));
+    const sub = await http(0)
+      .post('/v1/crawl')
+      .set(fleet)
+      .send({ url: fx.url('/site/in/0'), path_prefix: '/site/in/', limit: 100, sitemap: 'skip' });
+    expect(sub.status).toBe(202);
+    expect(await waitForJob(apps[1], sub.body.id)).toMatchObject({ status: 'done', targets_done: 21 });
+    for (let i = 0; i <= 20; i++) expect(fx.hitCount(`/site/in/${i}`)).toBe(1);
+    for (let i = 0; i <= 20; i++) expect(fx.hitCount(`/site/out/${i}`)).toBe(0);
+    const byInstance = (await Promise.all(apps.map(targetsRecorded))).map((n, i) => n - before[i]);
+    expect(byInstance.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
   });
 
   it('20 submits of one Idempotency-Key at once over 3 instances make exactly one job', async () => {
