@@ -90,7 +90,7 @@ export class FetchOptionsDto {
   @IsHeaderMap()
   headers?: Record<string, string>;
 
-  /** true: the envelope lists the main content's links (`links: [{url, text}]`). */
+  /** true: the envelope lists the whole page's links (`links: [{url, text}]`), navigation and footer too. */
   @IsOptional()
   @IsBoolean()
   links?: boolean;

@@ -67,11 +67,7 @@ export class MapService {
     };
     if (sitemap !== 'only') {
       // The seed page fails as a fetch would (blocked, robots, not found…): the caller is told.
-      const page = await this.pages.fetchDetailed(
-        caller,
-        { ...req.options, url: req.url, page_links: true },
-        signal,
-      );
+      const page = await this.pages.fetchDetailed(caller, { ...req.options, url: req.url }, signal);
       const titles = new Map((page.pageLinks ?? []).map((l) => [l.url, l.text]));
       add(page.envelope.final_url, page.envelope.title || null, 'page');
       const kept = await this.links.inScope(caller, [...titles.keys()], rules, limit);

@@ -5,7 +5,6 @@
  */
 import { withDescription, boundedText, FIELD_BYTES } from './metadata';
 import type { Extraction, ExtractOptions } from './extraction';
-import { linksOf } from './links';
 import { parseFragment, parseWithinDepth } from './parse';
 import { ALL_RULES } from './rules';
 import { SelectorRun } from './selector-run';
@@ -35,7 +34,7 @@ function written(w: Work, format: Format): Extraction {
   const root = w.root!;
   // Read before writing, which rewrites formulas.
   const described = withDescription(w.metadata, root as unknown as Element);
-  const found = w.opts.links ? linksOf(root, w.baseUrl) : undefined;
+  const found = w.links;
   const links = found ? { links: found.links, ...(found.truncated ? { linksTruncated: true } : {}) } : {};
   // A title is held to a metadata field's bound: a page's <title> may be megabytes.
   const title = boundedText(w.title, FIELD_BYTES) ?? '';
@@ -46,7 +45,6 @@ function written(w: Work, format: Format): Extraction {
     contents,
     metadata: described,
     ...links,
-    ...(w.opts.pageLinks ? { pageLinks: w.pageLinks } : {}),
     ...(w.picked ? { pageText: w.pageText } : {}),
   };
 }

@@ -14,12 +14,13 @@ export interface Extraction {
    */
   contents?: Partial<Record<Format, string>>;
   metadata: Metadata;
-  /** With `links`: the links of the main content, absolute, in document order (see links.ts). */
+  /**
+   * With `links`: the whole page's links (navigation and footer too) as it was fetched, absolute,
+   * in document order (see links.ts).
+   */
   links?: Link[];
   /** Some of the links were left out or cut at their bounds. */
   linksTruncated?: boolean;
-  /** With `pageLinks`: the links of the whole page (navigation and footer too), as it was fetched. */
-  pageLinks?: Link[];
   /**
    * With `include` selectors: the page's own text (its first VERDICT_READ_CHARS), which the
    * verdict judges: a short selection of a full page is not an empty page.
@@ -28,10 +29,8 @@ export interface Extraction {
 }
 
 export interface ExtractOptions {
-  /** List the main content's links. */
+  /** List the whole page's links, read before anything is removed (a crawl follows them). */
   links?: boolean;
-  /** List the whole page's links too (a crawl follows them), read before anything is removed. */
-  pageLinks?: boolean;
   /** CSS selectors: the content is what they match, in document order (Readability is not asked). */
   include?: string[];
   /** CSS selectors: what they match is removed before anything else. */

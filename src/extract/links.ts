@@ -15,7 +15,7 @@ export const MAX_LINKS = 1000;
 export const MAX_LINK_CHARS = 2048;
 
 /**
- * The content's links: absolute http(s) URLs with their text, each URL once, in document order,
+ * A page's links: absolute http(s) URLs with their text, each URL once, in document order,
  * at most MAX_LINKS of them. A URL over MAX_LINK_CHARS is left out (a cut URL is another URL); a
  * text is cut to what the URL leaves. `truncated`: something was left out or cut.
  */

@@ -43,7 +43,8 @@ export interface Work {
   head: Head;
   ld: Json[];
   metadata: Metadata;
-  pageLinks?: Link[];
+  /** The whole page's links, and whether some were left out or cut. */
+  links?: { links: Link[]; truncated: boolean };
   /** The document's own title, and whether it may end in the site's name. */
   docTitle: string;
   siteNamed: boolean;
@@ -68,13 +69,12 @@ const parsePage: Stage = (w) => {
   ({ html: w.html, source: w.source } = parseWithinDepth(w.page, w.baseUrl));
 };
 
-/** Its head, JSON-LD and metadata, and (for a crawl) every link on it, before anything is removed. */
+/** Its head, JSON-LD and metadata, and (when asked) every link on it, before anything is removed. */
 const readPage: Stage = (w) => {
   w.head = readHead(w.source as unknown as Document);
   w.ld = jsonLd(w.head.ldScripts);
   w.metadata = pageMetadata(w.source as unknown as Document, w.head, w.baseUrl, w.ld);
-  if (w.opts.pageLinks)
-    w.pageLinks = linksOf(w.source.documentElement as unknown as HTMLElement, w.baseUrl).links;
+  if (w.opts.links) w.links = linksOf(w.source.documentElement as unknown as HTMLElement, w.baseUrl);
 };
 
 /** What the caller's `exclude` selectors match goes first. */

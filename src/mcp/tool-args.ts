@@ -30,7 +30,9 @@ const pageOptions = {
   format: asSent(z.enum(FORMATS)).optional().describe("The content's format (default markdown)."),
   include_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: keep only these parts.'),
   exclude_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: drop these parts.'),
-  links: asSent(z.boolean()).optional().describe("Also the main content's links."),
+  links: asSent(z.boolean())
+    .optional()
+    .describe("Also the page's links (the whole page's, navigation and footer too)."),
   render: asSent(z.enum(['never', 'auto', 'always']))
     .optional()
     .describe('Run a browser: never, auto (when the page needs it), always.'),

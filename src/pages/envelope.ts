@@ -142,7 +142,7 @@ export class FetchEnvelope {
   @ApiPropertyOptional({
     type: [PageLink],
     description:
-      'With the option links: true or "links" in `formats`, the main content\'s links (absolute), each URL once.',
+      'With the option links: true or "links" in `formats`, the whole page\'s links (absolute; navigation and footer too), each URL once, in document order.',
   })
   links?: PageLink[];
 }

@@ -10,8 +10,6 @@ import type { ReadDocument } from './document-step';
 import { linksWithin } from './links-budget';
 import type { PageMeta, PageRequest, SourceKind } from './page-types';
 
-const byteLength = (s: string) => Buffer.byteLength(s, 'utf8');
-
 /** What reading a page's body gave, before it is cut to the cache's cap and kept. */
 export interface Read {
   /** The html extracted from (after a render, the browser's); empty for other kinds. */
@@ -25,8 +23,8 @@ export interface Read {
   /** The formats written: an html page's article as html and as asked; a document's three. */
   written: Partial<Record<Format, string>>;
   metadata?: Metadata;
+  /** The whole page's links. */
   links?: Link[];
-  pageLinks?: Link[];
   linksCut?: boolean;
   shown?: BrowserMeta;
   doc?: ReadDocument;
@@ -34,8 +32,9 @@ export interface Read {
 
 /**
  * What the cache keeps of a page read: its source (an html page's or a document's html, or the
- * text) and the formats written, each cut to the largest class cap; the links within what the
- * shortest format leaves of that cap, as an answer keeps them; and the envelope's fields.
+ * text) and the formats written, each cut to the largest class cap; the page's links within that
+ * cap (an answer keeps those its texts leave room for; a crawl follows them all); and the
+ * envelope's fields.
  */
 export function keptOf(
   req: PageRequest,
@@ -48,9 +47,7 @@ export function keptOf(
   const stored = truncateUtf8(formatted ? (read.written.html ?? read.content) : read.content, storeCap);
   const cut = stored.truncated || read.doc?.truncated === true;
   const formats = formatted ? cutFormats(read.written, cut, storeCap) : undefined;
-  const shortest = Math.min(stored.bytes, ...Object.values(formats ?? {}).map((r) => byteLength(r.text)));
-  const kept = read.links && linksWithin(read.links, storeCap - shortest);
-  const whole = read.pageLinks && linksWithin(read.pageLinks, storeCap);
+  const kept = read.links && linksWithin(read.links, storeCap);
   const meta: PageMeta = {
     url: req.url.href,
     final_url: read.finalUrl,
@@ -67,7 +64,6 @@ export function keptOf(
     ...(raw.lastModified ? { last_modified: raw.lastModified } : {}),
     ...(read.metadata ? { metadata: read.metadata } : {}),
     ...(kept ? { links: kept.links } : {}),
-    ...(whole ? { page_links: whole.links } : {}),
     ...read.shown,
   };
   return { stored, meta };

@@ -144,7 +144,6 @@ export class PageLoader {
       written: x.contents ?? { [req.formats[0] ?? 'html']: x.content },
       metadata: x.metadata,
       links: x.links,
-      pageLinks: x.pageLinks,
       linksCut: x.linksTruncated === true,
       shown: r?.shown,
     };

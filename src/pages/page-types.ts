@@ -35,9 +35,8 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   etag?: string;
   last_modified?: string;
   metadata?: Metadata;
+  /** The whole page's links (a crawl follows them; an answer lists them when asked). */
   links?: Link[];
-  /** Asked by a crawl: the whole page's links, which it follows. */
-  page_links?: Link[];
 } & BrowserMeta;
 
 /**

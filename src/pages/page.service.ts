@@ -41,9 +41,13 @@ export interface FetchParams {
   screenshot?: boolean;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
-  /** Also the whole page's links (a crawl's own; no API option sets it). */
-  page_links?: boolean;
 }
+
+/**
+ * Names what a cached page holds: raised when that changes, so pages kept before are fetched
+ * again rather than answered without it (2: `links` are the whole page's).
+ */
+const KEY_REVISION = 2;
 
 export interface FetchOutcome {
   envelope: FetchEnvelope;
@@ -51,7 +55,7 @@ export interface FetchOutcome {
   retryAfterS?: number;
   /** A cache hit's answer, kept with what each writer made of it (see PageService.answers). */
   answer?: Answer;
-  /** With `page_links`: the whole page's links. */
+  /** The whole page's links, as the cache keeps them (a crawl and a map follow them). */
   pageLinks?: Link[];
 }
 
@@ -185,10 +189,10 @@ export class PageService {
     const extract: ExtractOptions = {
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
-      ...(p.page_links ? { pageLinks: true } : {}),
     };
     const key = sha256Hex(
       JSON.stringify([
+        KEY_REVISION,
         caller.callerClass,
         url.href,
         headers,
@@ -248,16 +252,12 @@ export class PageService {
         answer.fetchedAt === page.fetchedAt &&
         answer.meta === page.meta
       ) {
-        return {
-          envelope: answer.envelope,
-          answer,
-          ...(p.page_links ? { pageLinks: page.meta.page_links ?? [] } : {}),
-        };
+        return { envelope: answer.envelope, answer, pageLinks: page.meta.links };
       }
     }
     const envelope = envelopeOf(p.url, asked, page, cap);
-    const pageLinks = p.page_links ? { pageLinks: page.meta.page_links ?? [] } : {};
-    if (!hit) return { envelope, retryAfterS: page.retryAfterS, ...pageLinks };
+    const pageLinks = page.meta.links;
+    if (!hit) return { envelope, retryAfterS: page.retryAfterS, pageLinks };
     const answer: Answer = {
       key: answerKey,
       digest: page.digest,
@@ -267,7 +267,7 @@ export class PageService {
       written: new Map(),
     };
     this.answers.set(answerKey, answer);
-    return { envelope, ...pageLinks, answer };
+    return { envelope, pageLinks, answer };
   }
 
   /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch (see SingleFlight). */

@@ -43,7 +43,7 @@ export async function attempt(a: {
   target: PendingTarget;
   signal: AbortSignal;
   log: Logger;
-  /** A crawl's page: its whole page's links are read too. */
+  /** A crawl's page: recorded with the links it holds. */
   crawl?: boolean;
 }): Promise<AttemptOutcome | undefined> {
   const { pages: fetcher, caller, target: t, signal, log } = a;
@@ -51,7 +51,6 @@ export async function attempt(a: {
   const params: FetchParams = {
     ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>),
     url: t.url,
-    ...(a.crawl ? { page_links: true } : {}),
   };
   for (let n = 0; ; n++) {
     let out: FetchOutcome;

@@ -17,7 +17,8 @@ describe('extraction options through the app', () => {
     <p>The harbour reopens this week after the storm, with <a href="/boats">new boats</a> and a <a href="https://other.example/map">map</a> of the quays.</p>
     <p class="aside-note">Advertising note that the caller does not want.</p>
     <p>Fishermen said the repairs took longer than planned, and the council thanked them for their patience over the winter.</p>
-    </article><div id="comments"><p>First comment here, of no interest to the caller at all.</p></div></body></html>`;
+    </article><div id="comments"><p>First comment here, of no interest to the caller at all.</p></div>
+    <footer><a href="/about">About us</a> <a href="/boats">Boats</a> <a href="mailto:desk@news.example">Mail</a></footer></body></html>`;
 
   beforeAll(async () => {
     fx = await new Fixture({ '/news': send(200, 'text/html', page) }).start();
@@ -47,12 +48,18 @@ describe('extraction options through the app', () => {
     expect(r.links).toBeUndefined();
   });
 
-  it('links: true lists the main content links, absolute', async () => {
-    const r = (await fetchIt({ links: true })).body;
-    expect(r.links).toEqual([
+  it("links: true lists the whole page's links, absolute, each once, whatever the selectors keep", async () => {
+    const whole = [
+      { url: fx.url('/'), text: 'Home' },
       { url: fx.url('/boats'), text: 'new boats' },
       { url: 'https://other.example/map', text: 'map' },
-    ]);
+      { url: fx.url('/about'), text: 'About us' },
+    ];
+    expect((await fetchIt({ links: true })).body.links).toEqual(whole);
+    const picked = (await fetchIt({ links: true, include_selectors: ['#comments p'] })).body;
+    expect(picked.content).toBe('First comment here, of no interest to the caller at all.');
+    expect(picked.links).toEqual(whole);
+    expect((await fetchIt({ links: true, exclude_selectors: ['nav', 'footer'] })).body.links).toEqual(whole);
   });
 
   it('include_selectors picks the content; exclude_selectors takes parts out', async () => {
