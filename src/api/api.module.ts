@@ -12,6 +12,7 @@ import { Authenticator } from './authenticator';
 import { FetchController } from './fetch.controller';
 import { FirecrawlController } from './firecrawl/firecrawl.controller';
 import { FirecrawlJobsController } from './firecrawl/firecrawl-jobs.controller';
+import { FirecrawlTeamController } from './firecrawl/firecrawl-team.controller';
 import { HealthController } from './health.controller';
 import { MetricsController } from './metrics.controller';
 import { MetricsAggregates } from './metrics-aggregates';
@@ -28,6 +29,7 @@ import { RunnerModule } from '../runner/runner.module';
     MetricsController,
     FirecrawlController,
     FirecrawlJobsController,
+    FirecrawlTeamController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -2,7 +2,8 @@ import { Catch, HttpException, Logger, type ArgumentsHost, type ExceptionFilter 
 import type { Request, Response } from 'express';
 import { routeMethods } from '../tuning/express-routes';
 import type { ErrorCode } from '../common/error-codes';
-import { FirecrawlUnsupported, isFirecrawlPath } from './firecrawl/firecrawl-mapping';
+import { FirecrawlUnsupported } from './firecrawl/firecrawl-mapping';
+import { isFirecrawlPath, unservedRoute } from './firecrawl/firecrawl-routes';
 import {
   SiftError,
   isStorageFull,
@@ -39,7 +40,8 @@ export class ErrorFilter implements ExceptionFilter {
   catch(exception: unknown, host: ArgumentsHost): void {
     const res = host.switchToHttp().getResponse<Response>();
     const req = host.switchToHttp().getRequest<Request & { id?: string }>();
-    const env = wrongMethod(exception, req) ?? this.envelope(exception, req.id);
+    const env =
+      firecrawlUnserved(exception, req) ?? wrongMethod(exception, req) ?? this.envelope(exception, req.id);
     if (res.headersSent) {
       res.end();
       return;
@@ -88,10 +90,25 @@ export class ErrorFilter implements ExceptionFilter {
   }
 }
 
+/** No route here: under Firecrawl's paths a 400 naming it, as Firecrawl's clients expect of a route it lacks. */
+function firecrawlUnserved(err: unknown, req: Request): Envelope | undefined {
+  if (!isRouterMiss(err) || !isFirecrawlPath(req.path)) return undefined;
+  const message = unservedRoute(req.method, req.path);
+  return {
+    status: 400,
+    code: 'invalid_request',
+    message,
+    hint: 'see /docs for the Firecrawl routes sift serves',
+  };
+}
+
+/** The router found no route for the method and path (not a SiftError's "no such job"). */
+const isRouterMiss = (err: unknown): boolean =>
+  err instanceof HttpException && err.getStatus() === 404 && !(err instanceof SiftError);
+
 /** A path that exists under other methods is 405 with Allow, not 404 "no such route". */
 function wrongMethod(err: unknown, req: Request): Envelope | undefined {
-  if (!(err instanceof HttpException) || err.getStatus() !== 404 || err instanceof SiftError)
-    return undefined;
+  if (!isRouterMiss(err)) return undefined;
   const allow = routeMethods(req.app, req.path);
   if (allow.length === 0 || allow.includes(req.method)) return undefined;
   return {

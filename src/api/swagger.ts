@@ -18,10 +18,16 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
       description: 'a token from `sift token create`',
     })
     .addSecurityRequirements('bearer')
+    .addTag(
+      'firecrawl',
+      "Firecrawl's API, for its clients: the same routes are served under /firecrawl/v2 (give a client http://host:port/firecrawl as its API URL).",
+    )
     .build();
   const doc = SwaggerModule.createDocument(app, config, {
     operationIdFactory: (_controller, method) => method,
   });
+  // The routes under /firecrawl are those of /v2 again (the firecrawl tag says so): listed once.
+  for (const path of Object.keys(doc.paths)) if (path.startsWith('/firecrawl/')) delete doc.paths[path];
   // /healthz answers without a token: the UI shows no lock on it.
   const health = (doc.paths['/healthz'] as { get?: { security?: unknown[] } } | undefined)?.get;
   if (health) health.security = [];

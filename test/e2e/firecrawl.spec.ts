@@ -47,6 +47,17 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
       ),
       '/docs/guide/one': send(200, 'text/html', docsPage('Guide one', ['/docs/guide/', '/'])),
       '/docs/guide/two/': send(200, 'text/html', docsPage('Guide two', ['/docs/guide/one'])),
+      // Links in its navigation, its article and its footer, one twice, one not http.
+      '/linked': send(
+        200,
+        'text/html',
+        html(
+          `<header><nav><a href="/">Home</a> <a href="/docs/">Docs</a></nav></header><article><h1>Linked</h1>` +
+            `<p>${'Linked words. '.repeat(30)}<a href="/a">A</a> and <a href="https://other.example/x?y=1">X</a>.</p></article>` +
+            `<footer><a href="/docs/">Docs again</a> <a href="mailto:a@b.example">Mail</a> <a href="/about#team">About</a></footer>`,
+          'Linked',
+        ),
+      ),
       // A page that shows the X-Fruit header it was asked with.
       '/echo': (req, res) =>
         send(200, 'text/html', articleHtml('Echo', 4, String(req.headers['x-fruit'] ?? 'none')))(req, res),
@@ -69,7 +80,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     return new Promise((resolve, reject) =>
       execFile(
         node24(),
-        [script, base, FLEET_TOKEN, `http://127.0.0.1:${fixture.port}`],
+        [script, `${base}/firecrawl`, FLEET_TOKEN, `http://127.0.0.1:${fixture.port}`],
         { cwd: path.join(__dirname, '../..'), timeout: 90_000 },
         (err, stdout, stderr) =>
           err ? reject(new Error(`${err.message}\n${stderr}`)) : resolve(JSON.parse(stdout)),
@@ -132,7 +143,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     );
     expect(out.map.ok.links.find((l: any) => l.url === `${site}/a`).title).toBe('A');
 
-    expect(out.startCrawl.ok.url).toBe(`${base}/v2/crawl/${out.startCrawl.ok.id}`);
+    expect(out.startCrawl.ok.url).toBe(`${base}/firecrawl/v2/crawl/${out.startCrawl.ok.id}`);
     expect(out.cancel.ok).toBe(true);
     // Active crawls: the slow crawl while it runs, and not once it is cancelled.
     expect(out.active.ok.crawls).toEqual([
@@ -143,6 +154,45 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(out.startBatch.error).toBeUndefined();
     expect(out.cancelBatch).toEqual({ ok: true });
     expect(out.batchAfterCancel.ok).toMatchObject({ status: 'cancelled', total: 3 });
+
+    // The whole page's links, each once, absolute, in document order: navigation and footer too.
+    expect(out.links.ok.links).toEqual([
+      `${site}/`,
+      `${site}/docs/`,
+      `${site}/a`,
+      'https://other.example/x?y=1',
+      `${site}/about#team`,
+    ]);
+
+    // The team routes, as a self-hosted Firecrawl without billing answers them.
+    expect(out.concurrency.ok).toEqual({ concurrency: 0, maxConcurrency: 32 });
+    expect(out.creditUsage.ok).toEqual({
+      remainingCredits: 99_999_999,
+      planCredits: 99_999_999,
+      billingPeriodStart: null,
+      billingPeriodEnd: null,
+    });
+    expect(out.tokenUsage.ok).toMatchObject({ remainingTokens: 99_999_999 });
+    expect(out.queueStatus.ok).toEqual({
+      success: true,
+      jobsInQueue: 0,
+      activeJobsInQueue: 0,
+      waitingJobsInQueue: 0,
+      maxConcurrency: 32,
+      mostRecentSuccess: null,
+    });
+    expect(out.creditHistory.ok).toEqual({ success: true, periods: [] });
+    expect(out.tokenHistory.ok).toEqual({ success: true, periods: [] });
+    // Routes sift does not serve: 400 naming the route and why, never 404 or 405.
+    for (const [call, route] of [
+      ['search', 'POST /firecrawl/v2/search'],
+      ['extract', 'POST /firecrawl/v2/extract'],
+      ['agent', 'POST /firecrawl/v2/agent'],
+      ['paramsPreview', 'POST /firecrawl/v2/crawl/params-preview'],
+    ]) {
+      expect({ call, status: out[call].error?.status }).toEqual({ call, status: 400 });
+      expect(out[call].error!.message).toContain(`${route} is not supported by this server`);
+    }
 
     expect(out.json.error).toMatchObject({ status: 400 });
     expect(out.json.error!.message).toContain('formats: json');
@@ -172,6 +222,18 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     ] as const) {
       const r = await fetch(`${base}${path}`, { method, headers });
       expect([method, path, r.status, (await r.json()).success]).toEqual([method, path, 404, false]);
+    }
+    // A path of Firecrawl's API that no route serves, or a method none takes: 400 naming it.
+    for (const [method, path] of [
+      ['GET', '/v2/scrape'],
+      ['PUT', '/firecrawl/v2/crawl/active'],
+      ['POST', '/firecrawl/v2/browser'],
+      ['GET', '/firecrawl/v9/anything'],
+    ] as const) {
+      const r = await fetch(`${base}${path}`, { method, headers: auth });
+      const body = await r.json();
+      expect([method, path, r.status, body.success]).toEqual([method, path, 400, false]);
+      expect(body.error).toContain(`${method} ${path} is not supported by this server`);
     }
     const ownErrors = await fetch(`${base}/v2/batch/scrape/${start.id}/errors`, { headers: auth });
     expect(ownErrors.status).toBe(200);

@@ -45,6 +45,12 @@ describe('OpenAPI', () => {
         '/v2/crawl/{id}',
         '/v2/crawl/{id}/errors',
         '/v2/map',
+        '/v2/concurrency-check',
+        '/v2/team/queue-status',
+        '/v2/team/credit-usage',
+        '/v2/team/token-usage',
+        '/v2/team/credit-usage/historical',
+        '/v2/team/token-usage/historical',
       ].sort(),
     );
     expect(doc.paths['/v1/fetch'].post.operationId).toBe('fetch');

@@ -1,5 +1,6 @@
-// Drives sift's /v2 API with Firecrawl's official JavaScript SDK, unchanged (run under Node 24 by
-// test/e2e/firecrawl.spec.ts). Prints one JSON object: each call's return value, or its error.
+// Drives sift's Firecrawl API (v2, the API URL given: …/firecrawl) with Firecrawl's official
+// JavaScript SDK, unchanged (run under Node 24 by test/e2e/firecrawl.spec.ts). Prints one JSON
+// object: each call's return value, or its error.
 const { Firecrawl } = require('@mendable/firecrawl-js');
 
 const [base, token, site] = process.argv.slice(2);
@@ -55,6 +56,17 @@ async function settle(p) {
     out.cancelBatch = await settle(fc.cancelBatchScrape(batchStarted.ok.id));
     out.batchAfterCancel = await settle(fc.getBatchScrapeStatus(batchStarted.ok.id));
   }
+  out.links = await settle(fc.scrape(`${site}/linked`, { formats: ['links'] }));
+  out.concurrency = await settle(fc.getConcurrency());
+  out.creditUsage = await settle(fc.getCreditUsage());
+  out.tokenUsage = await settle(fc.getTokenUsage());
+  out.queueStatus = await settle(fc.getQueueStatus());
+  out.creditHistory = await settle(fc.getCreditUsageHistorical());
+  out.tokenHistory = await settle(fc.getTokenUsageHistorical(true));
+  out.search = await settle(fc.search('sift', { limit: 3 }));
+  out.extract = await settle(fc.startExtract({ urls: [`${site}/a`], prompt: 'the title' }));
+  out.agent = await settle(fc.startAgent({ prompt: 'find the title' }));
+  out.paramsPreview = await settle(fc.crawlParamsPreview(`${site}/`, 'only the docs'));
   out.json = await settle(fc.scrape(`${site}/a`, { formats: [{ type: 'json', prompt: 'the title' }] }));
   out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml'] }));
   out.regex = await settle(fc.startCrawl(`${site}/`, { includePaths: ['blog|news'] }));

@@ -10,7 +10,7 @@ import { MAX_INT32 } from '../../commands';
 import { jsonInParts, listParts } from '../json-chunks';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
-import { baseOf } from './firecrawl.controller';
+import { baseOf, V2_MOUNTS } from './firecrawl-routes';
 import { documentOf, statusOf, wantedOfEnvelope } from './firecrawl-mapping';
 
 type Json = Record<string, unknown>;
@@ -28,7 +28,7 @@ const MAX_ERRORS_LISTED = 10_000;
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
-@Controller('v2')
+@Controller(V2_MOUNTS)
 @UseGuards(AuthGuard)
 export class FirecrawlJobsController {
   constructor(private readonly batch: BatchService) {}

@@ -251,6 +251,3 @@ export function mapOf(body: Body): Body {
   if (body.timeout !== undefined) out.options = { timeout_ms: body.timeout };
   return out;
 }
-
-/** Paths of the Firecrawl-compatible API, whose errors are `{success: false, error, code}`. */
-export const isFirecrawlPath = (path: string): boolean => path === '/v2' || path.startsWith('/v2/');

@@ -14,6 +14,7 @@ import { BatchSubmitDto, checkIdemKey, CrawlSubmitDto, FetchRequestDto, MapReque
 import { siftBody } from './firecrawl-body';
 import { checkCrawlFields, checkMapFields, checkScrapeFields } from './firecrawl-fields';
 import { batchOf, crawlOf, documentOf, fetchOptionsOf, mapOf } from './firecrawl-mapping';
+import { baseOf, V2_MOUNTS } from './firecrawl-routes';
 
 type Json = Record<string, unknown>;
 
@@ -25,7 +26,7 @@ type Json = Record<string, unknown>;
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
-@Controller('v2')
+@Controller(V2_MOUNTS)
 @UseGuards(AuthGuard)
 export class FirecrawlController {
   constructor(
@@ -126,9 +127,4 @@ export class FirecrawlController {
       leave();
     }
   }
-}
-
-/** This server's base URL as the caller reached it. */
-export function baseOf(req: Request): string {
-  return `${req.protocol}://${req.get('host')}`;
 }

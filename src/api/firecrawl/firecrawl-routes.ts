@@ -1,0 +1,38 @@
+/**
+ * Where Firecrawl's API is served, and what its routes that sift does not serve answer: a 400
+ * naming the route and why, never a 404 or 405 a client would take for a wrong URL.
+ */
+import type { Request } from 'express';
+
+/** Firecrawl's v2 API: under /v2, and under /firecrawl/v2 for clients given …/firecrawl as their API URL. */
+export const V2_MOUNTS = ['v2', 'firecrawl/v2'];
+
+/** Paths of the Firecrawl-compatible API, whose errors are `{success: false, error, code}`. */
+export const isFirecrawlPath = (path: string): boolean =>
+  path === '/v2' || path.startsWith('/v2/') || path === '/firecrawl' || path.startsWith('/firecrawl/');
+
+/** This server's Firecrawl API URL as the caller reached it (with /firecrawl when it came that way). */
+export function baseOf(req: Request): string {
+  const mount = req.path.startsWith('/firecrawl/') ? '/firecrawl' : '';
+  return `${req.protocol}://${req.get('host')}${mount}`;
+}
+
+/** Firecrawl's routes sift does not serve, by their first segments, and why. */
+const NOT_SERVED: [RegExp, string][] = [
+  [/^search\b/, 'sift does not search the web: it fetches, crawls and maps the URLs it is given'],
+  [
+    /^crawl\/params-preview$/,
+    'it writes crawl options from a prompt with a language model, which sift does not run: send the options',
+  ],
+  [/^(extract|agent|deep-research|llmstxt)\b/, 'it needs a language model, which sift does not run'],
+  [/^(browser|scrape\/[^/]+\/interact)\b/, 'sift keeps no browser session between requests'],
+  [/^parse\b/, 'send the document as a URL to scrape: sift fetches and reads it'],
+  [/^monitor\b/, 'sift has no monitors on this API'],
+];
+
+/** What a request to a Firecrawl path that no route serves is told (answered 400). */
+export function unservedRoute(method: string, path: string): string {
+  const rest = path.replace(/^\/(firecrawl\/)?v\d+\/?/, '');
+  const why = NOT_SERVED.find(([re]) => re.test(rest))?.[1] ?? 'it is not a route of this server';
+  return `${method} ${path.slice(0, 200)} is not supported by this server: ${why}`;
+}
