@@ -23,7 +23,7 @@ import {
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
 export const RENDER_MODES = ['never', 'auto', 'always'] as const;
-export const FETCH_FORMATS = [...FORMATS, 'links'] as const;
+export const FETCH_FORMATS = [...FORMATS, 'raw_html', 'links'] as const;
 
 /**
  * A non-empty list of FETCH_FORMATS, each at most once. One rule (not IsArray and IsIn with
@@ -58,13 +58,14 @@ export class FetchOptionsDto {
 
   /**
    * Several formats from one fetch and one extraction: the envelope's `formats` has each content
-   * format asked (`{markdown, text, html}`), "links" gives `links`. `content` is "" unless `format`
-   * is given too. Each name at most once.
+   * format asked (`{markdown, text, html}`) and "raw_html" the page's html as served (after a
+   * render, the browser's), "links" gives `links`. `content` is "" unless `format` is given too.
+   * Each name at most once.
    */
   @ApiPropertyOptional({ enum: FETCH_FORMATS, isArray: true, uniqueItems: true, minItems: 1 })
   @IsOptional()
   @IsFormatList()
-  formats?: ('markdown' | 'text' | 'html' | 'links')[];
+  formats?: ('markdown' | 'text' | 'html' | 'raw_html' | 'links')[];
 
   /** Total time allowed for the fetch, in milliseconds. */
   @IsOptional()

@@ -12,31 +12,37 @@ import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
 
-/** What `formats` may ask for: the content formats, and the links list. */
-export type AskedFormat = Format | 'links';
+/** A text an envelope's `formats` may hold: a content format, or the page's html as served. */
+export type OutFormat = Format | 'raw_html';
+/** What `formats` may ask for: those texts, and the links list. */
+export type AskedFormat = OutFormat | 'links';
 
 /** What one call asks of a page. */
 export interface Asked {
   /** `content`'s format: the caller's `format`, or markdown when it sends neither `format` nor `formats`. */
   content?: Format;
-  /** The content formats of `formats`, in the caller's order; undefined when it sent no `formats`. */
-  formats?: Format[];
+  /** The texts of `formats`, in the caller's order; undefined when it sent no `formats`. */
+  formats?: OutFormat[];
   /** The links list (the option `links`, or "links" in `formats`). */
   links: boolean;
+  /** The page's html as served ("raw_html" in `formats`): kept only when asked. */
+  raw: boolean;
 }
 
 export function askedOf(p: { format?: Format; formats?: AskedFormat[]; links?: boolean }): Asked {
-  const formats = p.formats?.filter((f): f is Format => f !== 'links');
+  const formats = p.formats?.filter((f): f is OutFormat => f !== 'links');
   return {
     ...(p.format || !p.formats ? { content: p.format ?? 'markdown' } : {}),
     ...(formats ? { formats } : {}),
     links: p.links === true || (p.formats?.includes('links') ?? false),
+    raw: p.formats?.includes('raw_html') ?? false,
   };
 }
 
-/** Every format the page is written in for this call, each once. */
+/** Every format the page is written in for this call, each once (the html as served is kept, not written). */
 export function neededFormats(a: Asked): Format[] {
-  return [...new Set([...(a.content ? [a.content] : []), ...(a.formats ?? [])])];
+  const formats = (a.formats ?? []).filter((f): f is Format => f !== 'raw_html');
+  return [...new Set([...(a.content ? [a.content] : []), ...formats])];
 }
 
 interface Written {
@@ -47,9 +53,16 @@ interface Written {
 }
 
 /** The page in one format, if it has been written in it (an html page's markdown and text may not). */
-export function writtenIn(page: Page, f: Format): Written | undefined {
+export function writtenIn(page: Page, f: OutFormat): Written | undefined {
   const m = page.meta;
   const source = { text: page.source, digest: () => page.digest, truncated: m.truncated };
+  // As served: an html page's kept beside its article; a PDF's is the html read from it, a JSON
+  // or text page's its text.
+  if (f === 'raw_html' && m.kind === 'html') {
+    const r = m.formats?.raw_html;
+    return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
+  }
+  if (f === 'raw_html') return source;
   // An html page's source is its article as html; a PDF's, its html.
   if (m.kind === 'html' || m.kind === 'pdf') {
     if (f === 'html') return source;

@@ -37,6 +37,11 @@ export class PageFormats {
     example: '<p>This domain is for use in examples.</p>',
   })
   html?: string;
+  @ApiPropertyOptional({
+    description:
+      "With \"raw_html\" in `formats`: the page's html as served, decoded to UTF-8 (after a render, the browser's page); a PDF's html as read, a JSON or text page's text.",
+  })
+  raw_html?: string;
 }
 
 @ApiSchema({ name: 'RenderCountsDto' })

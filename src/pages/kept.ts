@@ -26,6 +26,8 @@ export interface Read {
   /** The whole page's links. */
   links?: Link[];
   linksCut?: boolean;
+  /** The html as served, when asked to keep it. */
+  raw?: string;
   shown?: BrowserMeta;
   doc?: ReadDocument;
 }
@@ -46,7 +48,12 @@ export function keptOf(
   const formatted = kind === 'html' || kind === 'pdf';
   const stored = truncateUtf8(formatted ? (read.written.html ?? read.content) : read.content, storeCap);
   const cut = stored.truncated || read.doc?.truncated === true;
-  const formats = formatted ? cutFormats(read.written, cut, storeCap) : undefined;
+  const formats = formatted
+    ? {
+        ...cutFormats(read.written, cut, storeCap),
+        ...(read.raw !== undefined ? { raw_html: storedText(read.raw, false, storeCap) } : {}),
+      }
+    : undefined;
   const kept = read.links && linksWithin(read.links, storeCap);
   const meta: PageMeta = {
     url: req.url.href,
@@ -78,9 +85,13 @@ export function cutFormats(
   const out: NonNullable<PageMeta['formats']> = {};
   for (const f of ['markdown', 'text'] as const) {
     const text = written[f];
-    if (text === undefined) continue;
-    const cut = truncateUtf8(text, storeCap);
-    out[f] = { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
+    if (text !== undefined) out[f] = storedText(text, sourceCut, storeCap);
   }
   return out;
+}
+
+/** A text as the cache keeps it: cut to the largest cap, with its digest. */
+function storedText(text: string, sourceCut: boolean, storeCap: number) {
+  const cut = truncateUtf8(text, storeCap);
+  return { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
 }

@@ -145,6 +145,7 @@ export class PageLoader {
       metadata: x.metadata,
       links: x.links,
       linksCut: x.linksTruncated === true,
+      ...(req.raw ? { raw: html } : {}),
       shown: r?.shown,
     };
   }

@@ -29,7 +29,7 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   /** Some links were left out, at the extraction's bounds or the cache's cap. */
   links_cut?: boolean;
   /** An html source in markdown and text, as far as asked for yet (html is the source itself). */
-  formats?: Partial<Record<Exclude<Format, 'html'>, StoredFormat>>;
+  formats?: Partial<Record<Exclude<Format, 'html'> | 'raw_html', StoredFormat>>;
   verdict?: Verdict;
   verdict_hint?: string;
   etag?: string;
@@ -79,6 +79,8 @@ export interface PageRequest {
   /** The formats to write the page in now (html pages: others are written from the source later). */
   formats: Format[];
   extract: ExtractOptions;
+  /** Keep the html as served (an html page's; after a render, the browser's). */
+  raw?: boolean;
   caller: Caller;
   headers: Record<string, string>;
   robots: boolean;

@@ -19,8 +19,10 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
   let fixture: Fixture;
   let base: string;
 
+  const links = '<a href="/a">A</a> <a href="/b">B</a>';
+  const pageA = articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`);
+
   beforeAll(async () => {
-    const links = '<a href="/a">A</a> <a href="/b">B</a>';
     fixture = await new Fixture({
       // The home page links only to /a and /b: a crawl of it holds three pages, a map lists three URLs.
       '/': send(
@@ -31,11 +33,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
           'Home',
         ),
       ),
-      '/a': send(
-        200,
-        'text/html',
-        articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`),
-      ),
+      '/a': send(200, 'text/html', pageA),
       '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
       // A docs folder: the guide links up to /docs/ and across to /docs/api/, and down to its pages.
       '/docs/': send(200, 'text/html', docsPage('Docs', ['/docs/guide/', '/docs/api/'])),
@@ -196,8 +194,13 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
 
     expect(out.json.error).toMatchObject({ status: 400 });
     expect(out.json.error!.message).toContain('formats: json');
-    expect(out.rawHtml.error).toMatchObject({ status: 400 });
-    expect(out.rawHtml.error!.message).toContain('formats: rawHtml');
+    // rawHtml: the page as served; onlyMainContent: false, the whole page.
+    expect(out.rawHtml.error).toBeUndefined();
+    expect(out.rawHtml.ok.rawHtml).toBe(pageA);
+    expect(out.rawHtml.ok.markdown).toBe(doc.markdown);
+    expect(out.mainContent.ok.markdown).not.toContain('Docs again');
+    expect(out.wholePage.ok.markdown).toContain('Linked words.');
+    expect(out.wholePage.ok.markdown).toMatch(/Home[^]*Docs again[^]*About/);
     expect(out.regex.error).toMatchObject({ status: 400 });
     expect(out.regex.error!.message).toContain('includePaths');
   }, 90_000);
@@ -281,7 +284,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(onlyDoc.markdown).toContain('Page A');
     expect(onlyDoc.markdown).not.toContain('Paragraph 0');
     for (const [body, field] of [
-      [{ onlyMainContent: false }, 'onlyMainContent'],
+      [{ onlyMainContent: 'false' }, 'onlyMainContent must be a boolean'],
       [{ actions: [] }, 'actions'],
       [{ location: { country: 'US' } }, 'location'],
       [{ formats: ['summary'] }, 'formats: summary'],

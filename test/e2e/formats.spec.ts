@@ -17,6 +17,8 @@ const article = (title: string) =>
 // Long digits (past 2^53), markup and a run of backticks inside a string.
 const JSON_PAGE = '{"id":12345678901234567891,"note":"a <b> & ```c```","n":1.0}';
 
+const RAW_PAGE = article('The café by the harbour').replace('<head>', '<head><!-- kept as served -->');
+
 describe.each(BACKENDS)('formats on %s', (backend) => {
   let app: INestApplication;
   let fx: Fixture;
@@ -39,6 +41,8 @@ describe.each(BACKENDS)('formats on %s', (backend) => {
     fx = await new Fixture({
       ...pages,
       '/data.json': send(200, 'application/json', JSON_PAGE),
+      // Served in windows-1252: raw_html is the page decoded, byte for byte otherwise.
+      '/raw': send(200, 'text/html; charset=windows-1252', Buffer.from(RAW_PAGE, 'latin1')),
       // No article is found in it: the whole body is the content.
       '/tiny': send(
         200,
@@ -140,6 +144,28 @@ describe.each(BACKENDS)('formats on %s', (backend) => {
     expect(md.digest).not.toBe(r.digest);
   });
 
+  it('raw_html is the page as served, decoded; kept only when asked, then from the cache', async () => {
+    const url = fx.url('/raw');
+    const md = await fetchIt({ url, format: 'markdown' });
+    expect(md.content).toContain('Paragraph 0 of the harbour story');
+    const raw = await fetchIt({ url, formats: ['raw_html', 'markdown'] });
+    // The page as served: its comment, navigation and footer too, é decoded from windows-1252.
+    expect(raw.formats.raw_html).toBe(RAW_PAGE);
+    expect(raw.formats.markdown).toBe(md.content);
+    expect(Object.keys(raw.formats)).toEqual(['raw_html', 'markdown']);
+    expect(fx.hitCount('/raw')).toBe(2);
+    const again = await fetchIt({ url, formats: ['raw_html'] });
+    expect([again.cached, again.formats.raw_html, fx.hitCount('/raw')]).toEqual([true, RAW_PAGE, 2]);
+    expect(again.bytes).toBe(Buffer.byteLength(RAW_PAGE));
+    // Within the caller's cap (bytes of UTF-8: é is two).
+    const cut = await fetchIt({ url, formats: ['raw_html'], max_bytes: 100 });
+    const within = Buffer.from(RAW_PAGE).subarray(0, 100).toString();
+    expect(cut).toMatchObject({ truncated: true, bytes: 100, formats: { raw_html: within } });
+    // A JSON page's is its text as served.
+    const json = await fetchIt({ url: fx.url('/data.json'), formats: ['raw_html'] });
+    expect(json.formats.raw_html).toBe(JSON_PAGE);
+  });
+
   it('the output cap is shared fairly by the formats, and the links fill what is left', async () => {
     const url = fx.url('/capped');
     const whole = await fetchIt({ url, formats: ['markdown', 'html'] });
@@ -190,7 +216,7 @@ describe.each(BACKENDS)('formats on %s', (backend) => {
       .post('/v1/fetch')
       .set(fleet)
       .send({ url: fx.url('/one'), formats: ['pdf'] });
-    expect(bad.body.error.message).toContain('markdown, text, html, links');
+    expect(bad.body.error.message).toContain('markdown, text, html, raw_html, links');
     for (const formats of ['markdown', [], ['pdf'], ['text', 'text'], [1], ['markdown', null]]) {
       for (const [path, body] of [
         ['/v1/fetch', { url: fx.url('/one'), formats }],

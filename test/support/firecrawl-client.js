@@ -68,7 +68,11 @@ async function settle(p) {
   out.agent = await settle(fc.startAgent({ prompt: 'find the title' }));
   out.paramsPreview = await settle(fc.crawlParamsPreview(`${site}/`, 'only the docs'));
   out.json = await settle(fc.scrape(`${site}/a`, { formats: [{ type: 'json', prompt: 'the title' }] }));
-  out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml'] }));
+  out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml', 'markdown'] }));
+  out.mainContent = await settle(fc.scrape(`${site}/linked`, { formats: ['markdown'] }));
+  out.wholePage = await settle(
+    fc.scrape(`${site}/linked`, { formats: ['markdown'], onlyMainContent: false }),
+  );
   out.regex = await settle(fc.startCrawl(`${site}/`, { includePaths: ['blog|news'] }));
   process.stdout.write(JSON.stringify(out));
 })();

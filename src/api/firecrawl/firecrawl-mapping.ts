@@ -37,6 +37,7 @@ const SCRAPE_FIELDS = new Set([
 export interface Wanted {
   markdown: boolean;
   html: boolean;
+  rawHtml: boolean;
   links: boolean;
   screenshot: boolean;
 }
@@ -49,11 +50,11 @@ function check(body: Body, allowed: Set<string>, where = ''): void {
 
 /**
  * Firecrawl's `formats` onto sift's: markdown, html (sift's html is the main content's, as
- * Firecrawl's html is with onlyMainContent), links, screenshot (a render). rawHtml is 400: sift
- * keeps no raw page.
+ * Firecrawl's html is with onlyMainContent), rawHtml (sift's raw_html), links (the whole page's),
+ * screenshot (a render).
  */
 export function wantedOf(formats: unknown, where = ''): Wanted {
-  const w: Wanted = { markdown: false, html: false, links: false, screenshot: false };
+  const w: Wanted = { markdown: false, html: false, rawHtml: false, links: false, screenshot: false };
   if (formats === undefined) return { ...w, markdown: true };
   if (!Array.isArray(formats)) throw new FirecrawlUnsupported(`${where}formats`, 'must be a list');
   for (const f of formats as unknown[]) {
@@ -61,7 +62,10 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
     const type = String(o.type);
     if (type === 'screenshot' && o.fullPage !== true) w.screenshot = true;
     else if (type === 'screenshot') throw new FirecrawlUnsupported(`${where}formats: screenshot.fullPage`);
-    else if ((type === 'markdown' || type === 'html' || type === 'links') && Object.keys(o).length === 1)
+    else if (
+      (type === 'markdown' || type === 'html' || type === 'rawHtml' || type === 'links') &&
+      Object.keys(o).length === 1
+    )
       w[type] = true;
     else throw new FirecrawlUnsupported(`${where}formats: ${type.slice(0, 40)}`);
   }
@@ -71,15 +75,11 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
 /** A Firecrawl scrape's options as sift's fetch options (no `url`), and the document's formats. */
 export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted: Wanted } {
   check(body, SCRAPE_FIELDS, where);
-  if (body.onlyMainContent === false)
-    throw new FirecrawlUnsupported(
-      `${where}onlyMainContent`,
-      'false is not supported: sift reads the main content',
-    );
   const wanted = wantedOf(body.formats, where);
   const formats = [
     ...(wanted.markdown ? ['markdown'] : []),
     ...(wanted.html ? ['html'] : []),
+    ...(wanted.rawHtml ? ['raw_html'] : []),
     ...(wanted.links ? ['links'] : []),
   ];
   // Markdown alone (Firecrawl's default) is sift's `format`: a flat body, checked by the DTO's fast path.
@@ -87,7 +87,8 @@ export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted:
   const options: Body = markdownOnly ? { format: 'markdown' } : { formats };
   if (wanted.screenshot) Object.assign(options, { screenshot: true, render: 'always' });
   const set = (k: string, v: unknown) => v !== undefined && (options[k] = v);
-  set('include_selectors', body.includeTags);
+  // The whole page (onlyMainContent: false) is its body, unless includeTags say which parts.
+  set('include_selectors', body.includeTags ?? (body.onlyMainContent === false ? ['body'] : undefined));
   set('exclude_selectors', body.excludeTags);
   set('wait_ms', body.waitFor);
   set('timeout_ms', body.timeout);
@@ -103,6 +104,7 @@ export function documentOf(e: FetchEnvelope, wanted: Wanted): Body {
   return {
     ...(wanted.markdown ? { markdown: f.markdown ?? e.content } : {}),
     ...(wanted.html ? { html: f.html ?? '' } : {}),
+    ...(wanted.rawHtml ? { rawHtml: f.raw_html ?? '' } : {}),
     ...(wanted.links ? { links: (e.links ?? []).map((l) => l.url) } : {}),
     ...(wanted.screenshot && e.screenshot
       ? { screenshot: `data:${e.screenshot.type};base64,${e.screenshot.data}` }
@@ -132,6 +134,7 @@ export function wantedOfEnvelope(e: FetchEnvelope): Wanted {
   return {
     markdown: f.markdown !== undefined || e.format === 'markdown',
     html: f.html !== undefined,
+    rawHtml: f.raw_html !== undefined,
     links: e.links !== undefined,
     screenshot: e.screenshot !== undefined,
   };
