@@ -12,7 +12,7 @@ import {
   Min,
 } from 'class-validator';
 import { MAX_MAP_LIMIT } from '../crawl';
-import { MAX_GLOB_CHARS } from '../crawl';
+import { MAX_GLOB_CHARS, MAX_REGEX_CHARS } from '../crawl';
 import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../crawl';
 import { JobAskDto } from './batch.dto';
 import { IsHttpUrl, MAX_URL_LENGTH } from './validators';
@@ -40,6 +40,26 @@ class SiteScopeDto {
   @IsString({ each: true })
   @MaxLength(MAX_GLOB_CHARS, { each: true })
   exclude_paths?: string[];
+
+  /**
+   * Regular expressions (RE2 syntax, as Firecrawl's includePaths) of which one must be found in a
+   * URL's path (`^/blog/`); none: every path. At most 20, 256 characters each, and 128 compiled
+   * instructions with exclude_regex.
+   */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_GLOBS)
+  @IsString({ each: true })
+  @MaxLength(MAX_REGEX_CHARS, { each: true })
+  include_regex?: string[];
+
+  /** Regular expressions none of which may be found in a URL's path. */
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_GLOBS)
+  @IsString({ each: true })
+  @MaxLength(MAX_REGEX_CHARS, { each: true })
+  exclude_regex?: string[];
 
   /** Subdomains of the seed's host are in scope too. */
   @IsOptional()

@@ -3,7 +3,7 @@
  *
  *   request.ts      what a crawl request may ask, checked (crawlSpecFrom) → spec.ts, the spec
  *                   kept with its job
- *   scope.ts, glob.ts, canonical.ts
+ *   scope.ts, glob.ts, path-regex.ts, canonical.ts
  *                   which URLs are in it (host, paths, robots.txt through site-links.ts) and the
  *                   one canonical form each is met by
  *   sitemaps.ts, sitemap-*.ts   the sitemaps a seed adds, streamed and bounded
@@ -20,5 +20,6 @@ export { duplicateOf, growCrawl } from './growth';
 export { MAX_MAP_LIMIT, MapService } from './map.service';
 export { crawlSpecFrom, type CrawlAsk } from './request';
 export { MAX_GLOB_CHARS } from './scope';
+export { MAX_REGEX_CHARS } from './path-regex';
 export { SiteLinks, linkRulesOf, type LinkRules } from './site-links';
 export { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, crawlSpecOf, type CrawlSpec, type SitemapMode } from './spec';

@@ -1,10 +1,9 @@
 import { Injectable } from '@nestjs/common';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
-import { invalidRequest } from '../common/errors';
 import { TimeSlicer } from '../common/time-slice';
 import { canonicalUrl } from './canonical';
-import { WILDCARD_HINT, globListProblem } from './scope';
+import { checkPathRules } from './request';
 import { SiteLinks, linkRulesOf } from './site-links';
 import type { SitemapMode } from './spec';
 
@@ -17,6 +16,8 @@ export interface MapRequest {
   sitemap?: SitemapMode;
   include_paths?: string[];
   exclude_paths?: string[];
+  include_regex?: string[];
+  exclude_regex?: string[];
   allow_subdomains?: boolean;
   /** The seed page's fetch options (robots, headers, timeout_ms…). */
   options?: object;
@@ -44,12 +45,13 @@ export class MapService {
   async map(caller: Caller, req: MapRequest, signal?: AbortSignal): Promise<{ links: MapLink[] }> {
     const limit = Math.min(req.limit ?? DEFAULT_MAP_LIMIT, MAX_MAP_LIMIT);
     const sitemap = req.sitemap ?? 'include';
-    const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
-    if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
+    checkPathRules(req);
     const rules = linkRulesOf({
       seed: req.url,
       include_paths: req.include_paths ?? [],
       exclude_paths: req.exclude_paths ?? [],
+      include_regex: req.include_regex,
+      exclude_regex: req.exclude_regex,
       allow_subdomains: req.allow_subdomains ?? false,
       allow_external: false,
       ignore_query: false,

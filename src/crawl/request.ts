@@ -1,4 +1,5 @@
 import { invalidRequest } from '../common/errors';
+import { REGEX_HINT, regexListProblem, regexProblem } from './path-regex';
 import { WILDCARD_HINT, globListProblem, globProblem } from './scope';
 import {
   DEFAULT_CRAWL_LIMIT,
@@ -17,6 +18,8 @@ export interface CrawlAsk {
   path_prefix?: string;
   include_paths?: string[];
   exclude_paths?: string[];
+  include_regex?: string[];
+  exclude_regex?: string[];
   allow_subdomains?: boolean;
   allow_external?: boolean;
   ignore_query?: boolean;
@@ -41,6 +44,33 @@ export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxT
   const maxDepth = req.max_depth ?? DEFAULT_MAX_DEPTH;
   if (maxDepth > MAX_DEPTH)
     throw invalidRequest(`max_depth must be at most ${MAX_DEPTH}`, 'ask for fewer hops');
+  checkPathRules(req);
+  if (req.path_prefix !== undefined && !req.path_prefix.startsWith('/'))
+    throw invalidRequest('path_prefix must start with "/"', 'send a path such as /docs/guide/');
+  return {
+    seed: req.url,
+    limit,
+    max_depth: maxDepth,
+    ...(req.path_prefix !== undefined ? { path_prefix: req.path_prefix } : {}),
+    include_paths: req.include_paths ?? [],
+    exclude_paths: req.exclude_paths ?? [],
+    ...(req.include_regex?.length ? { include_regex: req.include_regex } : {}),
+    ...(req.exclude_regex?.length ? { exclude_regex: req.exclude_regex } : {}),
+    allow_subdomains: req.allow_subdomains ?? false,
+    allow_external: req.allow_external ?? false,
+    ignore_query: req.ignore_query ?? false,
+    sitemap: req.sitemap ?? 'include',
+    options: req.options ?? {},
+  };
+}
+
+/**
+ * A crawl's or a map's path rules, checked: the globs and the regular expressions by number, each
+ * by its shape, and together by what they may cost a path's reading.
+ */
+export function checkPathRules(
+  req: Pick<CrawlAsk, 'include_paths' | 'exclude_paths' | 'include_regex' | 'exclude_regex'>,
+): void {
   for (const field of ['include_paths', 'exclude_paths'] as const) {
     const globs = req[field] ?? [];
     if (globs.length > MAX_GLOBS) {
@@ -56,19 +86,19 @@ export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxT
   }
   const tooMuch = globListProblem(req.include_paths ?? [], req.exclude_paths ?? []);
   if (tooMuch) throw invalidRequest(tooMuch, WILDCARD_HINT);
-  if (req.path_prefix !== undefined && !req.path_prefix.startsWith('/'))
-    throw invalidRequest('path_prefix must start with "/"', 'send a path such as /docs/guide/');
-  return {
-    seed: req.url,
-    limit,
-    max_depth: maxDepth,
-    ...(req.path_prefix !== undefined ? { path_prefix: req.path_prefix } : {}),
-    include_paths: req.include_paths ?? [],
-    exclude_paths: req.exclude_paths ?? [],
-    allow_subdomains: req.allow_subdomains ?? false,
-    allow_external: req.allow_external ?? false,
-    ignore_query: req.ignore_query ?? false,
-    sitemap: req.sitemap ?? 'include',
-    options: req.options ?? {},
-  };
+  for (const field of ['include_regex', 'exclude_regex'] as const) {
+    const patterns = req[field] ?? [];
+    if (patterns.length > MAX_GLOBS)
+      throw invalidRequest(`${field} has ${patterns.length} patterns, over ${MAX_GLOBS}`, REGEX_HINT);
+    for (const [i, re] of patterns.entries()) {
+      const bad = regexProblem(re);
+      if (bad)
+        throw invalidRequest(
+          `${field}.${i} ${bad}`,
+          'write a regular expression on the path, such as ^/blog/',
+        );
+    }
+  }
+  const costly = regexListProblem(req.include_regex ?? [], req.exclude_regex ?? []);
+  if (costly) throw invalidRequest(costly, REGEX_HINT);
 }

@@ -2,6 +2,7 @@ import { RE2JS, RE2Set } from 're2js';
 import { invalidRequest } from '../common/errors';
 import { normalHostname } from '../common/urls';
 import { globToRe2 } from './glob';
+import { PathRegexes, regexListProblem, regexProblem } from './path-regex';
 
 /** The longest include or exclude glob. */
 export const MAX_GLOB_CHARS = 512;
@@ -33,6 +34,9 @@ export interface ScopeSpec {
   pathPrefix?: string;
   includePaths?: string[];
   excludePaths?: string[];
+  /** Regular expressions searched for in the path (Firecrawl's includePaths and excludePaths). */
+  includeRegex?: string[];
+  excludeRegex?: string[];
   allowSubdomains?: boolean;
   allowExternal?: boolean;
 }
@@ -86,18 +90,28 @@ export function wildcardText(glob: string): number {
  * a trailing slash either way (`/docs/*` takes `/docs/a/`). A glob starting with `/` is matched
  * against the whole path; one starting with `*` and without `/` against the last segment
  * (`*.pdf`); one starting with `*` and holding a `/` against the path less its leading `/`. A link
- * must match an include glob when any is given, and no exclude glob; a path over MAX_GLOB_PATH
- * then matches none. A glob globProblem refuses throws invalid_request here too. Every glob is in
+ * must match an include glob when any is given, and no exclude glob; so too for the regular
+ * expressions (path-regex.ts), searched for in the path; a path over MAX_GLOB_PATH then matches
+ * none. A glob globProblem refuses throws invalid_request here too. Every glob is in
  * one automaton, so a path is read once whatever the number of globs.
  */
 export class CrawlScope {
   private readonly host: string;
   private readonly includes: number;
   private readonly globs?: RE2Set;
+  private readonly regexes?: PathRegexes;
 
   constructor(private readonly spec: ScopeSpec) {
     const seed = new URL(spec.seed);
     this.host = withoutWww(normalHostname(seed.hostname));
+    const [includeRe, excludeRe] = [spec.includeRegex ?? [], spec.excludeRegex ?? []];
+    if (includeRe.length || excludeRe.length) {
+      const problem =
+        [...includeRe, ...excludeRe].map(regexProblem).find(Boolean) ??
+        regexListProblem(includeRe, excludeRe);
+      if (problem) throw invalidRequest(problem);
+      this.regexes = new PathRegexes(includeRe, excludeRe);
+    }
     const include = spec.includePaths ?? [];
     const all = [...include, ...(spec.excludePaths ?? [])];
     this.includes = include.length;
@@ -126,11 +140,14 @@ export class CrawlScope {
     if (!this.hostAllowed(normalHostname(url.hostname))) return false;
     const path = url.pathname;
     if (this.spec.pathPrefix !== undefined && !underPrefix(path, this.spec.pathPrefix)) return false;
-    if (!this.globs) return true;
+    if (!this.globs && !this.regexes) return true;
     if (path.length > MAX_GLOB_PATH) return false;
-    const hits = this.globs.match(path.endsWith('/') ? path : `${path}/`);
-    if (this.includes && !hits.some((i) => i < this.includes)) return false;
-    return !hits.some((i) => i >= this.includes);
+    if (this.globs) {
+      const hits = this.globs.match(path.endsWith('/') ? path : `${path}/`);
+      if (this.includes && !hits.some((i) => i < this.includes)) return false;
+      if (hits.some((i) => i >= this.includes)) return false;
+    }
+    return this.regexes?.allows(path) ?? true;
   }
 
   private hostAllowed(hostname: string): boolean {

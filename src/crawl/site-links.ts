@@ -33,6 +33,8 @@ export function linkRulesOf(
     | 'path_prefix'
     | 'include_paths'
     | 'exclude_paths'
+    | 'include_regex'
+    | 'exclude_regex'
     | 'allow_subdomains'
     | 'allow_external'
     | 'ignore_query'
@@ -45,6 +47,8 @@ export function linkRulesOf(
       pathPrefix: spec.path_prefix,
       includePaths: spec.include_paths,
       excludePaths: spec.exclude_paths,
+      includeRegex: spec.include_regex,
+      excludeRegex: spec.exclude_regex,
       allowSubdomains: spec.allow_subdomains,
       allowExternal: spec.allow_external,
     }),

@@ -9,6 +9,9 @@ export interface CrawlSpec {
   path_prefix?: string;
   include_paths: string[];
   exclude_paths: string[];
+  /** Regular expressions searched for in the path (absent in jobs stored before they existed). */
+  include_regex?: string[];
+  exclude_regex?: string[];
   allow_subdomains: boolean;
   allow_external: boolean;
   ignore_query: boolean;
@@ -23,7 +26,7 @@ export type SitemapMode = (typeof SITEMAP_MODES)[number];
 export const DEFAULT_CRAWL_LIMIT = 100;
 export const DEFAULT_MAX_DEPTH = 3;
 export const MAX_DEPTH = 20;
-/** Globs in include_paths or exclude_paths, each. */
+/** Globs in include_paths or exclude_paths, each; patterns in include_regex or exclude_regex, each. */
 export const MAX_GLOBS = 20;
 
 /** The spec a job stores, or undefined for a batch (or a value no build of sift wrote). */

@@ -201,8 +201,11 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(out.mainContent.ok.markdown).not.toContain('Docs again');
     expect(out.wholePage.ok.markdown).toContain('Linked words.');
     expect(out.wholePage.ok.markdown).toMatch(/Home[^]*Docs again[^]*About/);
-    expect(out.regex.error).toMatchObject({ status: 400 });
-    expect(out.regex.error!.message).toContain('includePaths');
+    // Path patterns are regular expressions searched for in the path; one needing a backtracker is 400.
+    expect(out.regex.error).toBeUndefined();
+    expect(urls(out.regex.ok)).toEqual([`${site}/docs/`, `${site}/docs/guide/`, `${site}/docs/guide/one`]);
+    expect(out.lookahead.error).toMatchObject({ status: 400 });
+    expect(out.lookahead.error!.message).toContain('includePaths.0 path pattern "^/docs/(?!api)"');
   }, 90_000);
 
   it("a status read pages its documents with next, a full URL; scrape options map onto sift's; what sift cannot do is 400 naming the field", async () => {

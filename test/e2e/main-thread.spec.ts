@@ -161,6 +161,23 @@ describe('the main thread stays free', () => {
     expect(w.loopMs).toBeLessThan(MAX_LOOP_DELAY_MS);
   }, 120_000);
 
+  it('/v1/map: path regexes as costly as their cap allows, over the same sitemap', async () => {
+    // Firecrawl's includePaths are these: 108 of the 128 instructions a request may have, the
+    // second pattern (counted repeats, never matching) the costliest kind measured.
+    const include_regex = ['z(3|7|12)$', `${'a.{0,9}'.repeat(5)}q`];
+    const fx = await site({ '/sitemap.xml': sitemapOf([...MISSES, ...HITS]) });
+    const w = await watch(app, () =>
+      request(app.getHttpServer())
+        .post('/v1/map')
+        .set(fleet)
+        .send({ url: fx.url('/'), sitemap: 'only', include_regex }),
+    );
+    expect(w.value.status).toBe(200);
+    expect(w.value.body.links.map((l: { url: string }) => l.url)).toEqual(HITS.map((p) => fx.url(p)));
+    expect(w.healthzMs).toBeLessThan(MAX_HEALTHZ_MS);
+    expect(w.loopMs).toBeLessThan(MAX_LOOP_DELAY_MS);
+  }, 120_000);
+
   it("/v1/crawl: the same globs over the seed's links and its sitemap's entries", async () => {
     const links = [...MISSES.slice(0, 50), HITS[0]].map((p) => `<a href="${p}">a page</a>`).join(' ');
     const fx = await site({

@@ -1,5 +1,6 @@
 // Bad inputs as each surface takes them: the table test/e2e/one-validation.spec.ts sends to /v1,
 // to the Firecrawl routes and to the MCP tools.
+import { MAX_REGEX_CHARS } from '../../src/crawl/path-regex';
 import { MAX_GLOB_CHARS } from '../../src/crawl/scope';
 
 export const list = (n: number, f: (i: number) => string) => Array.from({ length: n }, (_, i) => f(i));
@@ -85,22 +86,36 @@ export const badInputs = (u: string): Row[] => {
     {
       what: '21 globs',
       v1: ['POST', '/v1/map', { url: u, include_paths: list(21, (i) => `/g${i}/**`) }],
-      v2: [
-        '/v2/crawl',
-        { url: u, includePaths: list(21, (i) => `^/g${i}/.*`) },
-        [['include_paths', 'includePaths']],
-      ],
       mcp: ['map', { url: u, include_paths: list(21, (i) => `/g${i}/**`) }],
     },
     {
       what: 'a glob over its length cap',
       v1: ['POST', '/v1/crawl', { url: u, exclude_paths: [glob] }],
+      mcp: ['crawl', { url: u, exclude_paths: [glob] }],
+    },
+    // Firecrawl's path patterns are /v1's regular expressions.
+    {
+      what: '21 path patterns',
+      v1: ['POST', '/v1/crawl', { url: u, include_regex: list(21, (i) => `^/g${i}/`) }],
       v2: [
         '/v2/crawl',
-        { url: u, excludePaths: [`^${glob.slice(0, -3)}/.*`] },
-        [['exclude_paths', 'excludePaths']],
+        { url: u, includePaths: list(21, (i) => `^/g${i}/`) },
+        [['include_regex', 'includePaths']],
       ],
-      mcp: ['crawl', { url: u, exclude_paths: [glob] }],
+    },
+    {
+      what: 'a path pattern over its length cap',
+      v1: ['POST', '/v1/crawl', { url: u, exclude_regex: [`^/${'a'.repeat(MAX_REGEX_CHARS)}`] }],
+      v2: [
+        '/v2/crawl',
+        { url: u, excludePaths: [`^/${'a'.repeat(MAX_REGEX_CHARS)}`] },
+        [['exclude_regex', 'excludePaths']],
+      ],
+    },
+    {
+      what: 'a path pattern needing a backtracker',
+      v1: ['POST', '/v1/crawl', { url: u, include_regex: ['^/(a)\\1'] }],
+      v2: ['/v2/crawl', { url: u, includePaths: ['^/(a)\\1'] }, [['include_regex', 'includePaths']]],
     },
     {
       what: 'globs as a string',

@@ -73,6 +73,9 @@ async function settle(p) {
   out.wholePage = await settle(
     fc.scrape(`${site}/linked`, { formats: ['markdown'], onlyMainContent: false }),
   );
-  out.regex = await settle(fc.startCrawl(`${site}/`, { includePaths: ['blog|news'] }));
+  out.regex = await settle(
+    fc.crawl(`${site}/docs/`, { ...docs, includePaths: ['^/docs/guide/', 'faq'], excludePaths: ['two'] }),
+  );
+  out.lookahead = await settle(fc.startCrawl(`${site}/`, { includePaths: ['^/docs/(?!api)'] }));
   process.stdout.write(JSON.stringify(out));
 })();

@@ -5,6 +5,12 @@ import {
   globProblem,
   type ScopeSpec,
 } from '../../src/crawl/scope';
+import {
+  MAX_REGEX_CHARS,
+  MAX_REGEX_PROGRAM,
+  regexListProblem,
+  regexProblem,
+} from '../../src/crawl/path-regex';
 
 const allows = (spec: Partial<ScopeSpec>, url: string) =>
   new CrawlScope({ seed: 'https://example.com/docs/', ...spec }).allows(new URL(url));
@@ -150,6 +156,48 @@ describe('globProblem', () => {
     // A scope is never built on a glob refused here.
     expect(() => new CrawlScope({ seed: 'https://e.test/', excludePaths: ['docs/**'] })).toThrow(
       /must start with/,
+    );
+  });
+});
+
+describe("regular expressions on the path (Firecrawl's includePaths and excludePaths)", () => {
+  it('an include pattern is searched for anywhere in the path; an exclude pattern leaves a path out', () => {
+    const spec = { includeRegex: ['^/docs/guide/', 'faq'], excludeRegex: ['draft', '\\.pdf$'] };
+    for (const [url, inScope] of [
+      ['https://example.com/docs/guide/one', true],
+      // A trailing slash either way: a crawl's canonical URL has none where the link had one.
+      ['https://example.com/docs/guide', true],
+      ['https://example.com/help/faq.html', true],
+      ['https://example.com/docs/api/', false],
+      ['https://example.com/x/docs/guide/', false],
+      ['https://example.com/docs/guide/draft-2', false],
+      ['https://example.com/docs/guide/print.pdf', false],
+      // The path only: neither the query nor the host is searched.
+      ['https://example.com/docs/?q=faq', false],
+    ] as const)
+      expect([url, allows(spec, url)]).toEqual([url, inScope]);
+    // Excludes alone: every other path; with globs, both must hold.
+    expect(allows({ excludeRegex: ['^/private'] }, 'https://example.com/public/a')).toBe(true);
+    expect(allows({ excludeRegex: ['^/private'] }, 'https://example.com/private/a')).toBe(false);
+    const both = { includePaths: ['/docs/**'], includeRegex: ['guide'] };
+    expect(allows(both, 'https://example.com/docs/guide/a')).toBe(true);
+    expect(allows(both, 'https://example.com/docs/api/a')).toBe(false);
+    expect(allows(both, 'https://example.com/guide/a')).toBe(false);
+    expect(allows({ includeRegex: ['a'] }, `https://example.com/${'a'.repeat(MAX_GLOB_PATH)}`)).toBe(false);
+  });
+
+  it('refuses, saying why, what would need a backtracker, is too long or would cost too much to run', () => {
+    expect(regexProblem('^/(blog|news)/[0-9]{4}/')).toBeUndefined();
+    expect(regexProblem('^/a(?=b)')).toMatch(/linear-time engine/);
+    expect(regexProblem('(a)\\1')).toMatch(/linear-time engine/);
+    expect(regexProblem('(unclosed')).toMatch(/not a regular expression/);
+    expect(regexProblem('a'.repeat(MAX_REGEX_CHARS + 1))).toMatch(`at most ${MAX_REGEX_CHARS}`);
+    const costly = `${'a.{0,9}'.repeat(7)}q`;
+    expect(regexProblem(costly)).toBeUndefined();
+    expect(regexListProblem([costly], [])).toMatch(`over ${MAX_REGEX_PROGRAM}`);
+    expect(regexListProblem([`${'a.{0,9}'.repeat(5)}q`], ['^/x'])).toBeUndefined();
+    expect(() => new CrawlScope({ seed: 'https://example.com/', excludeRegex: ['(?!x)'] })).toThrow(
+      /linear-time engine/,
     );
   });
 });

@@ -19,6 +19,8 @@ const FIRECRAWL_NAMES: Record<string, string> = {
   max_depth: 'maxDiscoveryDepth',
   include_paths: 'includePaths',
   exclude_paths: 'excludePaths',
+  include_regex: 'includePaths',
+  exclude_regex: 'excludePaths',
   allow_subdomains: 'allowSubdomains',
   allow_external: 'allowExternalLinks',
   ignore_query: 'ignoreQueryParameters',
@@ -32,15 +34,21 @@ export function firecrawlNames(message: string, optionsAs: string): string {
 }
 
 /** The translated body as the DTO's instance, or sift's 400 naming the bad fields as Firecrawl does. */
-export async function siftBody<T extends object>(
+export function siftBody<T extends object>(
   dto: Type<T>,
   body: Record<string, unknown>,
   optionsAs = '',
 ): Promise<T> {
+  return inFirecrawlNames(() => commandOf(dto, body), optionsAs);
+}
+
+/** A call to sift's services whose errors name the fields as the caller named them (Firecrawl's). */
+export async function inFirecrawlNames<T>(call: () => Promise<T>, optionsAs = ''): Promise<T> {
   try {
-    return await commandOf(dto, body);
+    return await call();
   } catch (err) {
-    if (!(err instanceof SiftError)) throw err;
-    throw new SiftError(err.status, err.code, firecrawlNames(err.message, optionsAs), err.hint);
+    // Renamed in place: the error keeps its class, status and headers (a 429's Retry-After).
+    if (err instanceof SiftError) err.message = firecrawlNames(err.message, optionsAs);
+    throw err;
   }
 }

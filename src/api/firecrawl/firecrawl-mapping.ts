@@ -174,29 +174,6 @@ const CRAWL_FIELDS = new Set([
 ]);
 
 /**
- * Firecrawl's path patterns are regular expressions; sift's are globs. Only two forms translate
- * without doubt: `^/literal/path/.*` (the folder, `/literal/path/**`) and `^/literal/path$` (that
- * path). Any other is 400 naming the field.
- */
-export function globOf(field: string, re: unknown): string {
-  const s = String(re);
-  const folder = /^\^(\/[A-Za-z0-9_~-]+(?:\/[A-Za-z0-9_~-]+)*)\/\.\*\$?$/.exec(s);
-  if (folder) return `${folder[1]}/**`;
-  const exact = /^\^(\/(?:[A-Za-z0-9_~-]+\/?)*)\$$/.exec(s);
-  if (exact) return exact[1];
-  throw new FirecrawlUnsupported(
-    field,
-    `pattern ${JSON.stringify(s.slice(0, 80))} is not supported: send "^/folder/.*" or "^/exact/path$"`,
-  );
-}
-
-function globsOf(field: string, v: unknown): string[] | undefined {
-  if (v === undefined) return undefined;
-  if (!Array.isArray(v)) throw new FirecrawlUnsupported(field, 'must be a list');
-  return (v as unknown[]).map((re) => globOf(field, re));
-}
-
-/**
  * The path a crawl from `url` keeps to, as Firecrawl's: the seed's path and below (a crawl from
  * `/docs/guide/` never reaches `/docs/`), unless `crawlEntireDomain`; none from the site's root.
  */
@@ -222,8 +199,9 @@ export function crawlOf(body: Body): Body {
   set('limit', body.limit);
   set('max_depth', body.maxDiscoveryDepth);
   set('path_prefix', pathPrefixOf(body.url, body.crawlEntireDomain));
-  set('include_paths', globsOf('includePaths', body.includePaths));
-  set('exclude_paths', globsOf('excludePaths', body.excludePaths));
+  // Firecrawl's path patterns are regular expressions searched for in the path: sift's *_regex.
+  set('include_regex', body.includePaths);
+  set('exclude_regex', body.excludePaths);
   set('allow_subdomains', body.allowSubdomains);
   set('allow_external', body.allowExternalLinks);
   set('ignore_query', body.ignoreQueryParameters);

@@ -11,7 +11,7 @@ import { AuthGuard } from '../auth.guard';
 import { BodyLimit, JOB_BODY, SMALL_BODY } from '../body-limit';
 import { CurrentCaller } from '../caller.decorator';
 import { BatchSubmitDto, checkIdemKey, CrawlSubmitDto, FetchRequestDto, MapRequestDto } from '../../commands';
-import { siftBody } from './firecrawl-body';
+import { inFirecrawlNames, siftBody } from './firecrawl-body';
 import { checkCrawlFields, checkMapFields, checkScrapeFields } from './firecrawl-fields';
 import { batchOf, crawlOf, documentOf, fetchOptionsOf, mapOf } from './firecrawl-mapping';
 import { baseOf, V2_MOUNTS } from './firecrawl-routes';
@@ -82,7 +82,7 @@ export class FirecrawlController {
     checkIdemKey(idemKey);
     await checkScrapeFields(body ?? {});
     const submit = await siftBody(BatchSubmitDto, batchOf(body ?? {}));
-    const { job } = await this.batch.submit(caller, submit, idemKey);
+    const { job } = await inFirecrawlNames(() => this.batch.submit(caller, submit, idemKey));
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/batch/scrape/${job.id}` };
   }
 
@@ -97,7 +97,7 @@ export class FirecrawlController {
   ): Promise<Json> {
     await checkCrawlFields(body ?? {});
     const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
-    const { job } = await this.batch.submitCrawl(caller, submit);
+    const { job } = await inFirecrawlNames(() => this.batch.submitCrawl(caller, submit), 'scrapeOptions.');
     return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
   }
 
