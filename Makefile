@@ -3,13 +3,21 @@ SHELL := /bin/bash
 export SCARF_ANALYTICS := false
 ENV_FILE := $(if $(wildcard .env),.env,.env.example)
 
-.PHONY: run test test-node24 chromium gate bench build install typecheck lint format-check clean
+.PHONY: run test test-node24 chromium clients gate bench build install typecheck lint format-check clean
 
 node_modules/.installed: package.json package-lock.json
 	npm ci --no-audit --no-fund
 	@touch $@
 
 install: node_modules/.installed
+
+# Clients of Firecrawl's API written by others (its SDK's 1.x line, LangChain's loader, its MCP
+# server), pinned in test/clients with their own lockfile: the tests run them against sift.
+test/clients/node_modules/.installed: test/clients/package.json test/clients/package-lock.json
+	npm ci --prefix test/clients --no-audit --no-fund
+	@touch $@
+
+clients: test/clients/node_modules/.installed
 
 dist/src/main.js: node_modules/.installed $(shell find src migrations -name '*.ts' 2>/dev/null) tsconfig.json tsconfig.build.json nest-cli.json
 	npm run build
@@ -27,11 +35,11 @@ NODE_FLAGS := --max-semi-space-size=8 --v8-pool-size=2
 run: build
 	node --env-file=$(ENV_FILE) $(NODE_FLAGS) dist/src/main.js
 
-test: build chromium
+test: build chromium clients
 	npx jest --ci
 
 # The suite again under Node 24 LTS (from the npm registry, kept in ~/.cache/sift); CI runs both.
-test-node24: build chromium
+test-node24: build chromium clients
 	test/support/node24.sh
 
 # The render and Swagger UI tests drive Debian's Chromium: installed when it can be, else a clear stop.

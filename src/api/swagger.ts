@@ -20,7 +20,7 @@ export function openApiDocument(app: INestApplication): OpenAPIObject {
     .addSecurityRequirements('bearer')
     .addTag(
       'firecrawl',
-      "Firecrawl's API, for its clients: the same routes are served under /firecrawl/v2 (give a client http://host:port/firecrawl as its API URL).",
+      "Firecrawl's API, for its clients: the same routes are served under /firecrawl/v2, and under /firecrawl/v1 in v1's shapes (give a client http://host:port/firecrawl as its API URL).",
     )
     .build();
   const doc = SwaggerModule.createDocument(app, config, {

@@ -3,15 +3,9 @@ import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { FLEET_TOKEN, RESTRICTED_TOKEN, createTestApp, waitUntil } from '../support/app';
-import { Fixture, articleHtml, html, send, slowArticle } from '../support/fixture';
+import { Fixture } from '../support/fixture';
+import { PAGE_A, firecrawlSite } from '../support/firecrawl-site';
 import { node24 } from '../support/node24';
-
-/** A page of the docs folder: a heading, words, and links to `to` in its navigation. */
-const docsPage = (title: string, to: string[]) =>
-  html(
-    `<nav>${to.map((t) => `<a href="${t}">${t}</a>`).join(' ')}</nav><article><h1>${title}</h1><p>${`${title} words. `.repeat(40)}</p></article>`,
-    title,
-  );
 
 /** Firecrawl's official SDK (Node 24, a child process) against sift's /v2, sift in this process. */
 describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
@@ -19,49 +13,8 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
   let fixture: Fixture;
   let base: string;
 
-  const links = '<a href="/a">A</a> <a href="/b">B</a>';
-  const pageA = articleHtml('Page A', 4, 'apples').replace('</article>', `${links}</article>`);
-
   beforeAll(async () => {
-    fixture = await new Fixture({
-      // The home page links only to /a and /b: a crawl of it holds three pages, a map lists three URLs.
-      '/': send(
-        200,
-        'text/html',
-        html(
-          `<nav>${links}</nav><article><h1>Home</h1><p>${'Home words. '.repeat(40)}</p></article>`,
-          'Home',
-        ),
-      ),
-      '/a': send(200, 'text/html', pageA),
-      '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
-      // A docs folder: the guide links up to /docs/ and across to /docs/api/, and down to its pages.
-      '/docs/': send(200, 'text/html', docsPage('Docs', ['/docs/guide/', '/docs/api/'])),
-      '/docs/api/': send(200, 'text/html', docsPage('API', ['/docs/'])),
-      '/docs/guide/': send(
-        200,
-        'text/html',
-        docsPage('Guide', ['/docs/', '/docs/api/', '/docs/guide/one', '/docs/guide/two/']),
-      ),
-      '/docs/guide/one': send(200, 'text/html', docsPage('Guide one', ['/docs/guide/', '/'])),
-      '/docs/guide/two/': send(200, 'text/html', docsPage('Guide two', ['/docs/guide/one'])),
-      // Links in its navigation, its article and its footer, one twice, one not http.
-      '/linked': send(
-        200,
-        'text/html',
-        html(
-          `<header><nav><a href="/">Home</a> <a href="/docs/">Docs</a></nav></header><article><h1>Linked</h1>` +
-            `<p>${'Linked words. '.repeat(30)}<a href="/a">A</a> and <a href="https://other.example/x?y=1">X</a>.</p></article>` +
-            `<footer><a href="/docs/">Docs again</a> <a href="mailto:a@b.example">Mail</a> <a href="/about#team">About</a></footer>`,
-          'Linked',
-        ),
-      ),
-      // A page that shows the X-Fruit header it was asked with.
-      '/echo': (req, res) =>
-        send(200, 'text/html', articleHtml('Echo', 4, String(req.headers['x-fruit'] ?? 'none')))(req, res),
-      // A page that takes its time: a crawl of it is still running when it is cancelled.
-      '/slow/*': (req, res) => void setTimeout(() => slowArticle(0)(req, res), 3000).unref(),
-    }).start();
+    fixture = await new Fixture(firecrawlSite()).start();
     ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
     await app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
@@ -196,7 +149,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(out.json.error!.message).toContain('formats: json');
     // rawHtml: the page as served; onlyMainContent: false, the whole page.
     expect(out.rawHtml.error).toBeUndefined();
-    expect(out.rawHtml.ok.rawHtml).toBe(pageA);
+    expect(out.rawHtml.ok.rawHtml).toBe(PAGE_A);
     expect(out.rawHtml.ok.markdown).toBe(doc.markdown);
     expect(out.mainContent.ok.markdown).not.toContain('Docs again');
     expect(out.wholePage.ok.markdown).toContain('Linked words.');

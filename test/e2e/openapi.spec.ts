@@ -42,6 +42,7 @@ describe('OpenAPI', () => {
         '/v2/batch/scrape/{id}/errors',
         '/v2/crawl',
         '/v2/crawl/active',
+        '/v2/crawl/ongoing',
         '/v2/crawl/{id}',
         '/v2/crawl/{id}/errors',
         '/v2/map',

@@ -10,7 +10,7 @@ import { MAX_INT32 } from '../../commands';
 import { jsonInParts, listParts } from '../json-chunks';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
-import { baseOf, V2_MOUNTS } from './firecrawl-routes';
+import { apiUrl, FIRECRAWL_MOUNTS, isV1 } from './firecrawl-routes';
 import { documentOf, statusOf, wantedOfEnvelope } from './firecrawl-mapping';
 
 type Json = Record<string, unknown>;
@@ -28,7 +28,7 @@ const MAX_ERRORS_LISTED = 10_000;
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
-@Controller(V2_MOUNTS)
+@Controller(FIRECRAWL_MOUNTS)
 @UseGuards(AuthGuard)
 export class FirecrawlJobsController {
   constructor(private readonly batch: BatchService) {}
@@ -43,7 +43,7 @@ export class FirecrawlJobsController {
     @Query() q: Record<string, string>,
     @Req() req: Request,
   ): Promise<StreamableFile> {
-    return this.status(caller, id, q, `${baseOf(req)}/v2/batch/scrape/${id}`, 'batch');
+    return this.status(caller, id, q, req, 'batch');
   }
 
   /** A batch scrape's failed pages, and those robots.txt kept it from. */
@@ -58,8 +58,8 @@ export class FirecrawlJobsController {
     return this.errors(caller, id, 'crawl');
   }
 
-  /** The caller's crawls not yet ended (queued or running), newest first: Firecrawl's active crawls. */
-  @Get('crawl/active')
+  /** The caller's crawls not yet ended (queued or running), newest first: Firecrawl's active (v1: ongoing) crawls. */
+  @Get(['crawl/active', 'crawl/ongoing'])
   async firecrawlActiveCrawls(@CurrentCaller() caller: Caller): Promise<Json> {
     const crawls: Json[] = [];
     let after: string | undefined;
@@ -83,7 +83,8 @@ export class FirecrawlJobsController {
     @Query() q: Record<string, string>,
     @Req() req: Request,
   ): Promise<StreamableFile> {
-    return this.status(caller, id, q, `${baseOf(req)}/v2/crawl/${id}`, 'crawl');
+    // v1 clients follow a batch scrape at its crawl's route too, as Firecrawl's v1 answers it.
+    return this.status(caller, id, q, req, isV1(req) ? undefined : 'crawl');
   }
 
   /** Cancels a crawl: sift's cancel; Firecrawl's answer. */
@@ -134,17 +135,19 @@ export class FirecrawlJobsController {
     return { success: true, status: statusOf(after.status) };
   }
 
+  /** A job's status and a page of its documents; `kind` undefined: either kind. */
   private async status(
     caller: Caller,
     id: string,
     q: Record<string, string>,
-    self: string,
-    kind: 'batch' | 'crawl',
+    req: Request,
+    kind: 'batch' | 'crawl' | undefined,
   ): Promise<StreamableFile> {
     const after = intParam('after', q.after, -1) ?? -1;
     const limit = intParam('limit', q.limit, 1, PAGE_DOCS) ?? PAGE_DOCS;
     const job = await this.batch.get(caller, id);
-    if (job.kind !== kind) throw notFound(kind === 'batch' ? 'batch scrape' : 'crawl');
+    if (kind && job.kind !== kind) throw notFound(kind === 'batch' ? 'batch scrape' : 'crawl');
+    const self = apiUrl(req, `${kind === 'batch' ? 'batch/scrape' : 'crawl'}/${id}`);
     const page = await this.batch.resultsPage(caller, id, { after, limit, statuses: ['done'] });
     // Each stored envelope is read and its document written apart, a slice at a time: a page of
     // large documents parsed and written as one held the event loop for over 100 ms.
@@ -162,7 +165,12 @@ export class FirecrawlJobsController {
       total: job.targets_total,
       completed: job.targets_done,
       expiresAt: job.lease_expires_at,
-      next: page.next === null ? null : `${self}?after=${page.next}${more}`,
+      // v1 clients follow `next` while the key is there: it is left out at the end.
+      ...(page.next !== null
+        ? { next: `${self}?after=${page.next}${more}` }
+        : isV1(req)
+          ? {}
+          : { next: null }),
     });
     return jsonInParts(listParts(`${head.slice(0, -1)},"data":[`, docGroups(docs), ']}'));
   }

@@ -4,17 +4,24 @@
  */
 import type { Request } from 'express';
 
-/** Firecrawl's v2 API: under /v2, and under /firecrawl/v2 for clients given …/firecrawl as their API URL. */
-export const V2_MOUNTS = ['v2', 'firecrawl/v2'];
+/**
+ * Firecrawl's API: v2 under /v2 and /firecrawl/v2, v1 under /firecrawl/v1 (clients given
+ * …/firecrawl as their API URL append /v1/… or /v2/…). The same routes serve both versions; a v1
+ * request and its answer are translated (firecrawl-v1.ts).
+ */
+export const FIRECRAWL_MOUNTS = ['v2', 'firecrawl/v2', 'firecrawl/v1'];
+
+/** A request to Firecrawl's v1 API, in v1's shapes. */
+export const isV1 = (req: Request): boolean => req.path.startsWith('/firecrawl/v1/');
 
 /** Paths of the Firecrawl-compatible API, whose errors are `{success: false, error, code}`. */
 export const isFirecrawlPath = (path: string): boolean =>
   path === '/v2' || path.startsWith('/v2/') || path === '/firecrawl' || path.startsWith('/firecrawl/');
 
-/** This server's Firecrawl API URL as the caller reached it (with /firecrawl when it came that way). */
-export function baseOf(req: Request): string {
-  const mount = req.path.startsWith('/firecrawl/') ? '/firecrawl' : '';
-  return `${req.protocol}://${req.get('host')}${mount}`;
+/** The URL of `route` (`crawl/ID`) in the API the caller reached: the same mount, the same version. */
+export function apiUrl(req: Request, route: string): string {
+  const mount = /^\/(?:firecrawl\/)?v\d+/.exec(req.path)?.[0] ?? '/v2';
+  return `${req.protocol}://${req.get('host')}${mount}/${route}`;
 }
 
 /** Firecrawl's routes sift does not serve, by their first segments, and why. */

@@ -6,7 +6,7 @@ import { AppConfig } from '../../config/app-config';
 import type { Caller } from '../../pages/caller-policy';
 import { AuthGuard } from '../auth.guard';
 import { CurrentCaller } from '../caller.decorator';
-import { V2_MOUNTS } from './firecrawl-routes';
+import { FIRECRAWL_MOUNTS } from './firecrawl-routes';
 
 type Json = Record<string, unknown>;
 
@@ -23,7 +23,7 @@ const UNBILLED = 99_999_999;
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
-@Controller(V2_MOUNTS)
+@Controller(FIRECRAWL_MOUNTS)
 @UseGuards(AuthGuard)
 export class FirecrawlTeamController {
   constructor(

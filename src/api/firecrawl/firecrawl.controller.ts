@@ -14,19 +14,20 @@ import { BatchSubmitDto, checkIdemKey, CrawlSubmitDto, FetchRequestDto, MapReque
 import { inFirecrawlNames, siftBody } from './firecrawl-body';
 import { checkCrawlFields, checkMapFields, checkScrapeFields } from './firecrawl-fields';
 import { batchOf, crawlOf, documentOf, fetchOptionsOf, mapOf } from './firecrawl-mapping';
-import { baseOf, V2_MOUNTS } from './firecrawl-routes';
+import { apiUrl, FIRECRAWL_MOUNTS, isV1 } from './firecrawl-routes';
+import { crawlFromV1, mapFromV1, mapLinksV1, scrapeFromV1 } from './firecrawl-v1';
 
 type Json = Record<string, unknown>;
 
 /**
- * Firecrawl's v2 API (scrape, batch scrape, crawl, map; a started job's routes are
- * firecrawl-jobs.controller.ts'), as thin adapters: each request's own
- * fields are type-checked (firecrawl-fields.ts), the request translated (firecrawl-mapping.ts),
- * checked by sift's own DTO, and handed to sift's own service.
+ * Firecrawl's API (scrape, batch scrape, crawl, map; a started job's routes are
+ * firecrawl-jobs.controller.ts'), as thin adapters: a v1 request first put in v2's shape
+ * (firecrawl-v1.ts), each request's own fields type-checked (firecrawl-fields.ts), the request
+ * translated (firecrawl-mapping.ts), checked by sift's own DTO, and handed to sift's own service.
  */
 @ApiTags('firecrawl')
 @ApiBearerAuth()
-@Controller(V2_MOUNTS)
+@Controller(FIRECRAWL_MOUNTS)
 @UseGuards(AuthGuard)
 export class FirecrawlController {
   constructor(
@@ -42,20 +43,22 @@ export class FirecrawlController {
   @HttpCode(200)
   async firecrawlScrape(
     @CurrentCaller() caller: Caller,
-    @Body() body: Json,
+    @Body() sent: Json,
+    @Req() req: Request,
     @Res() res: Response,
   ): Promise<void> {
-    const { url, ...scrape } = body ?? {};
+    const body = isV1(req) ? scrapeFromV1(sent ?? {}) : (sent ?? {});
+    const { url, ...scrape } = body;
     await checkScrapeFields(scrape);
     const { options, wanted } = fetchOptionsOf(scrape);
-    const req = await siftBody(FetchRequestDto, { url, ...options });
+    const fetchReq = await siftBody(FetchRequestDto, { url, ...options });
     const leave = this.admission.enter('fetch', caller);
     const gone = hangup(res);
     try {
       // Written once per cached answer and sent as bytes, as /v1/fetch sends its envelope.
       const json = await this.pages.fetchWritten(
         caller,
-        req,
+        fetchReq,
         gone.signal,
         `firecrawl ${JSON.stringify(wanted)}`,
         (e) => Buffer.from(JSON.stringify({ success: true, data: documentOf(e, wanted) })),
@@ -75,15 +78,16 @@ export class FirecrawlController {
   @HttpCode(200)
   async firecrawlBatchScrape(
     @CurrentCaller() caller: Caller,
-    @Body() body: Json,
+    @Body() sent: Json,
     @Headers('x-idempotency-key') idemKey: string | undefined,
     @Req() req: Request,
   ): Promise<Json> {
     checkIdemKey(idemKey);
-    await checkScrapeFields(body ?? {});
-    const submit = await siftBody(BatchSubmitDto, batchOf(body ?? {}));
+    const body = isV1(req) ? scrapeFromV1(sent ?? {}) : (sent ?? {});
+    await checkScrapeFields(body);
+    const submit = await siftBody(BatchSubmitDto, batchOf(body));
     const { job } = await inFirecrawlNames(() => this.batch.submit(caller, submit, idemKey));
-    return { success: true, id: job.id, url: `${baseOf(req)}/v2/batch/scrape/${job.id}` };
+    return { success: true, id: job.id, url: apiUrl(req, `batch/scrape/${job.id}`) };
   }
 
   /** Starts a crawl: a sift crawl job. */
@@ -92,13 +96,14 @@ export class FirecrawlController {
   @HttpCode(200)
   async firecrawlCrawl(
     @CurrentCaller() caller: Caller,
-    @Body() body: Json,
+    @Body() sent: Json,
     @Req() req: Request,
   ): Promise<Json> {
-    await checkCrawlFields(body ?? {});
-    const submit = await siftBody(CrawlSubmitDto, crawlOf(body ?? {}), 'scrapeOptions.');
+    const body = isV1(req) ? crawlFromV1(sent ?? {}) : (sent ?? {});
+    await checkCrawlFields(body);
+    const submit = await siftBody(CrawlSubmitDto, crawlOf(body), 'scrapeOptions.');
     const { job } = await inFirecrawlNames(() => this.batch.submitCrawl(caller, submit), 'scrapeOptions.');
-    return { success: true, id: job.id, url: `${baseOf(req)}/v2/crawl/${job.id}` };
+    return { success: true, id: job.id, url: apiUrl(req, `crawl/${job.id}`) };
   }
 
   /** A site's URLs: sift's map. */
@@ -107,17 +112,21 @@ export class FirecrawlController {
   @HttpCode(200)
   async firecrawlMap(
     @CurrentCaller() caller: Caller,
-    @Body() body: Json,
+    @Body() sent: Json,
+    @Req() req: Request,
     @Res({ passthrough: true }) res: Response,
   ): Promise<Json> {
-    await checkMapFields(body ?? {});
-    const { options, ...rest } = mapOf(body ?? {});
+    const v1 = isV1(req);
+    const body = v1 ? mapFromV1(sent ?? {}) : (sent ?? {});
+    await checkMapFields(body);
+    const { options, ...rest } = mapOf(body);
     const mapReq = { ...(await siftBody(MapRequestDto, rest)), ...(options ? { options } : {}) };
     if (options) await siftBody(FetchRequestDto, { url: rest.url, ...options });
     const leave = this.admission.enter('fetch', caller);
     const gone = hangup(res);
     try {
       const { links } = await this.maps.map(caller, mapReq, gone.signal());
+      if (v1) return { success: true, links: mapLinksV1(links) };
       return {
         success: true,
         links: links.map((l) => ({ url: l.url, ...(l.title ? { title: l.title } : {}) })),
