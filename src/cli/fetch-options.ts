@@ -17,6 +17,7 @@ export const FETCH_FLAGS = {
   'wait-for': { type: 'string' },
   'wait-ms': { type: 'string' },
   screenshot: { type: 'boolean' },
+  'full-page': { type: 'boolean' },
   pages: { type: 'string' },
 } as const;
 
@@ -36,6 +37,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --wait-for CSS                         when rendered, wait for what the selector matches
   --wait-ms N                            when rendered, wait this long more once loaded (0-10000)
   --screenshot                           when rendered, a PNG of the viewport (in the --json envelope)
+  --full-page                            with --screenshot, the whole page (at most 16384 px high)
   --pages 1-5,9                          of a PDF, only these pages (default all)
 `;
 
@@ -54,6 +56,7 @@ type FetchFlagValues = {
   'wait-for'?: string;
   'wait-ms'?: string;
   screenshot?: boolean;
+  'full-page'?: boolean;
   pages?: string;
 };
 
@@ -74,6 +77,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     wait_for: v['wait-for'],
     wait_ms: int('wait-ms', v['wait-ms']),
     screenshot: v.screenshot || undefined,
+    full_page: v['full-page'] || undefined,
     pages: v.pages,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
@@ -96,6 +100,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   wait_for: '--wait-for',
   wait_ms: '--wait-ms',
   screenshot: '--screenshot',
+  full_page: '--full-page',
   pages: '--pages',
   ttl_s: '--ttl',
   on_restart: '--on-restart',

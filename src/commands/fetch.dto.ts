@@ -138,6 +138,11 @@ export class FetchOptionsDto {
   @IsBoolean()
   screenshot?: boolean;
 
+  /** With `screenshot`: the whole page, top to bottom (at most 16,384 pixels high), not the viewport. */
+  @IsOptional()
+  @IsBoolean()
+  full_page?: boolean;
+
   /**
    * A PDF's pages to read, as ranges: "1-5,9", "3", "7-" (to the end); all by default, up to
    * SIFT_PDF_MAX_PAGES. Pages left out make the answer `truncated`. Ignored for other pages.

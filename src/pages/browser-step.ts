@@ -19,6 +19,8 @@ export interface RenderAsk {
   waitFor?: string;
   waitMs?: number;
   screenshot?: boolean;
+  /** The screenshot is of the whole page. */
+  fullPage?: boolean;
   /** When the call's time is up (ms since the epoch): the render gets what is left. */
   deadline: number;
 }
@@ -35,9 +37,11 @@ export function renderKeyPart(p: {
   wait_for?: string;
   wait_ms?: number;
   screenshot?: boolean;
+  full_page?: boolean;
 }): unknown[] {
   const mode = p.render ?? 'auto';
-  const waits = [p.wait_for ?? null, p.wait_ms ?? null, p.screenshot === true];
+  const shot = p.screenshot === true && (p.full_page === true ? 'full_page' : true);
+  const waits = [p.wait_for ?? null, p.wait_ms ?? null, shot];
   return mode === 'auto' && waits[0] === null && waits[1] === null && !waits[2]
     ? []
     : [['render', mode, ...waits]];
@@ -96,6 +100,7 @@ export class BrowserStep {
           waitFor: ask.waitFor,
           waitMs: ask.waitMs,
           screenshot: ask.screenshot,
+          fullPage: ask.fullPage,
           // The download cap: what the page's requests may bring in, and the most html given back.
           maxBytes: DOWNLOAD_CAP,
           signal: req.signal,

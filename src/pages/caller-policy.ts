@@ -66,6 +66,7 @@ export function checkRobotsOption(caller: Caller, robots: boolean | undefined): 
 export interface RenderAsk {
   render?: 'never' | 'auto' | 'always';
   screenshot?: boolean;
+  full_page?: boolean;
 }
 
 /**
@@ -74,6 +75,11 @@ export interface RenderAsk {
  * `where` names the options in the refusal (a batch's target).
  */
 export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'always' {
+  if (p.full_page === true && p.screenshot !== true)
+    throw invalidRequest(
+      `${where}full_page is the extent of a screenshot: it goes with screenshot: true`,
+      'send screenshot: true with full_page, or leave full_page out',
+    );
   if (p.screenshot !== true) return p.render ?? 'auto';
   if (p.render === 'never') {
     throw invalidRequest(

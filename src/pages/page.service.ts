@@ -39,6 +39,7 @@ export interface FetchParams {
   wait_for?: string;
   wait_ms?: number;
   screenshot?: boolean;
+  full_page?: boolean;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
 }
@@ -210,6 +211,7 @@ export class PageService {
       waitFor: p.wait_for,
       waitMs: p.wait_ms,
       screenshot: p.screenshot,
+      fullPage: p.full_page,
       deadline: Date.now() + timeoutMs,
     };
     const waiter: Waiter = {

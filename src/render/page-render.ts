@@ -4,6 +4,8 @@ import type { RenderRequest, RenderResult } from './render-types';
 
 /** The viewport a page is laid out (and photographed) in. */
 export const VIEWPORT = { width: 1280, height: 800 };
+/** A whole page's screenshot is cut at this height (a page can be endless; Chromium's limit is near). */
+export const MAX_SHOT_HEIGHT = 16_384;
 /** After `load`, how long a page may take to go quiet before it is read anyway. */
 const SETTLE_MS = 3000;
 /**
@@ -65,11 +67,27 @@ export async function renderPage(
     throw new FetchError('too_large', `the rendered page is over the download cap of ${req.maxBytes} bytes`);
   }
   const out: Rendered = { html, finalUrl: page.url(), status };
-  if (req.screenshot) {
-    const png = await page.screenshot({ type: 'png', timeout: left() });
-    out.screenshot = { type: 'image/png', ...VIEWPORT, data: png.toString('base64') };
-  }
+  if (req.screenshot) out.screenshot = await screenshotOf(page, req.fullPage === true, left);
   return out;
+}
+
+/** A PNG of the viewport, or of the whole page from its top down to MAX_SHOT_HEIGHT. */
+async function screenshotOf(page: Page, fullPage: boolean, left: () => number) {
+  let height = VIEWPORT.height;
+  if (fullPage) {
+    // The page's own script may change what it reports: only a number within bounds is taken.
+    const h: unknown = await page.evaluate(() => document.documentElement.scrollHeight).catch(() => 0);
+    height = Math.min(
+      MAX_SHOT_HEIGHT,
+      Math.max(VIEWPORT.height, Number.isFinite(h) ? Math.ceil(Number(h)) : 0),
+    );
+  }
+  const png = await page.screenshot({
+    type: 'png',
+    timeout: left(),
+    ...(fullPage ? { fullPage: true, clip: { x: 0, y: 0, width: VIEWPORT.width, height } } : {}),
+  });
+  return { type: 'image/png' as const, width: VIEWPORT.width, height, data: png.toString('base64') };
 }
 
 /**

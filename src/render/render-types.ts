@@ -17,6 +17,8 @@ export interface RenderRequest {
   /** A further wait, 0–10,000 ms, once loaded (and once `waitFor` matched). */
   waitMs?: number;
   screenshot?: boolean;
+  /** The screenshot is of the whole page (at most MAX_SHOT_HEIGHT pixels high), not the viewport. */
+  fullPage?: boolean;
   /** The download cap: bytes the page's requests may bring in, and the most HTML given back. */
   maxBytes: number;
   signal: AbortSignal;

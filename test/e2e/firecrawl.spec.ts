@@ -270,6 +270,22 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(shotDoc.screenshot).toMatch(/^data:image\/png;base64,/);
     const png = Buffer.from(shotDoc.screenshot.split(',')[1], 'base64');
     expect(png.subarray(1, 4).toString()).toBe('PNG');
+    // fullPage: the whole page, v2's object and v1's name for it.
+    const heightOf = (dataUrl: string) => Buffer.from(dataUrl.split(',')[1], 'base64').readUInt32BE(20);
+    expect(heightOf(shotDoc.screenshot)).toBe(800);
+    for (const [path, formats] of [
+      ['/v2/scrape', [{ type: 'screenshot', fullPage: true }]],
+      ['/firecrawl/v1/scrape', ['screenshot@fullPage']],
+    ] as const) {
+      const r = await fetch(`${base}${path}`, {
+        method: 'POST',
+        headers: auth,
+        body: JSON.stringify({ url: `${site}/tall`, formats }),
+      });
+      const whole = await r.json();
+      expect([path, r.status, whole.success]).toEqual([path, 200, true]);
+      expect(heightOf(whole.data.screenshot)).toBeGreaterThanOrEqual(3000);
+    }
     const unauth = await fetch(`${base}/v2/scrape`, { method: 'POST', body: '{}' });
     expect(unauth.status).toBe(401);
     expect(await unauth.json()).toMatchObject({ success: false });

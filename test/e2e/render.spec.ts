@@ -33,6 +33,13 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
       '/shell.js': send(200, 'text/javascript', SHELL_JS),
       '/article': send(200, 'text/html', ARTICLE),
       '/article.js': send(200, 'text/javascript', '/* nothing */'),
+      // Taller than the viewport, and far taller than a screenshot may be.
+      '/tall': send(200, 'text/html', html('<div style="height:3000px">A tall page</div>', 'Tall')),
+      '/endless': send(
+        200,
+        'text/html',
+        html('<div style="height:100000px">An endless page</div>', 'Endless'),
+      ),
       '/doc.pdf': (req, res) => void onePage().then((pdf) => send(200, 'application/pdf', pdf)(req, res)),
       // Its paragraph appears a second after load.
       '/slow': send(
@@ -143,6 +150,31 @@ describe('rendering through the app (real Chromium, pages on 127.0.0.2)', () => 
     expect(capped.body).toMatchObject({ rendered: true, truncated: true });
     expect(capped.body.screenshot).toBeUndefined();
     expect(capped.body.bytes).toBeLessThanOrEqual(100);
+  }, 60_000);
+
+  it('full_page: the whole page, down to 16,384 pixels; only with screenshot', async () => {
+    /** The height a PNG's header gives. */
+    const pngHeight = (data: string) => Buffer.from(data, 'base64').readUInt32BE(20);
+    const viewport = await post({ url: fx.url('/tall'), format: 'text', screenshot: true });
+    expect(viewport.body.screenshot.height).toBe(800);
+    expect(pngHeight(viewport.body.screenshot.data)).toBe(800);
+    const tall = await post({ url: fx.url('/tall'), format: 'text', screenshot: true, full_page: true });
+    expect(tall.status).toBe(200);
+    expect(tall.body.screenshot.height).toBeGreaterThanOrEqual(3000);
+    expect(tall.body.screenshot.height).toBeLessThan(3100);
+    expect(pngHeight(tall.body.screenshot.data)).toBe(tall.body.screenshot.height);
+    expect(tall.body.screenshot.width).toBe(1280);
+    const endless = await post({
+      url: fx.url('/endless'),
+      format: 'text',
+      screenshot: true,
+      full_page: true,
+    });
+    expect(endless.status).toBe(200);
+    expect(pngHeight(endless.body.screenshot.data)).toBe(16_384);
+    const alone = await post({ url: fx.url('/tall'), format: 'text', full_page: true });
+    expect(alone.status).toBe(400);
+    expect(alone.body.error.message).toContain('full_page is the extent of a screenshot');
   }, 60_000);
 
   it('screenshot is never dropped: it renders a static page; with render "never" or on a PDF it is 400', async () => {

@@ -43,6 +43,8 @@ export const firecrawlSite = (): Record<string, Handler> => ({
       'Linked',
     ),
   ),
+  // Taller than the viewport: a full page's screenshot is.
+  '/tall': send(200, 'text/html', html('<div style="height:3000px">A tall page</div>', 'Tall')),
   // A page that shows the X-Fruit header it was asked with.
   '/echo': (req, res) =>
     send(200, 'text/html', articleHtml('Echo', 4, String(req.headers['x-fruit'] ?? 'none')))(req, res),

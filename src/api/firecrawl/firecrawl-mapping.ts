@@ -40,6 +40,8 @@ export interface Wanted {
   rawHtml: boolean;
   links: boolean;
   screenshot: boolean;
+  /** The screenshot is of the whole page. */
+  fullPage?: boolean;
 }
 
 function check(body: Body, allowed: Set<string>, where = ''): void {
@@ -60,8 +62,13 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
   for (const f of formats as unknown[]) {
     const o = (typeof f === 'object' && f !== null ? f : { type: f }) as Body;
     const type = String(o.type);
-    if (type === 'screenshot' && o.fullPage !== true) w.screenshot = true;
-    else if (type === 'screenshot') throw new FirecrawlUnsupported(`${where}formats: screenshot.fullPage`);
+    if (type === 'screenshot' && Object.keys(o).every((k) => k === 'type' || k === 'fullPage')) {
+      w.screenshot = true;
+      if (o.fullPage === true) w.fullPage = true;
+    } else if (type === 'screenshot')
+      throw new FirecrawlUnsupported(
+        `${where}formats: screenshot.${Object.keys(o).find((k) => k !== 'type' && k !== 'fullPage')}`,
+      );
     else if (
       (type === 'markdown' || type === 'html' || type === 'rawHtml' || type === 'links') &&
       Object.keys(o).length === 1
@@ -85,7 +92,12 @@ export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted:
   // Markdown alone (Firecrawl's default) is sift's `format`: a flat body, checked by the DTO's fast path.
   const markdownOnly = formats.length === 0 || (formats.length === 1 && wanted.markdown);
   const options: Body = markdownOnly ? { format: 'markdown' } : { formats };
-  if (wanted.screenshot) Object.assign(options, { screenshot: true, render: 'always' });
+  if (wanted.screenshot)
+    Object.assign(options, {
+      screenshot: true,
+      render: 'always',
+      ...(wanted.fullPage ? { full_page: true } : {}),
+    });
   const set = (k: string, v: unknown) => v !== undefined && (options[k] = v);
   // The whole page (onlyMainContent: false) is its body, unless includeTags say which parts.
   set('include_selectors', body.includeTags ?? (body.onlyMainContent === false ? ['body'] : undefined));
