@@ -23,7 +23,7 @@ function flag(body: Body, field: string): boolean | undefined {
 /** v1 scrape options (a scrape's, a batch scrape's, a crawl's scrapeOptions): formats as v2 writes them. */
 export function scrapeFromV1(body: Body): Body {
   const { formats } = body;
-  if (!Array.isArray(formats)) return body;
+  if (!Array.isArray(formats) || !formats.includes('screenshot@fullPage')) return body;
   return {
     ...body,
     formats: (formats as unknown[]).map((f) =>
