@@ -79,6 +79,11 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
       robotsBlocked: [],
     });
     expect(out.crawlErrors.ok).toEqual({ errors: [], robotsBlocked: [] });
+    // A status read of one page of documents, then the rest by following next (the SDK's auto-paginate).
+    expect(out.crawlStatus.ok).toMatchObject({ status: 'completed', total: 3, completed: 3 });
+    expect(out.crawlStatus.ok.data.map((d: any) => d.metadata.sourceURL).sort()).toEqual(
+      crawl.data.map((d: any) => d.metadata.sourceURL).sort(),
+    );
 
     // A crawl from a sub-path keeps to it and below, as Firecrawl's; crawlEntireDomain lifts that.
     const urls = (crawl: any) => crawl.data.map((d: any) => d.metadata.sourceURL).sort();

@@ -40,6 +40,7 @@ async function settle(p) {
   );
   out.batchErrors = missing.ok ? await settle(fc.getBatchScrapeErrors(missing.ok.id)) : missing;
   out.crawlErrors = out.crawl.ok ? await settle(fc.getCrawlErrors(out.crawl.ok.id)) : out.crawl;
+  out.crawlStatus = out.crawl.ok ? await settle(fc.getCrawlStatus(out.crawl.ok.id, { limit: 1 })) : out.crawl;
   const docs = { limit: 10, sitemap: 'skip', pollInterval: 1, timeout: 30 };
   out.subPath = await settle(fc.crawl(`${site}/docs/guide/`, docs));
   out.entireDomain = await settle(fc.crawl(`${site}/docs/guide/`, { ...docs, crawlEntireDomain: true }));
