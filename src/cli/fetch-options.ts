@@ -9,6 +9,7 @@ export const FETCH_FLAGS = {
   'max-bytes': { type: 'string' },
   'max-age-s': { type: 'string' },
   header: { type: 'string', multiple: true },
+  cookie: { type: 'string', multiple: true },
   links: { type: 'boolean' },
   'include-selectors': { type: 'string', multiple: true },
   'exclude-selectors': { type: 'string', multiple: true },
@@ -29,6 +30,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --max-bytes N                          cap on the bytes of content (the class cap applies when lower)
   --max-age-s N                          how old a cached copy may be; 0 fetches anew
   --header 'Name: value'                 an extra request header (fleet callers; repeat for more)
+  --cookie 'name=value'                  a cookie for the URL's site, never sent elsewhere (repeat for more)
   --links                                also list the page's links
   --include-selectors CSS                the content is what the selector matches (repeat for more)
   --exclude-selectors CSS                remove what the selector matches first (repeat for more)
@@ -48,6 +50,7 @@ type FetchFlagValues = {
   'max-bytes'?: string;
   'max-age-s'?: string;
   header?: string[];
+  cookie?: string[];
   links?: boolean;
   'include-selectors'?: string[];
   'exclude-selectors'?: string[];
@@ -69,6 +72,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     max_bytes: int('max-bytes', v['max-bytes'], 1),
     max_age_s: int('max-age-s', v['max-age-s']),
     headers: headerMap(v.header),
+    cookies: v.cookie?.join('; '),
     links: v.links || undefined,
     include_selectors: v['include-selectors'],
     exclude_selectors: v['exclude-selectors'],
@@ -92,6 +96,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   max_bytes: '--max-bytes',
   max_age_s: '--max-age-s',
   headers: '--header',
+  cookies: '--cookie',
   links: '--links',
   include_selectors: '--include-selectors',
   exclude_selectors: '--exclude-selectors',

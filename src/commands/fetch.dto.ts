@@ -13,6 +13,7 @@ import {
 } from 'class-validator';
 import {
   IsHeaderMap,
+  IsCookies,
   IsHttpUrl,
   IsPageRanges,
   IsSelector,
@@ -90,6 +91,35 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsHeaderMap()
   headers?: Record<string, string>;
+
+  /**
+   * Cookies for the URL's site: a Cookie header's value (`"session=abc; theme=dark"`) or a list of
+   * `{name, value, domain?, path?}` (at most 50). Each goes only where its scope says (the URL's
+   * host, or the domain named, which the host must be under): a redirect to another site gets
+   * none. Part of the cache key; never logged.
+   */
+  @ApiPropertyOptional({
+    oneOf: [
+      { type: 'string', example: 'session=abc; theme=dark' },
+      {
+        type: 'array',
+        maxItems: 50,
+        items: {
+          type: 'object',
+          required: ['name', 'value'],
+          properties: {
+            name: { type: 'string' },
+            value: { type: 'string' },
+            domain: { type: 'string' },
+            path: { type: 'string' },
+          },
+        },
+      },
+    ],
+  })
+  @IsOptional()
+  @IsCookies()
+  cookies?: string | { name: string; value: string; domain?: string; path?: string }[];
 
   /** true: the envelope lists the whole page's links (`links: [{url, text}]`), navigation and footer too. */
   @IsOptional()

@@ -71,6 +71,46 @@ export function IsHeaderMap(options?: ValidationOptions): PropertyDecorator {
     });
 }
 
+/** Cookies in one request, and the length of a `cookies` header string. */
+export const MAX_COOKIES = 50;
+const COOKIE_FIELDS: Record<string, [max: number, required: boolean]> = {
+  name: [256, true],
+  value: [4096, true],
+  domain: [253, false],
+  path: [1024, false],
+};
+
+/** A Cookie header's value (at most 8 KiB), or a list of {name, value, domain?, path?} (at most MAX_COOKIES). */
+export function IsCookies(options?: ValidationOptions): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isCookies',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: `$property must be a Cookie header's value (at most 8192 characters) or a list of at most ${MAX_COOKIES} objects {name, value, domain?, path?} of strings`,
+        ...options,
+      },
+      validator: {
+        validate(value: unknown) {
+          if (typeof value === 'string') return value.length <= 8192;
+          if (!Array.isArray(value) || value.length > MAX_COOKIES) return false;
+          return value.every(
+            (c) =>
+              typeof c === 'object' &&
+              c !== null &&
+              !Array.isArray(c) &&
+              Object.keys(c).every((k) => k in COOKIE_FIELDS) &&
+              Object.entries(COOKIE_FIELDS).every(([k, [max, required]]) => {
+                const v = (c as Record<string, unknown>)[k];
+                return v === undefined ? !required : typeof v === 'string' && v.length <= max;
+              }),
+          );
+        },
+      },
+    });
+}
+
 /**
  * Characters of distinct selectors one request may carry. Each distinct selector is compiled once
  * when the request is validated, on the main thread: 6,820 selectors in one 2 MiB batch body held

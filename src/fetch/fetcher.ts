@@ -22,6 +22,8 @@ export interface FetchOptions {
   caller?: string;
   timeoutMs: number;
   headers?: Record<string, string>;
+  /** The Cookie header for a hop's URL, when the caller's cookies go there (pages/cookies.ts). */
+  cookies?: (url: URL) => string | undefined;
   signal?: AbortSignal;
   /** Read at most this many decoded bytes and keep them, instead of failing over the cap. */
   truncateAt?: number;
@@ -142,6 +144,7 @@ export class Fetcher {
         // then the connection's lookup is made again in the caller's bucket, and checked.
         if (o.beforeHop) await o.beforeHop(current, hop, signal);
         if (o.beforeHop) await this.checkHost(current, o.callerClass, o.caller ?? o.callerClass, signal);
+        const cookie = [headers.cookie, o.cookies?.(current)].filter(Boolean).join('; ');
         const res = await request(current, {
           method: 'GET',
           dispatcher: this.agents[o.callerClass],
@@ -152,6 +155,7 @@ export class Fetcher {
               'text/html,application/xhtml+xml,text/plain;q=0.9,application/json;q=0.9,application/pdf;q=0.8,*/*;q=0.5',
             'accept-encoding': 'gzip, deflate, br',
             ...headers,
+            ...(cookie ? { cookie } : {}),
           },
         });
         // Errors while reading surface through the reader; a late one after we let go must not go unhandled.

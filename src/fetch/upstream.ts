@@ -18,6 +18,8 @@ export interface UpstreamRequest {
   /** `class:name`, for logs and the per-caller DNS limit. */
   who: string;
   headers: Record<string, string>;
+  /** The Cookie header for a hop's URL (the caller's cookies, by their scope). */
+  cookies?: (url: URL) => string | undefined;
   /** false: robots.txt is not asked (the caller may turn it off). */
   robots: boolean;
   signal: AbortSignal;
@@ -61,6 +63,7 @@ export class Upstream {
         caller: who,
         timeoutMs: MAX_TIMEOUT_MS,
         headers: req.headers,
+        cookies: req.cookies,
         signal,
         beforeHop: async (u, hop, fetchSignal) => {
           const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass, who) : 0;

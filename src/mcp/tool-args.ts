@@ -36,6 +36,23 @@ const pageOptions = {
   render: asSent(z.enum(['never', 'auto', 'always']))
     .optional()
     .describe('Run a browser: never, auto (when the page needs it), always.'),
+  cookies: asSent(
+    z.union([
+      z.string(),
+      z.array(
+        z.object({
+          name: z.string(),
+          value: z.string(),
+          domain: z.string().optional(),
+          path: z.string().optional(),
+        }),
+      ),
+    ]),
+  )
+    .optional()
+    .describe(
+      "Cookies for the URL's site: a Cookie header's value, or a list of {name, value, domain?, path?}. Sent only where their scope says.",
+    ),
 };
 
 export const fetchShape = {

@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { abortable } from '../common/abortable';
 import { FetchError, SiftError } from '../common/errors';
 import type { Renderer } from '../render/renderer';
-import type { RenderResult, RenderScreenshot } from '../render/render-types';
+import type { BrowserCookie, RenderResult, RenderScreenshot } from '../render/render-types';
 import { wantsBrowser, type Verdict } from '../extract/verdict';
 import { callerKeyOf } from '../dcache';
 import { DOWNLOAD_CAP } from '../fetch/fetcher';
@@ -78,7 +78,13 @@ export class BrowserStep {
 
   async maybeRender(
     page: StaticPage,
-    req: { render?: RenderAsk; caller: Caller; signal: AbortSignal; waitForExtraction?: boolean },
+    req: {
+      render?: RenderAsk;
+      caller: Caller;
+      signal: AbortSignal;
+      waitForExtraction?: boolean;
+      cookies?: { browser: BrowserCookie[] };
+    },
   ): Promise<Shown | undefined> {
     const ask = req.render;
     const mode = ask?.mode ?? 'never';
@@ -101,6 +107,7 @@ export class BrowserStep {
           waitMs: ask.waitMs,
           screenshot: ask.screenshot,
           fullPage: ask.fullPage,
+          cookies: req.cookies?.browser,
           // The download cap: what the page's requests may bring in, and the most html given back.
           maxBytes: DOWNLOAD_CAP,
           signal: req.signal,

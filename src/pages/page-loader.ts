@@ -93,6 +93,7 @@ export class PageLoader {
       callerClass: req.caller.callerClass,
       who: callerKeyOf(req.caller),
       headers,
+      cookies: req.cookies?.header,
       robots: req.robots,
       signal: req.signal,
     });

@@ -6,6 +6,7 @@ import type { Verdict } from '../extract/verdict';
 import type { BrowserMeta, RenderAsk } from './browser-step';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
+import type { Cookies } from './cookies';
 
 /** How a page's source is written in each format (see Page.source). */
 export type SourceKind = 'html' | 'json' | 'text' | 'pdf';
@@ -79,6 +80,8 @@ export interface PageRequest {
   /** The formats to write the page in now (html pages: others are written from the source later). */
   formats: Format[];
   extract: ExtractOptions;
+  /** The caller's cookies, sent where their scope says (static fetch and render). */
+  cookies?: Cookies;
   /** Keep the html as served (an html page's; after a render, the browser's). */
   raw?: boolean;
   caller: Caller;

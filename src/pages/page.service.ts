@@ -4,18 +4,20 @@ import { Metrics } from '../common/metrics';
 import { InternalFault, SiftError } from '../common/errors';
 import { SizedLru } from '../common/sized-lru';
 import { Clock } from '../common/clock';
-import { ContentCache, sha256Hex, type CachedPage } from '../dcache';
+import { ContentCache, type CachedPage } from '../dcache';
 import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
 import type { Link } from '../extract/links';
 import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
-import { renderKeyPart, type RenderMode } from './browser-step';
+import type { RenderMode } from './browser-step';
 import { checkHeaders, checkRobotsOption, renderModeOf, type Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
 import { pageMetaOf } from './page-types';
+import { cookiesOf, type CookiesAsk } from './cookies';
+import { pageKeyOf } from './page-key';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_AGE_S = 3600;
@@ -40,15 +42,11 @@ export interface FetchParams {
   wait_ms?: number;
   screenshot?: boolean;
   full_page?: boolean;
+  /** Cookies for the URL's site: a Cookie header's value, or a list (pages/cookies.ts). */
+  cookies?: CookiesAsk;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
 }
-
-/**
- * Names what a cached page holds: raised when that changes, so pages kept before are fetched
- * again rather than answered without it (2: `links` are the whole page's).
- */
-const KEY_REVISION = 2;
 
 export interface FetchOutcome {
   envelope: FetchEnvelope;
@@ -185,25 +183,21 @@ export class PageService {
     const headers = checkHeaders(caller, p.headers);
     const robots = checkRobotsOption(caller, p.robots);
     const url = parseHttpUrl(p.url);
-    // A page fetched without asking robots.txt is kept apart from those fetched asking it. The
-    // formats and links are not in the key: each is written from the one extraction kept.
+    const cookies = cookiesOf(url, p.cookies);
     const extract: ExtractOptions = {
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
     };
-    const key = sha256Hex(
-      JSON.stringify([
-        KEY_REVISION,
-        caller.callerClass,
-        url.href,
-        headers,
-        ...(robots ? [] : ['robots:false']),
-        ...(Object.keys(extract).length > 0 ? [extract] : []),
-        ...(asked.raw ? ['raw_html'] : []),
-        ...renderKeyPart(p),
-        ...(p.pages ? [{ pages: p.pages }] : []),
-      ]),
-    );
+    const key = pageKeyOf({
+      callerClass: caller.callerClass,
+      url,
+      headers,
+      robots,
+      extract,
+      cookies,
+      p,
+      raw: asked.raw,
+    });
     const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
     const timeoutMs = p.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const render = {
@@ -228,6 +222,7 @@ export class PageService {
         formats,
         extract,
         raw: asked.raw,
+        cookies,
         caller,
         headers,
         robots,

@@ -35,6 +35,7 @@ export async function renderPage(
 ): Promise<Rendered> {
   const left = () => Math.max(1, deadline - Date.now());
   await ctx.route('**/*', handOver(req));
+  if (req.cookies?.length) await ctx.addCookies(req.cookies);
   const page = await ctx.newPage();
   const traffic = new Traffic(page);
   let status = req.html !== undefined ? (req.status ?? 200) : 0;

@@ -16,6 +16,8 @@ export interface RenderRequest {
   waitFor?: string;
   /** A further wait, 0–10,000 ms, once loaded (and once `waitFor` matched). */
   waitMs?: number;
+  /** The caller's cookies, each scoped to its site (pages/cookies.ts). */
+  cookies?: BrowserCookie[];
   screenshot?: boolean;
   /** The screenshot is of the whole page (at most MAX_SHOT_HEIGHT pixels high), not the viewport. */
   fullPage?: boolean;
@@ -23,6 +25,11 @@ export interface RenderRequest {
   maxBytes: number;
   signal: AbortSignal;
 }
+
+/** A cookie as Chromium takes it: host-only by URL, else by domain and path. */
+export type BrowserCookie = { name: string; value: string } & (
+  { url: string } | { domain: string; path: string }
+);
 
 export interface RenderScreenshot {
   type: 'image/png';

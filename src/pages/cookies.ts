@@ -1,0 +1,88 @@
+/**
+ * A caller's cookies for one request: bound to the URL asked (host-only, or the domain they name,
+ * which must be the URL's own or one it is under), and sent to each hop as a cookie jar's rules
+ * say, so a redirect to another site gets none. tough-cookie keeps the rules; this file is its one
+ * door. A cookie's value is never logged and is in no answer: it is in the cache key only hashed.
+ */
+import { Cookie, CookieJar } from 'tough-cookie';
+import { invalidRequest } from '../common/errors';
+import type { BrowserCookie } from '../render/render-types';
+
+/** A cookie as a caller sends it. */
+export interface CookieSpec {
+  name: string;
+  value: string;
+  domain?: string;
+  path?: string;
+}
+
+/** `cookies` as sent: a Cookie header's value ("a=1; b=2"), or a list of cookies. */
+export type CookiesAsk = string | CookieSpec[];
+
+export interface Cookies {
+  /** The Cookie header for `url`, or undefined when none of them goes there. */
+  header(url: URL): string | undefined;
+  /** The cookies for a render's browser, each scoped as the jar scopes it. */
+  browser: BrowserCookie[];
+  /** What tells two sets apart in a cache key. */
+  key: string[];
+}
+
+/** The cookies of one request to `url`; a cookie that cannot be set for it is 400 naming it. */
+export function cookiesOf(url: URL, ask: CookiesAsk | undefined): Cookies | undefined {
+  const specs = typeof ask === 'string' ? fromHeader(ask) : (ask ?? []);
+  if (specs.length === 0) return undefined;
+  const jar = new CookieJar(undefined, { allowSpecialUseDomain: true, rejectPublicSuffixes: true });
+  for (const [i, s] of specs.entries()) {
+    const where =
+      typeof ask === 'string' ? `cookies (${JSON.stringify(s.name.slice(0, 40))})` : `cookies.${i}`;
+    if (!TOKEN.test(s.name) || !VALUE.test(s.value))
+      throw invalidRequest(
+        `${where} is not a valid cookie: a name of token characters and a value of cookie characters (no space, comma, semicolon or backslash)`,
+        'send name=value pairs as a browser sends them',
+      );
+    try {
+      const cookie = new Cookie({
+        key: s.name,
+        value: s.value,
+        ...(s.domain !== undefined ? { domain: s.domain.replace(/^\./, '') } : {}),
+        path: s.path ?? '/',
+      });
+      jar.setCookieSync(cookie, url.href);
+    } catch (err) {
+      throw invalidRequest(
+        `${where} cannot be set for ${url.host}: ${(err as Error).message}`,
+        "a cookie's domain must be the URL's host or a domain it is under",
+      );
+    }
+  }
+  const set = jar.getCookiesSync(url.href, { allPaths: true });
+  return {
+    header: (u) => jar.getCookieStringSync(u.href) || undefined,
+    browser: set.map((c) =>
+      c.hostOnly
+        ? { name: c.key, value: c.value, url: `${url.protocol}//${url.host}${c.path ?? '/'}` }
+        : { name: c.key, value: c.value, domain: `.${c.domain}`, path: c.path ?? '/' },
+    ),
+    key: set.map((c) => `${c.key}=${c.value};${c.hostOnly ? '' : c.domain};${c.path}`).sort(),
+  };
+}
+
+/** RFC 6265: a cookie's name is a token; its value cookie-octets, or them in double quotes. */
+const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
+const VALUE =
+  /^(?:[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*|"[\x21\x23-\x2B\x2D-\x3A\x3C-\x5B\x5D-\x7E]*")$/;
+
+/** A Cookie header's pairs. */
+function fromHeader(header: string): CookieSpec[] {
+  return header
+    .split(';')
+    .map((pair) => pair.trim())
+    .filter(Boolean)
+    .map((pair) => {
+      const eq = pair.indexOf('=');
+      return eq < 0
+        ? { name: '', value: pair }
+        : { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() };
+    });
+}

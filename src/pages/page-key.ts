@@ -1,0 +1,50 @@
+/**
+ * A page's cache key: what tells two cached pages apart. A page fetched without asking robots.txt
+ * is kept apart from those fetched asking it, so are other headers, cookies, selectors, render
+ * options and a PDF's pages. The formats and links are not in it: each is written from the one
+ * extraction kept.
+ */
+import { sha256Hex } from '../dcache';
+import type { ExtractOptions } from '../extract/extraction';
+import { renderKeyPart, type RenderMode } from './browser-step';
+import type { Cookies } from './cookies';
+
+/**
+ * Names what a cached page holds: raised when that changes, so pages kept before are fetched
+ * again rather than answered without it (2: `links` are the whole page's).
+ */
+const KEY_REVISION = 2;
+
+export function pageKeyOf(k: {
+  callerClass: string;
+  url: URL;
+  headers: Record<string, string>;
+  robots: boolean;
+  extract: ExtractOptions;
+  cookies?: Cookies;
+  /** The html as served is kept. */
+  raw: boolean;
+  p: {
+    render?: RenderMode;
+    wait_for?: string;
+    wait_ms?: number;
+    screenshot?: boolean;
+    full_page?: boolean;
+    pages?: string;
+  };
+}): string {
+  return sha256Hex(
+    JSON.stringify([
+      KEY_REVISION,
+      k.callerClass,
+      k.url.href,
+      k.headers,
+      ...(k.robots ? [] : ['robots:false']),
+      ...(Object.keys(k.extract).length > 0 ? [k.extract] : []),
+      ...(k.raw ? ['raw_html'] : []),
+      ...(k.cookies ? [{ cookies: k.cookies.key }] : []),
+      ...renderKeyPart(k.p),
+      ...(k.p.pages ? [{ pages: k.p.pages }] : []),
+    ]),
+  );
+}
