@@ -70,7 +70,11 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   const cr = await call(c, 'crawl', { url: fx.url('/'), limit: 3, sitemap: 'skip' });
   expect(cr.isError).toBe(false);
   const x = await call(c, 'cancel', { id: cr.body.id });
-  expect(x.isError).toBe(false);
+  // The error's body is shown when it fails (seen once, under Node 24 with the cores loaded).
+  expect({ isError: x.isError, error: x.isError ? x.body : undefined }).toEqual({
+    isError: false,
+    error: undefined,
+  });
   expect(['cancelled', 'done', 'partial', 'cancelling']).toContain(x.body.status);
 
   const missing = await call(c, 'batch_status', { id: 'no-such-job' });
