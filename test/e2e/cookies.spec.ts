@@ -1,17 +1,8 @@
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { createTestApp, fleet, tableResolver, waitForJob } from '../support/app';
+import { LogSink } from '../support/log-sink';
 import { Fixture, articleHtml, html, send, type Handler } from '../support/fixture';
-
-/** Every line the app logs, as JSON. */
-class LogSink implements LoggerService {
-  readonly lines: string[] = [];
-  log = (m: unknown) => this.lines.push(JSON.stringify(m));
-  error = (m: unknown) => this.lines.push(JSON.stringify(m));
-  warn = (m: unknown) => this.lines.push(JSON.stringify(m));
-  debug = (m: unknown) => this.lines.push(JSON.stringify(m));
-  verbose = (m: unknown) => this.lines.push(JSON.stringify(m));
-}
 
 /** An article that shows the Cookie header it was asked with. */
 const echo: Handler = (req, res) =>

@@ -1,12 +1,11 @@
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { FLEET_TOKEN, createTestApp } from '../support/app';
-import { Fixture } from '../support/fixture';
-import { PAGE_A, firecrawlSite } from '../support/firecrawl-site';
+import { FLEET_TOKEN } from '../support/app';
+import type { Fixture } from '../support/fixture';
+import { PAGE_A, startFirecrawlSite } from '../support/firecrawl-site';
 import { node24 } from '../support/node24';
 
 /** Where the pinned clients are installed (test/clients, by `make clients`). */
@@ -26,11 +25,8 @@ describe("Firecrawl's clients against sift's /firecrawl", () => {
   let site: string;
 
   beforeAll(async () => {
-    fixture = await new Fixture(firecrawlSite()).start();
+    ({ app, fixture, base } = await startFirecrawlSite());
     site = `http://127.0.0.1:${fixture.port}`;
-    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
   });
 
   afterAll(async () => {

@@ -1,10 +1,9 @@
 import { execFile } from 'node:child_process';
-import type { AddressInfo } from 'node:net';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
-import { FLEET_TOKEN, RESTRICTED_TOKEN, createTestApp, waitUntil } from '../support/app';
-import { Fixture } from '../support/fixture';
-import { PAGE_A, firecrawlSite } from '../support/firecrawl-site';
+import { FLEET_TOKEN, RESTRICTED_TOKEN, waitUntil } from '../support/app';
+import type { Fixture } from '../support/fixture';
+import { PAGE_A, startFirecrawlSite } from '../support/firecrawl-site';
 import { node24 } from '../support/node24';
 
 /** Firecrawl's official SDK (Node 24, a child process) against sift's /v2, sift in this process. */
@@ -14,10 +13,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
   let base: string;
 
   beforeAll(async () => {
-    fixture = await new Fixture(firecrawlSite()).start();
-    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}`;
+    ({ app, fixture, base } = await startFirecrawlSite());
   });
 
   afterAll(async () => {

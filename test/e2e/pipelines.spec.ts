@@ -1,22 +1,14 @@
 import { randomBytes } from 'node:crypto';
-import type { INestApplication, LoggerService } from '@nestjs/common';
+import type { INestApplication } from '@nestjs/common';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
 import { EVENT_TYPES } from '../../src/common/job-status';
 import { Dcache } from '../../src/dcache';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import { createTestApp, waitForJob, waitUntil, TestClock, fleet, restricted } from '../support/app';
+import { LogSink } from '../support/log-sink';
 import { Fixture, html, send } from '../support/fixture';
 import { Receiver, newSecret } from '../support/receiver';
-
-class LogSink implements LoggerService {
-  readonly lines: string[] = [];
-  log = (m: unknown) => this.lines.push(JSON.stringify(m));
-  error = (m: unknown) => this.lines.push(JSON.stringify(m));
-  warn = (m: unknown) => this.lines.push(JSON.stringify(m));
-  debug = (m: unknown) => this.lines.push(JSON.stringify(m));
-  verbose = (m: unknown) => this.lines.push(JSON.stringify(m));
-}
 
 describe('pipelines over HTTP: retry, webhooks, retention, duplicates', () => {
   let app: INestApplication;

@@ -1,6 +1,9 @@
 // The site the Firecrawl clients' tests read (test/e2e/firecrawl*.spec.ts): a home page, two
 // articles, a docs folder to crawl from a sub-path, a page of links, an echo and slow pages.
-import { articleHtml, html, send, slowArticle, type Handler } from './fixture';
+import type { AddressInfo } from 'node:net';
+import type { INestApplication } from '@nestjs/common';
+import { createTestApp } from './app';
+import { Fixture, articleHtml, html, send, slowArticle, type Handler } from './fixture';
 
 /** A page of the docs folder: a heading, words, and links to `to` in its navigation. */
 const docsPage = (title: string, to: string[]) =>
@@ -51,3 +54,15 @@ export const firecrawlSite = (): Record<string, Handler> => ({
   // A page that takes its time: a crawl of it is still running when it is cancelled.
   '/slow/*': (req, res) => void setTimeout(() => slowArticle(0)(req, res), 3000).unref(),
 });
+
+/** The site on 127.0.0.1 and sift listening beside it (fleet callers may reach loopback). */
+export async function startFirecrawlSite(): Promise<{
+  app: INestApplication;
+  fixture: Fixture;
+  base: string;
+}> {
+  const fixture = await new Fixture(firecrawlSite()).start();
+  const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+  await app.listen(0, '127.0.0.1');
+  return { app, fixture, base: `http://127.0.0.1:${(app.getHttpServer().address() as AddressInfo).port}` };
+}
