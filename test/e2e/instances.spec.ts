@@ -98,6 +98,27 @@ describe('several instances on one PostgreSQL database', () => {
     expect(byInstance.filter((n) => n > 0).length).toBeGreaterThanOrEqual(2);
   });
 
+  it('path regexes hold on every instance that grows the crawl', async () => {
+    const hits = (p: string) => Array.from({ length: 21 }, (_, i) => fx.hitCount(`${p}${i}`));
+    const [inBefore, outBefore] = [hits('/site/in/'), hits('/site/out/')];
+    const sub = await http(1)
+      .post('/v1/crawl')
+      .set(fleet)
+      .send({
+        url: fx.url('/site/in/0'),
+        include_regex: ['^/site/in/'],
+        exclude_regex: ['/(1|2)$'],
+        limit: 100,
+        sitemap: 'skip',
+        options: { max_age_s: 0 },
+      });
+    expect(sub.status).toBe(202);
+    expect(await waitForJob(apps[2], sub.body.id)).toMatchObject({ status: 'done', targets_done: 19 });
+    const inAdded = hits('/site/in/').map((n, i) => n - inBefore[i]);
+    expect(inAdded).toEqual(Array.from({ length: 21 }, (_, i) => (i === 1 || i === 2 ? 0 : 1)));
+    expect(hits('/site/out/')).toEqual(outBefore);
+  });
+
   it('20 submits of one Idempotency-Key at once over 3 instances make exactly one job', async () => {
     const body = { targets: [{ url: fx.url('/p/idem') }] };
     const answers = await Promise.all(
