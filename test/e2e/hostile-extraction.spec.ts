@@ -91,7 +91,9 @@ describe('hostile extraction holds up no other caller', () => {
   }
 
   function expectServed(t: { healthz: number[]; fetches: number[] }): void {
-    expect(Math.max(...t.healthz)).toBeLessThan(1000);
+    // Held, the loop kept /healthz waiting 4 s (6,820 selectors compiled at once); served, it
+    // answers in milliseconds alone and took 1,172 ms once beside the suite's other worker.
+    expect(Math.max(...t.healthz)).toBeLessThan(2000);
     expect(Math.max(...t.fetches)).toBeLessThan(3000);
   }
 
