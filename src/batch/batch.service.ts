@@ -75,6 +75,7 @@ export class BatchService {
       headerKey,
       maxTargets: this.config.limits[caller.callerClass].maxTargets,
       maxTtlS: this.config.batchMaxTtlS,
+      pageScripts: this.config.allowPageScripts,
       defaultTtlS: this.config.batchTtlS,
     };
   }

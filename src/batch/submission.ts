@@ -2,7 +2,13 @@ import { SiftError, forbidden, invalidRequest } from '../common/errors';
 import { DEFAULT_RESTART_POLICY, DEFAULT_WEBHOOK_EVENTS, type RestartPolicy } from '../common/job-status';
 import { isHttpUrl, MAX_URL_LENGTH } from '../common/urls';
 import { canonicalUrl, crawlSpecFrom, type CrawlAsk } from '../crawl';
-import { checkRobotsOption, renderModeOf, type Caller, type RenderAsk } from '../pages/caller-policy';
+import {
+  checkPageScripts,
+  checkRobotsOption,
+  renderModeOf,
+  type Caller,
+  type RenderAsk,
+} from '../pages/caller-policy';
 import { TimeSlicer } from '../common/time-slice';
 import { fingerprintInSlices, fingerprintOf } from './canonical';
 import { markDuplicatesInSlices } from './dedupe';
@@ -56,6 +62,8 @@ export interface DraftLimits {
   /** The longest `ttl_s` a job may ask for, and the TTL of one that asks none. */
   maxTtlS: number;
   defaultTtlS: number;
+  /** Fleet callers may run their own script in a page (SIFT_ALLOW_PAGE_SCRIPTS). */
+  pageScripts: boolean;
 }
 
 /** What every job's submission asks beside its targets: checked the same for batches and crawls. */
@@ -140,6 +148,7 @@ export async function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimit
     const options = withOwn(defaults, t.options);
     // Refused now rather than failed once the job runs.
     renderModeOf(options as RenderAsk, `targets.${idx}: `);
+    checkPageScripts(caller, options as RenderAsk, o.pageScripts, `targets.${idx}: `);
     const problem = urlProblem(t.url);
     if (problem && !req.ignore_invalid_urls) {
       throw invalidRequest(
@@ -188,6 +197,7 @@ export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): J
   if (problem) throw invalidRequest(`url ${problem}`, 'send the absolute http(s) URL to start from');
   const spec = crawlSpecFrom(req, { callerClass: caller.callerClass, maxTargets: o.maxTargets });
   renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
+  checkPageScripts(caller, (req.options ?? {}) as RenderAsk, o.pageScripts, 'options: ');
   const basics = jobBasics(caller, req, o, [req.options]);
   const { options, ...asked } = spec;
   return {

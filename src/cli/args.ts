@@ -51,3 +51,17 @@ export function headerMap(values: string[] | undefined): Record<string, string> 
   }
   return headers;
 }
+
+/** `--action` flags, each one action as a JSON object, as a list; a usage error for one that is not JSON. */
+export function actionList(values: string[] | undefined): unknown[] | undefined {
+  if (!values?.length) return undefined;
+  return values.map((v) => {
+    try {
+      return JSON.parse(v) as unknown;
+    } catch {
+      return usage(
+        `--action needs one action as JSON, like '{"type":"click","selector":"#more"}', not "${v.slice(0, 80)}"`,
+      );
+    }
+  });
+}

@@ -1,6 +1,6 @@
 // The fetch options of the API (FetchOptionsDto) as flags, shared by `fetch` and `batch`: each
 // flag is its field's name with dashes, and a server error naming a field is told with the flag.
-import { headerMap, int } from './args';
+import { actionList, headerMap, int } from './args';
 
 export const FETCH_FLAGS = {
   format: { type: 'string' },
@@ -19,6 +19,7 @@ export const FETCH_FLAGS = {
   'wait-ms': { type: 'string' },
   screenshot: { type: 'boolean' },
   'full-page': { type: 'boolean' },
+  action: { type: 'string', multiple: true },
   pages: { type: 'string' },
 } as const;
 
@@ -40,6 +41,9 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --wait-ms N                            when rendered, wait this long more once loaded (0-10000)
   --screenshot                           when rendered, a PNG of the viewport (in the --json envelope)
   --full-page                            with --screenshot, the whole page (at most 16384 px high)
+  --action JSON                          a step on the rendered page, in order (repeat for more, at most 50):
+                                         '{"type":"click","selector":"#more"}', wait, write, press, scroll,
+                                         screenshot, scrape, executeJavascript; what they give is in --json
   --pages 1-5,9                          of a PDF, only these pages (default all)
 `;
 
@@ -60,6 +64,7 @@ type FetchFlagValues = {
   'wait-ms'?: string;
   screenshot?: boolean;
   'full-page'?: boolean;
+  action?: string[];
   pages?: string;
 };
 
@@ -82,6 +87,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     wait_ms: int('wait-ms', v['wait-ms']),
     screenshot: v.screenshot || undefined,
     full_page: v['full-page'] || undefined,
+    actions: actionList(v.action),
     pages: v.pages,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
@@ -106,6 +112,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   wait_ms: '--wait-ms',
   screenshot: '--screenshot',
   full_page: '--full-page',
+  actions: '--action',
   pages: '--pages',
   ttl_s: '--ttl',
   on_restart: '--on-restart',
@@ -120,8 +127,14 @@ export const FIELD_FLAGS: Record<string, string> = {
  * message starts with the field's path, and several are joined with "; ".
  */
 export function inFlags(message: string): string {
-  return message.replace(
-    /(^|; )(?:options\.)?([a-z_]+(?:\.[a-z_]+)?)(?= )/g,
-    (m, start: string, field: string) => (FIELD_FLAGS[field] ? `${start}${FIELD_FLAGS[field]}` : m),
-  );
+  return message
+    .replace(/(^|; )(?:options\.)?([a-z_]+(?:\.[a-z_]+)?)(?= )/g, (m, start: string, field: string) =>
+      FIELD_FLAGS[field] ? `${start}${FIELD_FLAGS[field]}` : m,
+    )
+    .replace(
+      // An action's fields by the --action flag's place among them: "actions.0.type" is "--action 1: type".
+      /(^|; )(?:options\.)?actions\.(\d+)(\.| )/g,
+      (_m, start: string, i: string, sep: string) =>
+        `${start}--action ${Number(i) + 1}${sep === '.' ? ': ' : ' '}`,
+    );
 }

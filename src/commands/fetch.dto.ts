@@ -20,6 +20,8 @@ import {
   IsSelectorList,
   MAX_URL_LENGTH,
 } from './validators';
+import { ACTION_TYPES, IsActions, MAX_ACTIONS } from './actions';
+import type { PageAction } from '../render/render-types';
 
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
@@ -167,6 +169,45 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsBoolean()
   screenshot?: boolean;
+
+  /**
+   * Steps taken on the rendered page once loaded (and once `wait_for`/`wait_ms` are done), in
+   * order, at most 50, within `timeout_ms` (Firecrawl's list and shapes): `wait` (`milliseconds`
+   * up to 60,000, or a CSS `selector` to appear), `click` (`selector`, the first match or `all`),
+   * `write` (`text`, typed into the focused element: click it first), `press` (`key`, as
+   * "Enter" or "Control+A"), `scroll` (`direction` "down" or "up", a screen's height; of the
+   * page, or of the element at `selector`), `screenshot` (`fullPage`), `scrape` (the html at
+   * that point), `executeJavascript` (`script`, the body of an async function: fleet callers,
+   * where SIFT_ALLOW_PAGE_SCRIPTS=1). Asking actions renders the page (with render "never", 400).
+   * Every request they cause passes the caller's address policy. What they give is `actions`.
+   */
+  @ApiPropertyOptional({
+    type: 'array',
+    maxItems: MAX_ACTIONS,
+    items: {
+      type: 'object',
+      required: ['type'],
+      properties: {
+        type: { type: 'string', enum: [...ACTION_TYPES] },
+        milliseconds: { type: 'integer', minimum: 1, maximum: 60000 },
+        selector: { type: 'string', maxLength: 512 },
+        all: { type: 'boolean' },
+        text: { type: 'string', maxLength: 10000 },
+        key: { type: 'string', maxLength: 64 },
+        direction: { type: 'string', enum: ['up', 'down'] },
+        fullPage: { type: 'boolean' },
+        script: { type: 'string', maxLength: 100000 },
+      },
+    },
+    example: [
+      { type: 'click', selector: '#load-more' },
+      { type: 'wait', milliseconds: 500 },
+      { type: 'scrape' },
+    ],
+  })
+  @IsOptional()
+  @IsActions()
+  actions?: PageAction[];
 
   /** With `screenshot`: the whole page, top to bottom (at most 16,384 pixels high), not the viewport. */
   @IsOptional()

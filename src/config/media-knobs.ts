@@ -41,6 +41,15 @@ export const RENDER_KNOBS = {
     },
     '`1` runs Chromium without its sandbox (start-up warns); by default it runs sandboxed, as an unprivileged user when sift runs as root',
   ),
+  allowPageScripts: text(
+    {
+      env: 'SIFT_ALLOW_PAGE_SCRIPTS',
+      default: '0',
+      rules: [IsIn(['0', '1'])],
+      read: (v: string) => v === '1',
+    },
+    "`1` lets fleet callers run their own script in a rendered page (the `executeJavascript` action); restricted callers never may. Its requests pass sift's proxy and the caller's address policy like the page's",
+  ),
 };
 
 export const DOCUMENT_KNOBS = {

@@ -53,6 +53,24 @@ const pageOptions = {
     .describe(
       "Cookies for the URL's site: a Cookie header's value, or a list of {name, value, domain?, path?}. Sent only where their scope says.",
     ),
+  actions: asSent(
+    z.array(
+      z.object({
+        type: z.enum(['wait', 'click', 'write', 'press', 'scroll', 'scrape', 'executeJavascript']),
+        milliseconds: z.number().int().optional(),
+        selector: z.string().optional(),
+        all: z.boolean().optional(),
+        text: z.string().optional(),
+        key: z.string().optional(),
+        direction: z.enum(['up', 'down']).optional(),
+        script: z.string().optional(),
+      }),
+    ),
+  )
+    .optional()
+    .describe(
+      'Steps in a browser before the page is read, in order (at most 50): {type:"click",selector}, {type:"wait",milliseconds|selector}, {type:"write",text} (click the field first), {type:"press",key}, {type:"scroll",direction?}, {type:"scrape"} (the html at that point, in actions.scrapes). The content is the page after them.',
+    ),
 };
 
 export const fetchShape = {

@@ -11,6 +11,7 @@ import type { Format } from '../extract/write';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
+import type { ActionResults } from '../render/render-types';
 
 /** A text an envelope's `formats` may hold: a content format, or the page's html as served. */
 export type OutFormat = Format | 'raw_html';
@@ -98,7 +99,9 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
   // A screenshot counts in the cap first: one that does not fit is left out (truncated).
   const shot = page.meta.screenshot;
   const shotFits = shot !== undefined && shot.data.length <= outputCap;
-  const cap = outputCap - (shotFits ? shot.data.length : 0);
+  const acts =
+    page.meta.actions && actionsWithin(page.meta.actions, outputCap - (shotFits ? shot.data.length : 0));
+  const cap = outputCap - (shotFits ? shot.data.length : 0) - (acts?.bytes ?? 0);
   const parts = [...(asked.content ? [asked.content] : []), ...formats].map((f) => writtenIn(page, f)!);
   const budgets = shares(
     parts.map((w) => Buffer.byteLength(w.text, 'utf8')),
@@ -106,9 +109,12 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
   );
   const cuts = parts.map((w, i) => truncateUtf8(w.text, budgets[i]));
   const textBytes = cuts.reduce((n, c) => n + c.bytes, 0);
-  const bytes = textBytes + (shotFits ? shot.data.length : 0);
+  const bytes = textBytes + (shotFits ? shot.data.length : 0) + (acts?.bytes ?? 0);
   const links = asked.links ? linksWithin(page.meta.links ?? [], cap - textBytes) : undefined;
-  const cut = cuts.some((c, i) => c.truncated || parts[i].truncated) || (shot !== undefined && !shotFits);
+  const cut =
+    cuts.some((c, i) => c.truncated || parts[i].truncated) ||
+    (shot !== undefined && !shotFits) ||
+    acts?.cut === true;
   const first = asked.content ? cuts[0] : undefined;
   const offset = asked.content ? 1 : 0;
   return {
@@ -128,6 +134,7 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     rendered: page.meta.browser !== undefined,
     ...(page.meta.browser ? { render: page.meta.browser } : {}),
     ...(shotFits ? { screenshot: shot } : {}),
+    ...(acts ? { actions: acts.results } : {}),
     metadata: page.meta.metadata ?? NO_METADATA,
     ...(asked.formats
       ? { formats: Object.fromEntries(formats.map((f, i) => [f, cuts[offset + i].text])) }
@@ -137,4 +144,36 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     // `content`'s digest; with `formats` alone, the page's (its source's, whatever was asked).
     digest: `sha256:${!first ? page.digest : first.truncated ? sha256Hex(first.text) : parts[0].digest()}`,
   };
+}
+
+/**
+ * The actions' results within `cap` bytes (a screenshot's base64, a scrape's html, a return's
+ * JSON), after the screenshot and before the texts: each list keeps its items in order while they
+ * fit; the first that does not is left out with the rest of its list (`cut`).
+ */
+function actionsWithin(
+  r: ActionResults,
+  cap: number,
+): { results: ActionResults; bytes: number; cut: boolean } {
+  let bytes = 0;
+  let cut = false;
+  const fit = <T>(items: T[], size: (t: T) => number): T[] => {
+    const out: T[] = [];
+    for (const item of items) {
+      const n = size(item);
+      if (bytes + n > cap) {
+        cut = true;
+        break;
+      }
+      bytes += n;
+      out.push(item);
+    }
+    return out;
+  };
+  const results = {
+    screenshots: fit(r.screenshots, (s) => s.data.length),
+    scrapes: fit(r.scrapes, (s) => Buffer.byteLength(s.html, 'utf8')),
+    javascriptReturns: fit(r.javascriptReturns, (j) => Buffer.byteLength(JSON.stringify(j.value), 'utf8')),
+  };
+  return { results, bytes, cut };
 }

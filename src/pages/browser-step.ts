@@ -2,7 +2,13 @@ import { Logger } from '@nestjs/common';
 import { abortable } from '../common/abortable';
 import { FetchError, SiftError } from '../common/errors';
 import type { Renderer } from '../render/renderer';
-import type { BrowserCookie, RenderResult, RenderScreenshot } from '../render/render-types';
+import type {
+  ActionResults,
+  BrowserCookie,
+  PageAction,
+  RenderResult,
+  RenderScreenshot,
+} from '../render/render-types';
 import { wantsBrowser, type Verdict } from '../extract/verdict';
 import { callerKeyOf } from '../dcache';
 import { DOWNLOAD_CAP } from '../fetch/fetcher';
@@ -21,6 +27,8 @@ export interface RenderAsk {
   screenshot?: boolean;
   /** The screenshot is of the whole page. */
   fullPage?: boolean;
+  /** Steps taken on the loaded page (actions ask a render). */
+  actions?: PageAction[];
   /** When the call's time is up (ms since the epoch): the render gets what is left. */
   deadline: number;
 }
@@ -29,6 +37,8 @@ export interface RenderAsk {
 export interface BrowserMeta {
   browser?: { requests: number; blocked: number };
   screenshot?: RenderScreenshot;
+  /** What the actions gave. */
+  actions?: ActionResults;
 }
 
 /** The part of the cache key a render ask adds: none for the default (auto, no waits, no screenshot). */
@@ -38,13 +48,15 @@ export function renderKeyPart(p: {
   wait_ms?: number;
   screenshot?: boolean;
   full_page?: boolean;
+  actions?: PageAction[];
 }): unknown[] {
   const mode = p.render ?? 'auto';
   const shot = p.screenshot === true && (p.full_page === true ? 'full_page' : true);
   const waits = [p.wait_for ?? null, p.wait_ms ?? null, shot];
-  return mode === 'auto' && waits[0] === null && waits[1] === null && !waits[2]
+  const actions = p.actions?.length ? [{ actions: p.actions }] : [];
+  return mode === 'auto' && waits[0] === null && waits[1] === null && !waits[2] && !actions.length
     ? []
-    : [['render', mode, ...waits]];
+    : [['render', mode, ...waits, ...actions]];
 }
 
 /** A fetched html page and its verdict. */
@@ -107,6 +119,7 @@ export class BrowserStep {
           waitMs: ask.waitMs,
           screenshot: ask.screenshot,
           fullPage: ask.fullPage,
+          actions: ask.actions,
           cookies: req.cookies?.browser,
           // The download cap: what the page's requests may bring in, and the most html given back.
           maxBytes: DOWNLOAD_CAP,
@@ -124,7 +137,11 @@ export class BrowserStep {
       return undefined;
     }
     const browser = { requests: r.requests, blocked: r.blocked };
-    const shown = { browser, ...(r.screenshot ? { screenshot: r.screenshot } : {}) };
+    const shown = {
+      browser,
+      ...(r.screenshot ? { screenshot: r.screenshot } : {}),
+      ...(r.actions ? { actions: r.actions } : {}),
+    };
     return { html: r.html, finalUrl: r.finalUrl, status: r.status, shown };
   }
 

@@ -67,12 +67,13 @@ export interface RenderAsk {
   render?: 'never' | 'auto' | 'always';
   screenshot?: boolean;
   full_page?: boolean;
+  actions?: { type: string }[];
 }
 
 /**
- * How a call renders: a screenshot is taken of a rendered page, so asking one renders the page
- * (`auto` becomes `always`); with render "never" it is refused, never dropped without a word.
- * `where` names the options in the refusal (a batch's target).
+ * How a call renders: a screenshot is taken of a rendered page and actions are taken on one, so
+ * asking either renders the page (`auto` becomes `always`); with render "never" it is refused,
+ * never dropped without a word. `where` names the options in the refusal (a batch's target).
  */
 export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'always' {
   if (p.full_page === true && p.screenshot !== true)
@@ -80,12 +81,32 @@ export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'alwa
       `${where}full_page is the extent of a screenshot: it goes with screenshot: true`,
       'send screenshot: true with full_page, or leave full_page out',
     );
-  if (p.screenshot !== true) return p.render ?? 'auto';
+  const needs = p.screenshot === true ? 'screenshot is' : p.actions?.length ? 'actions are' : undefined;
+  if (!needs) return p.render ?? 'auto';
   if (p.render === 'never') {
     throw invalidRequest(
-      `${where}screenshot is taken of the rendered page: it cannot be asked with render "never"`,
-      'send render "auto" or "always" with screenshot, or leave screenshot out',
+      `${where}${needs} taken on the rendered page: it cannot be asked with render "never"`,
+      `send render "auto" or "always" with ${needs.split(' ')[0]}, or leave ${needs.split(' ')[0]} out`,
     );
   }
   return 'always';
+}
+
+/**
+ * A page's own script (`executeJavascript`) runs only for fleet callers, and only where the
+ * operator allows it (SIFT_ALLOW_PAGE_SCRIPTS=1): 403 otherwise, naming which.
+ */
+export function checkPageScripts(caller: Caller, p: RenderAsk, allowed: boolean, where = ''): void {
+  const i = p.actions?.findIndex((a) => a.type === 'executeJavascript') ?? -1;
+  if (i < 0) return;
+  if (caller.callerClass !== 'fleet')
+    throw forbidden(
+      `${where}actions.${i}: restricted callers may not run scripts in a page`,
+      'take the page with the other actions (click, write, press, scroll, wait)',
+    );
+  if (!allowed)
+    throw forbidden(
+      `${where}actions.${i}: scripts in a page are off on this server`,
+      'the operator turns them on for fleet callers with SIFT_ALLOW_PAGE_SCRIPTS=1',
+    );
 }

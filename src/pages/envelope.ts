@@ -2,7 +2,7 @@ import { ApiProperty, ApiPropertyOptional, ApiSchema } from '@nestjs/swagger';
 import type { Metadata } from '../extract/metadata';
 import type { Format } from '../extract/extract';
 import { VERDICTS, type Verdict } from '../extract/verdict';
-import type { RenderScreenshot } from '../render/render-types';
+import type { ActionResults, RenderScreenshot } from '../render/render-types';
 
 @ApiSchema({ name: 'MetadataDto' })
 export class PageMetadata implements Metadata {
@@ -58,6 +58,33 @@ export class Screenshot implements RenderScreenshot {
   @ApiProperty({ example: 1280 }) width: number;
   @ApiProperty({ example: 800 }) height: number;
   @ApiProperty({ description: 'The PNG, base64.' }) data: string;
+}
+
+@ApiSchema({ name: 'ActionScrapeDto' })
+export class ActionScrape {
+  @ApiProperty({ description: 'Where the page was when the scrape was taken.' }) url: string;
+  @ApiProperty({ description: 'Its html at that point.' }) html: string;
+}
+
+@ApiSchema({ name: 'JavascriptReturnDto' })
+export class JavascriptReturn {
+  @ApiProperty({
+    description: "The returned value's JavaScript type (`typeof`), or `error` when the script threw.",
+    example: 'string',
+  })
+  type: string;
+  @ApiProperty({ description: "The value as JSON carries it (undefined as null), or the error's message." })
+  value: unknown;
+}
+
+@ApiSchema({ name: 'ActionResultsDto' })
+export class PageActionResults implements ActionResults {
+  @ApiProperty({ type: [Screenshot], description: 'Of each `screenshot` action, in order.' })
+  screenshots: Screenshot[];
+  @ApiProperty({ type: [ActionScrape], description: 'Of each `scrape` action, in order.' })
+  scrapes: ActionScrape[];
+  @ApiProperty({ type: [JavascriptReturn], description: 'Of each `executeJavascript` action, in order.' })
+  javascriptReturns: JavascriptReturn[];
 }
 
 /**
@@ -129,6 +156,12 @@ export class FetchEnvelope {
       'With `screenshot: true`, when rendered: a PNG of the viewport. Its base64 counts in `bytes` and the output cap first; one over the cap is left out (`truncated`).',
   })
   screenshot?: Screenshot;
+  @ApiPropertyOptional({
+    type: PageActionResults,
+    description:
+      'With `actions`: what they gave. It counts in `bytes` and the output cap after the screenshot and before the texts; each list keeps its items in order while they fit (the rest are left out: `truncated`).',
+  })
+  actions?: PageActionResults;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
   @ApiProperty({
     description:

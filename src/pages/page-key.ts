@@ -8,6 +8,7 @@ import { sha256Hex } from '../dcache';
 import type { ExtractOptions } from '../extract/extraction';
 import { renderKeyPart, type RenderMode } from './browser-step';
 import type { Cookies } from './cookies';
+import type { PageAction } from '../render/render-types';
 
 /**
  * Names what a cached page holds: raised when that changes, so pages kept before are fetched
@@ -30,6 +31,7 @@ export function pageKeyOf(k: {
     wait_ms?: number;
     screenshot?: boolean;
     full_page?: boolean;
+    actions?: PageAction[];
     pages?: string;
   };
 }): string {

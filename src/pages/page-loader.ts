@@ -103,11 +103,12 @@ export class PageLoader {
   private kindOf(raw: RawPage, req: PageRequest, ok: boolean): SourceKind | undefined {
     const kind = pageKind(raw.contentType, raw.body);
     const type = mediaType(raw.contentType) || 'of no declared type';
-    // A screenshot is of a rendered html page: asked of a document or a file, it is refused.
-    if (req.render?.screenshot && kind !== 'html' && ok) {
+    // A screenshot or actions are of a rendered html page: asked of a document or a file, refused.
+    const needs = req.render?.screenshot ? 'screenshot' : req.render?.actions?.length ? 'actions' : '';
+    if (needs && kind !== 'html' && ok) {
       throw invalidRequest(
-        `screenshot is taken of html pages; ${raw.finalUrl} is ${type}`,
-        'leave screenshot out for documents and other files',
+        `${needs} ${needs === 'actions' ? 'are' : 'is'} taken on html pages; ${raw.finalUrl} is ${type}`,
+        `leave ${needs} out for documents and other files`,
       );
     }
     if ((!kind || (kind === 'pdf' && !this.documents)) && ok) {

@@ -9,44 +9,26 @@ import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
 import type { Link } from '../extract/links';
-import { askedOf, envelopeOf, neededFormats, type AskedFormat } from './answer';
-import type { RenderMode } from './browser-step';
-import { checkHeaders, checkRobotsOption, renderModeOf, type Caller } from './caller-policy';
+import { askedOf, envelopeOf, neededFormats } from './answer';
+import {
+  checkHeaders,
+  checkPageScripts,
+  checkRobotsOption,
+  renderModeOf,
+  type Caller,
+} from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
 import { PageLoader, type Page, type PageMeta } from './page-loader';
 import { pageMetaOf } from './page-types';
-import { cookiesOf, type CookiesAsk } from './cookies';
+import { cookiesOf } from './cookies';
+import type { FetchParams } from './fetch-params';
 import { pageKeyOf } from './page-key';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_AGE_S = 3600;
 
-export interface FetchParams {
-  url: string;
-  /** `content`'s format. */
-  format?: Format;
-  /** Formats for `formats` (and "links"), from the same fetch and extraction. */
-  formats?: AskedFormat[];
-  timeout_ms?: number;
-  max_bytes?: number;
-  max_age_s?: number;
-  headers?: Record<string, string>;
-  /** false: robots.txt is not asked (fleet callers only). */
-  robots?: boolean;
-  links?: boolean;
-  include_selectors?: string[];
-  exclude_selectors?: string[];
-  render?: RenderMode;
-  wait_for?: string;
-  wait_ms?: number;
-  screenshot?: boolean;
-  full_page?: boolean;
-  /** Cookies for the URL's site: a Cookie header's value, or a list (pages/cookies.ts). */
-  cookies?: CookiesAsk;
-  /** A PDF's pages to read ("1-5,9"). */
-  pages?: string;
-}
+export type { FetchParams } from './fetch-params';
 
 export interface FetchOutcome {
   envelope: FetchEnvelope;
@@ -182,6 +164,7 @@ export class PageService {
     const formats = neededFormats(asked);
     const headers = checkHeaders(caller, p.headers);
     const robots = checkRobotsOption(caller, p.robots);
+    checkPageScripts(caller, p, this.config.allowPageScripts);
     const url = parseHttpUrl(p.url);
     const cookies = cookiesOf(url, p.cookies);
     const extract: ExtractOptions = {
@@ -206,6 +189,7 @@ export class PageService {
       waitMs: p.wait_ms,
       screenshot: p.screenshot,
       fullPage: p.full_page,
+      actions: p.actions,
       deadline: Date.now() + timeoutMs,
     };
     const waiter: Waiter = {

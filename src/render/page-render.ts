@@ -1,5 +1,6 @@
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { FetchError, invalidRequest } from '../common/errors';
+import { runActions } from './page-actions';
 import type { RenderRequest, RenderResult } from './render-types';
 
 /** The viewport a page is laid out (and photographed) in. */
@@ -14,6 +15,10 @@ const SETTLE_MS = 3000;
  * script run on it, a chunk it imports), so 500 ms is mostly spent waiting on nothing.
  */
 const QUIET_MS = 300;
+/** After an action: how long without a request in flight before the next step (an answer's script runs within it). */
+const ACTION_QUIET_MS = 100;
+/** After an action, its requests are waited for at most this long (a page that polls is not waited out). */
+const ACTION_SETTLE_MS = 2000;
 /** Loaded resources not needed to read a page: not fetched unless a screenshot is asked for. */
 const UNSEEN = new Set(['image', 'font', 'media']);
 
@@ -62,12 +67,29 @@ export async function renderPage(
   await traffic.quiet(Math.min(SETTLE_MS, left() / 2), signal);
   if (req.waitFor) await waitForSelector(page, req.waitFor, left());
   if (req.waitMs) await sleep(req.waitMs, signal);
+  const actions = req.actions?.length
+    ? await runActions(
+        {
+          page,
+          left,
+          signal,
+          maxBytes: req.maxBytes,
+          settle: (since) =>
+            traffic.quiet(Math.min(ACTION_SETTLE_MS, left() / 2), signal, since, ACTION_QUIET_MS),
+          screenshot: (full) => screenshotOf(page, full, left),
+          html: () => readDom(page, req.maxBytes, left),
+          sleep: (ms) => sleep(ms, signal),
+        },
+        req.actions,
+      )
+    : undefined;
+  if (refusedUrl) throw refused(new URL(refusedUrl));
   const html = await readDom(page, req.maxBytes, left);
   if (refusedUrl) throw refused(new URL(refusedUrl));
   if (html === undefined || Buffer.byteLength(html) > req.maxBytes) {
     throw new FetchError('too_large', `the rendered page is over the download cap of ${req.maxBytes} bytes`);
   }
-  const out: Rendered = { html, finalUrl: page.url(), status };
+  const out: Rendered = { html, finalUrl: page.url(), status, ...(actions ? { actions } : {}) };
   if (req.screenshot) out.screenshot = await screenshotOf(page, req.fullPage === true, left);
   return out;
 }
@@ -131,12 +153,15 @@ class Traffic {
     page.on('requestfailed', ended);
   }
 
-  /** Waits up to `ms` for QUIET_MS without a request in flight; a page that never goes quiet is read as it stands. */
-  async quiet(ms: number, signal: AbortSignal): Promise<void> {
+  /**
+   * Waits up to `ms` for `quietMs` without a request in flight (counted from `since` at the
+   * earliest); a page that never goes quiet is read as it stands.
+   */
+  async quiet(ms: number, signal: AbortSignal, since = 0, quietMs = QUIET_MS): Promise<void> {
     const end = Date.now() + ms;
     for (let now = Date.now(); now < end; now = Date.now()) {
       // While a request is open, looked at again every 25 ms; else when the quiet would be complete.
-      const wait = this.open.size > 0 ? 25 : this.last + QUIET_MS - now;
+      const wait = this.open.size > 0 ? 25 : Math.max(this.last, since) + quietMs - now;
       if (wait <= 0) return;
       await sleep(Math.min(wait, end - now), signal);
     }

@@ -18,6 +18,8 @@ export interface RenderRequest {
   waitMs?: number;
   /** The caller's cookies, each scoped to its site (pages/cookies.ts). */
   cookies?: BrowserCookie[];
+  /** Steps taken on the page once loaded and waited for, in order (see page-actions.ts). */
+  actions?: PageAction[];
   screenshot?: boolean;
   /** The screenshot is of the whole page (at most MAX_SHOT_HEIGHT pixels high), not the viewport. */
   fullPage?: boolean;
@@ -48,6 +50,32 @@ export interface RenderResult {
   requests: number;
   blocked: number;
   screenshot?: RenderScreenshot;
+  /** What the actions gave, when there were any. */
+  actions?: ActionResults;
+}
+
+/**
+ * One step a caller asks of a rendered page, Firecrawl's names and shapes: wait (a time, or a CSS
+ * selector to appear), click (the first match, or `all`), write (typed into the focused element),
+ * press (a key), scroll (the page or an element, a screen's height), screenshot, scrape (the html
+ * at that point), executeJavascript (a function body; fleet only, where the operator allows it).
+ */
+export type PageAction =
+  | { type: 'wait'; milliseconds?: number; selector?: string }
+  | { type: 'click'; selector: string; all?: boolean }
+  | { type: 'write'; text: string }
+  | { type: 'press'; key: string }
+  | { type: 'scroll'; direction?: 'up' | 'down'; selector?: string }
+  | { type: 'screenshot'; fullPage?: boolean }
+  | { type: 'scrape' }
+  | { type: 'executeJavascript'; script: string };
+
+/** What a page's actions gave, each list in the order of the actions that made it. */
+export interface ActionResults {
+  screenshots: RenderScreenshot[];
+  scrapes: { url: string; html: string }[];
+  /** What each script returned (its JavaScript type, and the value as JSON carries it), or `error` and why. */
+  javascriptReturns: { type: string; value: unknown }[];
 }
 
 /** Per render: requests, distinct hosts (SPEC "Rendering"). */

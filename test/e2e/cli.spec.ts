@@ -27,6 +27,16 @@ describe('sift CLI', () => {
         ),
       ),
       '/b': send(200, 'text/plain', 'bravo'),
+      // Its words show only once its button is clicked.
+      '/hidden': send(
+        200,
+        'text/html',
+        html(
+          `<article><p>${'A page whose best part is behind a button. '.repeat(6)}</p><button id="show">Show</button><p id="out"></p></article>` +
+            `<script>document.getElementById('show').onclick = () => { document.getElementById('out').textContent = 'Shown after the click.' }</script>`,
+          'Hidden',
+        ),
+      ),
       '/flaky': (req, res) => (recovered ? send(200, 'text/plain', 'back')(req, res) : req.socket.destroy()),
     }).start();
     db = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-cli-')), 'sift.db');
@@ -58,6 +68,19 @@ describe('sift CLI', () => {
     expect(r.out).toContain('Alpha page has words');
     expect(r.err).toContain('# Alpha');
   });
+
+  it('fetch --action takes steps on the rendered page; one that is not JSON is a usage error', async () => {
+    const click = JSON.stringify({ type: 'click', selector: '#show' });
+    const r = await sift(['fetch', fx.url('/hidden'), '--format', 'text', '--action', click], client());
+    expect([r.code, r.err]).toEqual([0, expect.stringContaining('# Hidden')]);
+    expect(r.out).toContain('Shown after the click.');
+    const bad = await sift(['fetch', fx.url('/hidden'), '--action', 'click #show'], client());
+    expect(bad.code).toBe(2);
+    expect(bad.err).toContain('--action needs one action as JSON');
+    const refused = await sift(['fetch', fx.url('/hidden'), '--action', '{"type":"jump"}'], client());
+    expect(refused.code).not.toBe(0);
+    expect(refused.err).toContain('--action');
+  }, 60_000);
 
   it('batch --wait reads URLs from stdin, shows progress and writes NDJSON results', async () => {
     const out = path.join(path.dirname(db), 'results.ndjson');

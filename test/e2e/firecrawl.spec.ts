@@ -242,7 +242,7 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
     expect(onlyDoc.markdown).not.toContain('Paragraph 0');
     for (const [body, field] of [
       [{ onlyMainContent: 'false' }, 'onlyMainContent must be a boolean'],
-      [{ actions: [] }, 'actions'],
+      [{ actions: [{ type: 'pdf' }] }, 'actions.0: pdf'],
       [{ location: { country: 'US' } }, 'location'],
       [{ formats: ['summary'] }, 'formats: summary'],
       // sift's own rule, named as the caller named the field.

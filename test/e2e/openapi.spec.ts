@@ -120,7 +120,7 @@ describe('response shapes', () => {
       expect([fresh.cached, cached.cached]).toEqual([false, true]);
       // links and formats are there only when asked for; render and screenshot only when rendered
       // (test/e2e/render.spec.ts); verdict_hint only for a PDF with no text (documents.spec.ts).
-      const whenRendered = ['render', 'screenshot'];
+      const whenRendered = ['render', 'screenshot', 'actions'];
       const envelopeProps = props('FetchResponseDto').filter(
         (k) => !['links', 'formats', 'verdict_hint', ...whenRendered].includes(k),
       );

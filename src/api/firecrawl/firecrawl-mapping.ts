@@ -31,6 +31,7 @@ const SCRAPE_FIELDS = new Set([
   'timeout',
   'maxAge',
   'headers',
+  'actions',
 ]);
 
 /** What a document carries: sift's formats and the screenshot, as Firecrawl names them. */
@@ -106,7 +107,24 @@ export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted:
   set('timeout_ms', body.timeout);
   set('max_age_s', typeof body.maxAge === 'number' ? Math.floor(body.maxAge / 1000) : body.maxAge);
   set('headers', body.headers);
+  set('actions', actionsOf(body.actions, where));
   return { options, wanted };
+}
+
+/**
+ * Firecrawl's actions are sift's, name for name and field for field; what sift does not take is
+ * named: `pdf`, and a screenshot's `quality` and `viewport` (sift's are PNGs of its viewport).
+ */
+function actionsOf(actions: unknown, where: string): unknown {
+  if (!Array.isArray(actions)) return actions; // sift's check names what it must be
+  for (const [i, a] of (actions as unknown[]).entries()) {
+    const o = (typeof a === 'object' && a !== null ? a : {}) as Body;
+    if (o.type === 'pdf') throw new FirecrawlUnsupported(`${where}actions.${i}: pdf`);
+    for (const k of ['quality', 'viewport'])
+      if (o.type === 'screenshot' && o[k] !== undefined)
+        throw new FirecrawlUnsupported(`${where}actions.${i}.${k}`);
+  }
+  return actions;
 }
 
 /** A Firecrawl document from sift's envelope: the formats asked, and Firecrawl's metadata. */
@@ -120,6 +138,16 @@ export function documentOf(e: FetchEnvelope, wanted: Wanted): Body {
     ...(wanted.links ? { links: (e.links ?? []).map((l) => l.url) } : {}),
     ...(wanted.screenshot && e.screenshot
       ? { screenshot: `data:${e.screenshot.type};base64,${e.screenshot.data}` }
+      : {}),
+    ...(e.actions
+      ? {
+          actions: {
+            screenshots: e.actions.screenshots.map((s) => `data:${s.type};base64,${s.data}`),
+            scrapes: e.actions.scrapes,
+            javascriptReturns: e.actions.javascriptReturns,
+            pdfs: [],
+          },
+        }
       : {}),
     metadata: {
       title: e.title,
