@@ -6,6 +6,7 @@ import { BatchReader, BatchStore, Db, type BatchEvent, type BatchJob, type Targe
 import type { Caller } from '../pages/caller-policy';
 import { JobLifecycle, type JobDraft, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
+import { optionRulesOf } from '../pages/caller-policy';
 import { draftCrawl, draftJob, type CrawlRequest, type DraftLimits, type SubmitRequest } from './submission';
 
 import { PENDING_DELIVERIES } from './job-creation';
@@ -75,7 +76,7 @@ export class BatchService {
       headerKey,
       maxTargets: this.config.limits[caller.callerClass].maxTargets,
       maxTtlS: this.config.batchMaxTtlS,
-      pageScripts: this.config.allowPageScripts,
+      rules: optionRulesOf(this.config),
       defaultTtlS: this.config.batchTtlS,
     };
   }

@@ -5,6 +5,8 @@ import { canonicalUrl, crawlSpecFrom, type CrawlAsk } from '../crawl';
 import {
   checkPageScripts,
   checkRobotsOption,
+  proxyOf,
+  type OptionRules,
   renderModeOf,
   type Caller,
   type RenderAsk,
@@ -62,8 +64,8 @@ export interface DraftLimits {
   /** The longest `ttl_s` a job may ask for, and the TTL of one that asks none. */
   maxTtlS: number;
   defaultTtlS: number;
-  /** Fleet callers may run their own script in a page (SIFT_ALLOW_PAGE_SCRIPTS). */
-  pageScripts: boolean;
+  /** Page scripts and egress proxies, as the operator allows them. */
+  rules: OptionRules;
 }
 
 /** What every job's submission asks beside its targets: checked the same for batches and crawls. */
@@ -148,7 +150,8 @@ export async function draftJob(caller: Caller, req: SubmitRequest, o: DraftLimit
     const options = withOwn(defaults, t.options);
     // Refused now rather than failed once the job runs.
     renderModeOf(options as RenderAsk, `targets.${idx}: `);
-    checkPageScripts(caller, options as RenderAsk, o.pageScripts, `targets.${idx}: `);
+    checkPageScripts(caller, options as RenderAsk, o.rules.pageScripts, `targets.${idx}: `);
+    proxyOf(caller, (options as { proxy?: string }).proxy, o.rules, `targets.${idx}: `);
     const problem = urlProblem(t.url);
     if (problem && !req.ignore_invalid_urls) {
       throw invalidRequest(
@@ -197,7 +200,8 @@ export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): J
   if (problem) throw invalidRequest(`url ${problem}`, 'send the absolute http(s) URL to start from');
   const spec = crawlSpecFrom(req, { callerClass: caller.callerClass, maxTargets: o.maxTargets });
   renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
-  checkPageScripts(caller, (req.options ?? {}) as RenderAsk, o.pageScripts, 'options: ');
+  checkPageScripts(caller, (req.options ?? {}) as RenderAsk, o.rules.pageScripts, 'options: ');
+  proxyOf(caller, (req.options as { proxy?: string } | undefined)?.proxy, o.rules, 'options: ');
   const basics = jobBasics(caller, req, o, [req.options]);
   const { options, ...asked } = spec;
   return {

@@ -20,6 +20,7 @@ export const FETCH_FLAGS = {
   screenshot: { type: 'boolean' },
   'full-page': { type: 'boolean' },
   action: { type: 'string', multiple: true },
+  proxy: { type: 'string' },
   pages: { type: 'string' },
 } as const;
 
@@ -44,6 +45,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --action JSON                          a step on the rendered page, in order (repeat for more, at most 50):
                                          '{"type":"click","selector":"#more"}', wait, write, press, scroll,
                                          screenshot, scrape, executeJavascript; what they give is in --json
+  --proxy NAME                           through the server's egress proxy of that name (SIFT_PROXIES)
   --pages 1-5,9                          of a PDF, only these pages (default all)
 `;
 
@@ -65,6 +67,7 @@ type FetchFlagValues = {
   screenshot?: boolean;
   'full-page'?: boolean;
   action?: string[];
+  proxy?: string;
   pages?: string;
 };
 
@@ -88,6 +91,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     screenshot: v.screenshot || undefined,
     full_page: v['full-page'] || undefined,
     actions: actionList(v.action),
+    proxy: v.proxy,
     pages: v.pages,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
@@ -113,6 +117,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   screenshot: '--screenshot',
   full_page: '--full-page',
   actions: '--action',
+  proxy: '--proxy',
   pages: '--pages',
   ttl_s: '--ttl',
   on_restart: '--on-restart',

@@ -5,6 +5,7 @@ import {
   IsInt,
   IsOptional,
   IsString,
+  Matches,
   Max,
   MaxLength,
   Min,
@@ -122,6 +123,18 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsCookies()
   cookies?: string | { name: string; value: string; domain?: string; path?: string }[];
+
+  /**
+   * An egress proxy the operator named (SIFT_PROXIES) that the page's connections go through,
+   * its robots.txt's and a render's included. sift still checks the target's address and asks the
+   * proxy for that address. Unknown name: 400; one the caller's class may not use: 403; a proxy
+   * that fails: 502 `proxy_error` (never a direct connection). Part of the cache key.
+   */
+  @ApiPropertyOptional({ example: 'office', maxLength: 64, pattern: '^[A-Za-z0-9_-]+$' })
+  @IsOptional()
+  @IsString()
+  @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'proxy must be the name of a proxy of the server' })
+  proxy?: string;
 
   /** true: the envelope lists the whole page's links (`links: [{url, text}]`), navigation and footer too. */
   @IsOptional()

@@ -34,6 +34,7 @@ export const ERROR_CODES = {
   dns_error: [502, 'the host name did not resolve'],
   connect_error: [502, 'the server refused or dropped the connection'],
   tls_error: [502, 'the TLS handshake or certificate failed'],
+  proxy_error: [502, 'the egress proxy asked for (`proxy`) failed; sift never connects directly instead'],
   too_many_redirects: [502, 'more than 5 redirects, or a loop'],
   too_large: [502, 'the page is over the download cap'],
   unsupported_content_type: [502, 'not html, plain text, json or PDF'],

@@ -75,6 +75,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
     throw new ConfigError('invalid configuration: SIFT_INSTANCE_TTL_S must be longer than SIFT_HEARTBEAT_S');
   }
   config.requestTimeoutMs = Math.max(config.requestTimeoutMs, config.headersTimeoutMs);
+  for (const [cls, limits] of Object.entries(config.limits)) {
+    const unknown = limits.proxies === '*' ? undefined : limits.proxies.find((n) => !config.proxies.has(n));
+    if (unknown !== undefined)
+      throw new ConfigError(
+        `invalid configuration: SIFT_${cls.toUpperCase()}_PROXIES names "${unknown}", which SIFT_PROXIES does not`,
+      );
+  }
   return config;
 }
 

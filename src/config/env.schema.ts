@@ -2,7 +2,7 @@ import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class
 import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
 import { DOCUMENT_KNOBS, RENDER_KNOBS } from './media-knobs';
-import { ConfigError, parseCidrs, parseTokens } from './parsers';
+import { ConfigError, parseCidrs, parseProxies, parseProxyNames, parseTokens } from './parsers';
 
 export { CHROMIUM_PATHS } from './media-knobs';
 
@@ -180,6 +180,14 @@ export const SCHEMA = {
       { env: 'SIFT_FLEET_ALLOW', default: '', read: parseCidrs },
       'CIDRs fleet callers may reach although private or loopback (e.g. `10.0.0.0/8,fd00::/8`)',
     ),
+    proxies: text(
+      {
+        env: 'SIFT_PROXIES',
+        default: '',
+        read: parseProxies,
+      },
+      'egress proxies a request may name (`proxy`): `name=http://host:port` (HTTP CONNECT) or `name=socks5://host:port`, comma-separated, with `user:pass@` when the proxy asks; sift checks the target address itself and asks the proxy for that address',
+    ),
     dnsTimeoutMs: int(
       { env: 'SIFT_DNS_TIMEOUT_MS', default: 5000, min: 1, max: 120_000 },
       'a DNS lookup that takes longer fails with `dns_error`',
@@ -253,6 +261,10 @@ export const SCHEMA = {
       { env: 'SIFT_FLEET_RENDER_CONCURRENCY', default: 4, min: 1, max: 1024 },
       'renders in flight per caller before 429 `too_many_requests`',
     ),
+    proxies: text(
+      { env: 'SIFT_FLEET_PROXIES', default: '*', read: parseProxyNames },
+      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one',
+    ),
   },
   'limits.restricted': {
     maxTargets: int(
@@ -278,6 +290,10 @@ export const SCHEMA = {
     renderConcurrency: int(
       { env: 'SIFT_RESTRICTED_RENDER_CONCURRENCY', default: 1, min: 1, max: 1024 },
       'renders in flight per caller before 429 `too_many_requests`',
+    ),
+    proxies: text(
+      { env: 'SIFT_RESTRICTED_PROXIES', default: '', read: parseProxyNames },
+      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one; none by default',
     ),
   },
 };

@@ -77,3 +77,55 @@ export function isExecutable(file: string): boolean {
     return false;
   }
 }
+
+/** An egress proxy the operator named (SIFT_PROXIES): HTTP CONNECT or SOCKS5. */
+export interface EgressProxy {
+  name: string;
+  kind: 'http' | 'socks5';
+  host: string;
+  port: number;
+  user?: string;
+  pass?: string;
+}
+
+/**
+ * `name=http://[user:pass@]host:port,other=socks5://host:port`: the proxies by name. A name is
+ * letters, digits, `-` and `_`; anything else is the message of an Error (the config's check).
+ */
+export function parseProxies(v: string): Map<string, EgressProxy> {
+  const out = new Map<string, EgressProxy>();
+  for (const item of v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
+    const eq = item.indexOf('=');
+    const name = item.slice(0, eq);
+    if (eq <= 0 || !/^[A-Za-z0-9_-]{1,64}$/.test(name))
+      throw new ConfigError(
+        `SIFT_PROXIES: "${item.slice(0, 80)}" is not name=http://host:port or name=socks5://host:port`,
+      );
+    let u: URL;
+    try {
+      u = new URL(item.slice(eq + 1));
+    } catch {
+      throw new ConfigError(`SIFT_PROXIES: proxy "${name}" is not a URL`);
+    }
+    const kind = u.protocol === 'http:' ? 'http' : u.protocol === 'socks5:' ? 'socks5' : undefined;
+    if (!kind || !u.port || u.pathname.replace(/\/$/, '') !== '' || u.search)
+      throw new ConfigError(`SIFT_PROXIES: proxy "${name}" must be http://host:port or socks5://host:port`);
+    if (out.has(name)) throw new ConfigError(`SIFT_PROXIES: proxy "${name}" is named twice`);
+    out.set(name, {
+      name,
+      kind,
+      host: u.hostname.replace(/^\[|\]$/g, ''),
+      port: Number(u.port),
+      ...(u.username ? { user: decodeURIComponent(u.username), pass: decodeURIComponent(u.password) } : {}),
+    });
+  }
+  return out;
+}
+
+/** SIFT_<CLASS>_PROXIES: the proxy names a class may use, or `*` for every one. */
+export function parseProxyNames(raw: string): string[] | '*' {
+  return raw.trim() === '*' ? '*' : items(raw);
+}

@@ -8,6 +8,7 @@ import { toFetchError } from './upstream-errors';
 import { header, parseRetryAfter, readBody } from './answer';
 import { Agent, request } from '../tuning/undici';
 import { normalHostname } from '../common/urls';
+import { egressConnector, type EgressProxy } from './egress';
 
 export type { Resolver } from './dns-guard';
 
@@ -32,6 +33,8 @@ export interface FetchOptions {
    * to be one the caller may reach, with the fetch's own signal; what it throws ends the fetch.
    */
   beforeHop?: (url: URL, hop: number, signal: AbortSignal) => Promise<void>;
+  /** The operator's egress proxy to go through (its failure is proxy_error, never a direct connection). */
+  proxy?: EgressProxy;
 }
 
 export interface RawPage {
@@ -68,7 +71,8 @@ const REDIRECT = new Set([301, 302, 303, 307, 308]);
  * followed by hand so every hop is checked again.
  */
 export class Fetcher {
-  private readonly agents: Record<CallerClass, Agent>;
+  /** The agents by class, and by class and egress proxy: each made on first use. */
+  private readonly agents = new Map<string, Agent>();
   private readonly downloadCap: number;
   private readonly documentCap: number;
   private readonly userAgent: string;
@@ -88,7 +92,6 @@ export class Fetcher {
         reuseMs: opts.dns?.reuseMs,
       },
     });
-    this.agents = { fleet: this.agentFor('fleet'), restricted: this.agentFor('restricted') };
   }
 
   /** The DNS guard of the address check (its per-caller counts, for tests and metrics). */
@@ -96,14 +99,22 @@ export class Fetcher {
     return this.addressCheck.dns;
   }
 
-  private agentFor(callerClass: CallerClass): Agent {
-    const lookup = this.addressCheck.lookupFor(callerClass);
-    return new Agent({
-      connect: { lookup: lookup as never, timeout: this.opts.connectTimeoutMs ?? 10_000 },
-      headersTimeout: 0,
-      bodyTimeout: 0,
-      connections: 64,
-    });
+  /** The class's agent, or its agent through `proxy` (see egressConnector). */
+  private agent(callerClass: CallerClass, proxy?: EgressProxy): Agent {
+    const key = `${callerClass} ${proxy?.name ?? ''}`;
+    let a = this.agents.get(key);
+    if (!a) {
+      const lookup = this.addressCheck.lookupFor(callerClass);
+      const timeout = this.opts.connectTimeoutMs ?? 10_000;
+      a = new Agent({
+        connect: (proxy ? egressConnector(proxy, lookup) : { lookup, timeout }) as never,
+        headersTimeout: 0,
+        bodyTimeout: 0,
+        connections: 64,
+      });
+      this.agents.set(key, a);
+    }
+    return a;
   }
 
   onApplicationShutdown(): Promise<void> {
@@ -115,7 +126,7 @@ export class Fetcher {
    * given its targets their grace, and a fetch left (an MCP call's, say) would hold the process.
    */
   async close(): Promise<void> {
-    await Promise.all([this.agents.fleet.destroy(), this.agents.restricted.destroy()]);
+    await Promise.all([...this.agents.values()].map((a) => a.destroy()));
   }
 
   async fetch(url: string, o: FetchOptions): Promise<RawPage> {
@@ -147,7 +158,7 @@ export class Fetcher {
         const cookie = [headers.cookie, o.cookies?.(current)].filter(Boolean).join('; ');
         const res = await request(current, {
           method: 'GET',
-          dispatcher: this.agents[o.callerClass],
+          dispatcher: this.agent(o.callerClass, o.proxy),
           signal,
           headers: {
             'user-agent': this.userAgent,
@@ -216,7 +227,7 @@ export class Fetcher {
       await this.checkHost(target, o.callerClass, o.caller ?? o.callerClass, ac.signal);
       const res = await request(target, {
         method: 'POST',
-        dispatcher: this.agents[o.callerClass],
+        dispatcher: this.agent(o.callerClass),
         signal: ac.signal,
         headers: { 'user-agent': this.userAgent, 'content-type': 'application/json', ...o.headers },
         body: o.body,

@@ -1,3 +1,4 @@
+import type { EgressProxy } from './egress';
 import { Clock } from '../common/clock';
 import { FetchError, SiftError, type FetchErrorCode } from '../common/errors';
 import { HostStore, type RobotsRow } from '../dcache';
@@ -60,8 +61,8 @@ export class Robots {
    * Throws robots_denied (quoting the rule) unless the agent may fetch `url`; otherwise the
    * Crawl-delay of its group in ms (0 when none).
    */
-  async check(url: URL, callerClass: CallerClass, who: string): Promise<number> {
-    const { row, rules } = await this.rules(url.origin, callerClass, who);
+  async check(url: URL, callerClass: CallerClass, who: string, proxy?: EgressProxy): Promise<number> {
+    const { row, rules } = await this.rules(url.origin, callerClass, who, proxy);
     if (row.kind === 'allow') return 0;
     if (row.kind === 'disallow' && row.status === 0) {
       // The site could not be reached for its robots.txt: nothing of it is fetched, and the caller
@@ -124,7 +125,12 @@ export class Robots {
    * fleet fetch of the file met (a redirect into the internal network) is never quoted to a
    * restricted caller, nor a restricted caller's refusal handed to a fleet one.
    */
-  private async rules(origin: string, callerClass: CallerClass, who: string): Promise<Rules> {
+  private async rules(
+    origin: string,
+    callerClass: CallerClass,
+    who: string,
+    proxy?: EgressProxy,
+  ): Promise<Rules> {
     const key = `${callerClass} ${origin}`;
     const now = this.clock.now();
     const known = this.parsed.get(key);
@@ -135,18 +141,24 @@ export class Robots {
     }
     let flight = this.flights.get(key);
     if (!flight) {
-      flight = this.load(key, origin, callerClass, who).finally(() => this.flights.delete(key));
+      flight = this.load(key, origin, callerClass, who, proxy).finally(() => this.flights.delete(key));
       this.flights.set(key, flight);
     }
     return flight;
   }
 
   /** From the database when another instance (or an earlier run) has it fresh, else fetched. */
-  private async load(key: string, origin: string, callerClass: CallerClass, who: string): Promise<Rules> {
+  private async load(
+    key: string,
+    origin: string,
+    callerClass: CallerClass,
+    who: string,
+    proxy?: EgressProxy,
+  ): Promise<Rules> {
     const now = this.clock.now();
     let row = await this.hosts.robots(key);
     if (!row || row.expires_at <= now) {
-      row = { ...(await this.fetchRobots(origin, callerClass, who, now)), origin: key };
+      row = { ...(await this.fetchRobots(origin, callerClass, who, now, proxy)), origin: key };
       await this.hosts.putRobots(row);
     }
     return this.parse(key, row);
@@ -182,6 +194,8 @@ export class Robots {
     callerClass: CallerClass,
     who: string,
     now: number,
+    /** Asked through the page's own egress proxy: the site sees one address. */
+    proxy?: EgressProxy,
   ): Promise<RobotsRow> {
     const row = (kind: RobotsRow['kind'], status: number, body = '', ttl = ROBOTS_TTL_S): RobotsRow => ({
       origin,
@@ -198,15 +212,16 @@ export class Robots {
         caller: `robots:${who}`,
         timeoutMs: ROBOTS_TIMEOUT_MS,
         truncateAt: ROBOTS_MAX_BYTES,
+        proxy,
       });
       if (raw.status >= 200 && raw.status < 300) return row('rules', raw.status, raw.body.toString('utf8'));
       if (raw.status >= 400 && raw.status < 500) return row('allow', raw.status);
       return row('disallow', raw.status, '', ROBOTS_ERROR_TTL_S);
     } catch (err) {
-      // An address this caller may not reach, or a name that does not resolve now, is the
-      // caller's answer, not the site's: not kept for anyone.
-      if (!(err instanceof SiftError) || err.code === 'blocked_address' || err.code === 'dns_error')
-        throw err;
+      // An address this caller may not reach, a name that does not resolve now, or a proxy
+      // that failed is the caller's answer, not the site's: not kept for anyone.
+      const callers = ['blocked_address', 'dns_error', 'proxy_error'];
+      if (!(err instanceof SiftError) || callers.includes(err.code)) throw err;
       const failure = JSON.stringify({ code: err.code, message: err.message });
       return row('disallow', 0, failure, UNREACHABLE_TTL_S);
     }

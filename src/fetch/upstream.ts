@@ -6,6 +6,7 @@ import type { HostStore } from '../dcache';
 import type { Fetcher, RawPage } from './fetcher';
 import { HostSlots } from './host-slots';
 import type { Robots } from './robots';
+import type { EgressProxy } from './egress';
 
 /** The longest a caller may ask for; a shared upstream fetch runs at most this long. */
 export const MAX_TIMEOUT_MS = 120_000;
@@ -20,6 +21,8 @@ export interface UpstreamRequest {
   headers: Record<string, string>;
   /** The Cookie header for a hop's URL (the caller's cookies, by their scope). */
   cookies?: (url: URL) => string | undefined;
+  /** The egress proxy for the page and its robots.txt. */
+  proxy?: EgressProxy;
   /** false: robots.txt is not asked (the caller may turn it off). */
   robots: boolean;
   signal: AbortSignal;
@@ -64,9 +67,10 @@ export class Upstream {
         timeoutMs: MAX_TIMEOUT_MS,
         headers: req.headers,
         cookies: req.cookies,
+        proxy: req.proxy,
         signal,
         beforeHop: async (u, hop, fetchSignal) => {
-          const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass, who) : 0;
+          const crawlDelayMs = req.robots ? await this.robots.check(u, callerClass, who, req.proxy) : 0;
           await this.checkPause(u.host);
           if (hop > 0) return;
           release = await this.slots.acquire(u.host, fetchSignal);

@@ -53,6 +53,9 @@ const pageOptions = {
     .describe(
       "Cookies for the URL's site: a Cookie header's value, or a list of {name, value, domain?, path?}. Sent only where their scope says.",
     ),
+  proxy: asSent(z.string())
+    .optional()
+    .describe("The name of one of the server's egress proxies to fetch through (its operator names them)."),
   actions: asSent(
     z.array(
       z.object({

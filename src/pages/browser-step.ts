@@ -13,6 +13,7 @@ import { wantsBrowser, type Verdict } from '../extract/verdict';
 import { callerKeyOf } from '../dcache';
 import { DOWNLOAD_CAP } from '../fetch/fetcher';
 import type { Caller } from './caller-policy';
+import type { EgressProxy } from '../config/parsers';
 
 /** How often a render refused at the caller's cap is tried again (the runner's). */
 const RETRY_MS = 100;
@@ -96,6 +97,7 @@ export class BrowserStep {
       signal: AbortSignal;
       waitForExtraction?: boolean;
       cookies?: { browser: BrowserCookie[] };
+      proxy?: EgressProxy;
     },
   ): Promise<Shown | undefined> {
     const ask = req.render;
@@ -121,6 +123,7 @@ export class BrowserStep {
           fullPage: ask.fullPage,
           actions: ask.actions,
           cookies: req.cookies?.browser,
+          proxy: req.proxy,
           // The download cap: what the page's requests may bring in, and the most html given back.
           maxBytes: DOWNLOAD_CAP,
           signal: req.signal,

@@ -1,5 +1,6 @@
 import { SiftError, forbidden, invalidRequest } from '../common/errors';
 import type { CallerClass } from '../config/app-config';
+import type { EgressProxy } from '../config/parsers';
 
 /** Who asks: a token's name and its class (fleet is trusted; restricted never reaches a private address). */
 export interface Caller {
@@ -85,7 +86,7 @@ export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'alwa
   if (!needs) return p.render ?? 'auto';
   if (p.render === 'never') {
     throw invalidRequest(
-      `${where}${needs} taken on the rendered page: it cannot be asked with render "never"`,
+      `${where}${needs} taken ${p.screenshot === true ? 'of' : 'on'} the rendered page: it cannot be asked with render "never"`,
       `send render "auto" or "always" with ${needs.split(' ')[0]}, or leave ${needs.split(' ')[0]} out`,
     );
   }
@@ -109,4 +110,56 @@ export function checkPageScripts(caller: Caller, p: RenderAsk, allowed: boolean,
       `${where}actions.${i}: scripts in a page are off on this server`,
       'the operator turns them on for fleet callers with SIFT_ALLOW_PAGE_SCRIPTS=1',
     );
+}
+
+/** What the operator allows of options beyond a class's limits: page scripts, egress proxies. */
+export interface OptionRules {
+  pageScripts: boolean;
+  proxies: ReadonlyMap<string, EgressProxy>;
+  /** The proxy names each class may use, or `*` for all. */
+  classProxies: Record<CallerClass, string[] | '*'>;
+}
+
+/**
+ * The egress proxy a call names (`proxy`), if any: 400 for a name the server does not have, 403
+ * for one the caller's class may not use (SIFT_<CLASS>_PROXIES).
+ */
+export function proxyOf(
+  caller: Caller,
+  name: string | undefined,
+  rules: OptionRules,
+  where = '',
+): EgressProxy | undefined {
+  if (name === undefined) return undefined;
+  const allowed = rules.classProxies[caller.callerClass];
+  const mayUse = (n: string) => allowed === '*' || allowed.includes(n);
+  const p = rules.proxies.get(name);
+  if (!p) {
+    const names = [...rules.proxies.keys()].filter(mayUse);
+    throw invalidRequest(
+      `${where}proxy "${name.slice(0, 64)}" is not a proxy of this server`,
+      names.length
+        ? `name one of: ${names.join(', ')}`
+        : 'this server names no proxy this caller may use; leave proxy out',
+    );
+  }
+  if (!mayUse(name))
+    throw forbidden(
+      `${where}proxy "${name}" is not one ${caller.callerClass} callers may use`,
+      `the operator lists the proxies of each class in SIFT_${caller.callerClass.toUpperCase()}_PROXIES`,
+    );
+  return p;
+}
+
+/** The operator's rules for options, from the configuration. */
+export function optionRulesOf(c: {
+  allowPageScripts: boolean;
+  proxies: ReadonlyMap<string, EgressProxy>;
+  limits: Record<CallerClass, { proxies: string[] | '*' }>;
+}): OptionRules {
+  return {
+    pageScripts: c.allowPageScripts,
+    proxies: c.proxies,
+    classProxies: { fleet: c.limits.fleet.proxies, restricted: c.limits.restricted.proxies },
+  };
 }

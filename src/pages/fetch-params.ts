@@ -29,6 +29,8 @@ export interface FetchParams {
   actions?: PageAction[];
   /** Cookies for the URL's site: a Cookie header's value, or a list (pages/cookies.ts). */
   cookies?: CookiesAsk;
+  /** An egress proxy's name (SIFT_PROXIES). */
+  proxy?: string;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
 }

@@ -23,6 +23,8 @@ export function pageKeyOf(k: {
   robots: boolean;
   extract: ExtractOptions;
   cookies?: Cookies;
+  /** The egress proxy's name. */
+  proxy?: string;
   /** The html as served is kept. */
   raw: boolean;
   p: {
@@ -45,6 +47,7 @@ export function pageKeyOf(k: {
       ...(Object.keys(k.extract).length > 0 ? [k.extract] : []),
       ...(k.raw ? ['raw_html'] : []),
       ...(k.cookies ? [{ cookies: k.cookies.key }] : []),
+      ...(k.proxy ? [{ proxy: k.proxy }] : []),
       ...renderKeyPart(k.p),
       ...(k.p.pages ? [{ pages: k.p.pages }] : []),
     ]),

@@ -94,6 +94,7 @@ export class PageLoader {
       who: callerKeyOf(req.caller),
       headers,
       cookies: req.cookies?.header,
+      proxy: req.proxy,
       robots: req.robots,
       signal: req.signal,
     });
@@ -107,7 +108,7 @@ export class PageLoader {
     const needs = req.render?.screenshot ? 'screenshot' : req.render?.actions?.length ? 'actions' : '';
     if (needs && kind !== 'html' && ok) {
       throw invalidRequest(
-        `${needs} ${needs === 'actions' ? 'are' : 'is'} taken on html pages; ${raw.finalUrl} is ${type}`,
+        `${needs === 'actions' ? 'actions are taken on' : 'screenshot is taken of'} html pages; ${raw.finalUrl} is ${type}`,
         `leave ${needs} out for documents and other files`,
       );
     }

@@ -7,6 +7,7 @@ import type { BrowserMeta, RenderAsk } from './browser-step';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import type { Cookies } from './cookies';
+import type { EgressProxy } from '../config/parsers';
 
 /** How a page's source is written in each format (see Page.source). */
 export type SourceKind = 'html' | 'json' | 'text' | 'pdf';
@@ -82,6 +83,8 @@ export interface PageRequest {
   extract: ExtractOptions;
   /** The caller's cookies, sent where their scope says (static fetch and render). */
   cookies?: Cookies;
+  /** The egress proxy every connection of the page goes through (static fetch and render). */
+  proxy?: EgressProxy;
   /** Keep the html as served (an html page's; after a render, the browser's). */
   raw?: boolean;
   caller: Caller;

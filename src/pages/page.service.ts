@@ -14,8 +14,11 @@ import {
   checkHeaders,
   checkPageScripts,
   checkRobotsOption,
+  optionRulesOf,
+  proxyOf,
   renderModeOf,
   type Caller,
+  type OptionRules,
 } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
@@ -80,6 +83,8 @@ export interface FetchCallOptions {
 @Injectable()
 export class PageService {
   private readonly flights = new SingleFlight<Page>();
+  /** Page scripts and egress proxies, as the operator allows them. */
+  private readonly rules: OptionRules;
   /**
    * The answers of recent cache hits, by cache key, cap and URL as given: a page asked for again
    * is answered with the envelope built and the bytes written the first time (building and
@@ -101,7 +106,9 @@ export class PageService {
     private readonly clock: Clock,
     private readonly loader: PageLoader,
     private readonly metrics: Metrics,
-  ) {}
+  ) {
+    this.rules = optionRulesOf(config);
+  }
 
   /**
    * The envelope as UTF-8 JSON, what POST /v1/fetch sends. A cache hit answered before is sent
@@ -164,7 +171,8 @@ export class PageService {
     const formats = neededFormats(asked);
     const headers = checkHeaders(caller, p.headers);
     const robots = checkRobotsOption(caller, p.robots);
-    checkPageScripts(caller, p, this.config.allowPageScripts);
+    checkPageScripts(caller, p, this.rules.pageScripts);
+    const proxy = proxyOf(caller, p.proxy, this.rules);
     const url = parseHttpUrl(p.url);
     const cookies = cookiesOf(url, p.cookies);
     const extract: ExtractOptions = {
@@ -178,6 +186,7 @@ export class PageService {
       robots,
       extract,
       cookies,
+      proxy: proxy?.name,
       p,
       raw: asked.raw,
     });
@@ -207,6 +216,7 @@ export class PageService {
         extract,
         raw: asked.raw,
         cookies,
+        proxy,
         caller,
         headers,
         robots,

@@ -1,5 +1,6 @@
 import type { BrowserContext, Page, Request, Route } from 'playwright-core';
 import { FetchError, invalidRequest } from '../common/errors';
+import { proxyError } from '../fetch/egress';
 import { runActions } from './page-actions';
 import type { RenderRequest, RenderResult } from './render-types';
 
@@ -35,9 +36,15 @@ export async function renderPage(
   req: RenderRequest,
   deadline: number,
   signal: AbortSignal,
-  /** Requests the proxy has refused so far. */
-  blocked: () => number,
+  /** The proxy's counts so far: requests refused, connections the egress proxy failed. */
+  counts: { readonly blocked: number; readonly proxyFailed: number },
 ): Promise<Rendered> {
+  const blocked = () => counts.blocked;
+  // The page itself could not be had through the operator's proxy: its failure, named.
+  const proxyFailure = () =>
+    req.proxy && counts.proxyFailed > 0
+      ? proxyError(req.proxy.name, 'it did not open a connection to the page')
+      : undefined;
   const left = () => Math.max(1, deadline - Date.now());
   await ctx.route('**/*', handOver(req));
   if (req.cookies?.length) await ctx.addCookies(req.cookies);
@@ -49,20 +56,25 @@ export async function renderPage(
   page.on('response', (r) => {
     if (!r.request().isNavigationRequest() || r.frame() !== page.mainFrame()) return;
     status = r.status();
-    if (r.headers()['x-sift-refused'] !== undefined) refusedUrl ??= r.url();
+    const why = r.headers()['x-sift-refused'];
+    if (why !== undefined && why !== 'proxy_error') refusedUrl ??= r.url();
   });
   page.on('requestfailed', (r) => {
     if (!r.isNavigationRequest() || r.frame() !== page.mainFrame()) return;
     if (/TUNNEL/.test(r.failure()?.errorText ?? '') && blocked() > 0) refusedUrl ??= r.url();
   });
   const first = await page.goto(req.url.href, { waitUntil: 'load', timeout: left() }).catch((err: Error) => {
-    throw navigationError(
-      err,
-      refusedUrl ? new URL(refusedUrl) : req.url,
-      refusedUrl !== undefined || blocked() > 0,
+    throw (
+      proxyFailure() ??
+      navigationError(
+        err,
+        refusedUrl ? new URL(refusedUrl) : req.url,
+        refusedUrl !== undefined || blocked() > 0,
+      )
     );
   });
   if (refusedUrl) throw refused(new URL(refusedUrl));
+  if (first?.headers()['x-sift-refused'] === 'proxy_error') throw proxyFailure() ?? refused(req.url);
   if (first) status = first.status();
   await traffic.quiet(Math.min(SETTLE_MS, left() / 2), signal);
   if (req.waitFor) await waitForSelector(page, req.waitFor, left());

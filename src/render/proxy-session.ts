@@ -1,6 +1,7 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { connect, isIP, type Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { tunnel, type EgressProxy } from '../fetch/egress';
 import type { ProxyCounts, ProxyGate, ProxyLimits, ProxySession } from './render-proxy';
 
 /**
@@ -12,10 +13,13 @@ export const MAX_SOCKETS = 64;
 /** An upstream connection that has not connected by then is dropped (the render's deadline is the other bound). */
 const CONNECT_TIMEOUT_MS = 10_000;
 
-/** A request the proxy refuses without connecting anywhere: 403, or 503 past MAX_SOCKETS. */
+/**
+ * A request the proxy refuses without connecting anywhere: 403, or 503 past MAX_SOCKETS; 502
+ * `proxy_error` when the egress proxy failed (nothing connects around it).
+ */
 export class Refusal extends Error {
   constructor(
-    readonly status: 403 | 503,
+    readonly status: 403 | 502 | 503,
     readonly reason: string,
   ) {
     super(reason);
@@ -30,7 +34,7 @@ export class Refusal extends Error {
 export class Session implements ProxySession {
   readonly username = randomBytes(12).toString('hex');
   readonly password = randomBytes(32).toString('base64url');
-  readonly counts: ProxyCounts = { requests: 0, blocked: 0, bytes: 0, hosts: 0 };
+  readonly counts: ProxyCounts = { requests: 0, blocked: 0, bytes: 0, hosts: 0, proxyFailed: 0 };
   private readonly secret = Buffer.from(this.password);
   private readonly hosts = new Set<string>();
   /** Upstream sockets and the client sockets that carried this session's requests. */
@@ -44,6 +48,8 @@ export class Session implements ProxySession {
     private readonly limits: ProxyLimits,
     private readonly signal: AbortSignal,
     private readonly forget: (s: Session) => void,
+    /** The operator's egress proxy every upstream connection goes through, when the render names one. */
+    private readonly egress?: EgressProxy,
   ) {
     if (signal.aborted) this.close();
     else signal.addEventListener('abort', this.onAbort, { once: true });
@@ -107,7 +113,16 @@ export class Session implements ProxySession {
       this.upstreams--;
       throw this.block(new Refusal(403, this.closed ? 'session_closed' : 'gate_not_an_address'));
     }
-    return this.connect(address, port);
+    if (!this.egress) return this.connect(address, port);
+    try {
+      const socket = this.counted(await tunnel(this.egress, address, port, this.ended.signal));
+      this.hold(socket);
+      return socket;
+    } catch {
+      this.upstreams--;
+      this.counts.proxyFailed++;
+      throw new Refusal(502, 'proxy_error');
+    }
   }
 
   private limitReached(host: string): Refusal | undefined {
@@ -132,9 +147,16 @@ export class Session implements ProxySession {
 
   private connect(address: string, port: number): Socket {
     const socket = connect({ host: address, port });
-    socket.setNoDelay(true);
     socket.setTimeout(CONNECT_TIMEOUT_MS, () => socket.destroy(new Error('connect timeout')));
     socket.once('connect', () => socket.setTimeout(0));
+    this.counted(socket);
+    this.hold(socket);
+    return socket;
+  }
+
+  /** An upstream socket, counted while open and by every byte that comes down. */
+  private counted(socket: Socket): Socket {
+    socket.setNoDelay(true);
     socket.once('close', () => this.upstreams--);
     // What an error means is handled where the socket is used, on its 'close'.
     socket.on('error', () => socket.destroy());
@@ -143,7 +165,6 @@ export class Session implements ProxySession {
       this.counts.bytes += chunk.length;
       if (this.counts.bytes > this.limits.maxBytes) socket.destroy();
     });
-    this.hold(socket);
     return socket;
   }
 }

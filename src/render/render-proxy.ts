@@ -1,3 +1,4 @@
+import type { EgressProxy } from '../fetch/egress';
 import * as http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -30,6 +31,8 @@ export interface ProxyCounts {
   blocked: number;
   bytes: number;
   hosts: number;
+  /** Connections the egress proxy failed to open. */
+  proxyFailed: number;
 }
 export interface ProxySession {
   readonly username: string;
@@ -104,8 +107,8 @@ export class RenderProxy {
   }
 
   /** A session for one render. Requests past a limit are refused and counted blocked. */
-  session(gate: ProxyGate, limits: ProxyLimits, signal: AbortSignal): ProxySession {
-    const s = new Session(gate, limits, signal, (done) => this.sessions.delete(done.username));
+  session(gate: ProxyGate, limits: ProxyLimits, signal: AbortSignal, egress?: EgressProxy): ProxySession {
+    const s = new Session(gate, limits, signal, (done) => this.sessions.delete(done.username), egress);
     if (!s.closed) this.sessions.set(s.username, s);
     return s;
   }
@@ -213,13 +216,16 @@ function refuse(res: http.ServerResponse, r: Refusal, status: number = r.status)
  */
 function splice(client: Socket, up: Socket, toClient: string, toUp: Buffer[]): void {
   let joined = false;
-  up.once('connect', () => {
+  const join = () => {
     joined = true;
     if (toClient) client.write(toClient);
     for (const b of toUp) if (b.length) up.write(b);
     up.pipe(client);
     client.pipe(up);
-  });
+  };
+  // A tunnel through an egress proxy is connected when it is handed over.
+  if (up.connecting) up.once('connect', join);
+  else join();
   // An upstream that ended cleanly has had its end passed on by pipe (the client gets every byte).
   up.once('close', () => {
     if (!joined) rawAnswer(client, 502, 'connect_error');

@@ -1,4 +1,5 @@
 import type { CallerClass } from '../config/app-config';
+import type { EgressProxy } from '../config/parsers';
 import { FetchError, SiftError } from '../common/errors';
 
 export interface RenderRequest {
@@ -16,6 +17,8 @@ export interface RenderRequest {
   waitFor?: string;
   /** A further wait, 0–10,000 ms, once loaded (and once `waitFor` matched). */
   waitMs?: number;
+  /** The operator's egress proxy every request of the page goes through, after sift's own. */
+  proxy?: EgressProxy;
   /** The caller's cookies, each scoped to its site (pages/cookies.ts). */
   cookies?: BrowserCookie[];
   /** Steps taken on the page once loaded and waited for, in order (see page-actions.ts). */

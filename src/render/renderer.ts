@@ -126,16 +126,14 @@ export class Renderer {
         this.opts.gate(req.callerClass, req.who),
         { maxRequests: RENDER_MAX_REQUESTS, maxBytes: req.maxBytes, maxHosts: RENDER_MAX_HOSTS },
         signal,
+        req.proxy,
       );
       leased = this.lease(session.username, session.password);
       const lease = await leased;
       // A browser killed under the render (taken over its memory limit) ends it with that reason.
       const live = AbortSignal.any([signal, lease.lost]);
       if (live.aborted) throw live.reason;
-      const out = await untilAborted(
-        renderPage(lease.context, req, deadline, live, () => session!.counts.blocked),
-        live,
-      );
+      const out = await untilAborted(renderPage(lease.context, req, deadline, live, session.counts), live);
       return { ...out, requests: session.counts.requests, blocked: session.counts.blocked };
     })();
     // Closed once the work has ended or been cut off: a page stuck in script never ends by itself.

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What make test needs from Debian beyond Node: a Chromium for the render and Swagger UI tests
 # (`chromium-headless-shell`, or `chromium`: the first of SIFT_CHROMIUM_PATH's list that is there),
-# and the DejaVu fonts the PDF tests embed (Greek and Arabic). Installed when they can be (root
+# the DejaVu fonts the PDF tests embed (Greek and Arabic), and the egress proxies the proxy tests
+# start (tinyproxy for HTTP CONNECT, microsocks for SOCKS5). Installed when they can be (root
 # with apt-get); otherwise this stops here and says what to install.
 set -euo pipefail
 paths="${SIFT_CHROMIUM_PATH:-/usr/bin/chromium-headless-shell:/usr/bin/chromium}"
@@ -15,6 +16,8 @@ has_chromium() {
 missing() {
   has_chromium || echo chromium-headless-shell
   [ -f "$font" ] || echo fonts-dejavu-core
+  [ -x /usr/bin/tinyproxy ] || echo tinyproxy
+  [ -x /usr/bin/microsocks ] || echo microsocks
 }
 need=$(missing | xargs)
 [ -z "$need" ] && exit 0

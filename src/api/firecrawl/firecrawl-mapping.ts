@@ -5,16 +5,10 @@
  */
 import type { FetchEnvelope } from '../../pages/envelope';
 import type { JobStatus } from '../../common/job-status';
+import { actionsOf, proxyOf } from './firecrawl-reach';
+import { FirecrawlUnsupported } from './firecrawl-unsupported';
 
-/** A Firecrawl field sift cannot honour: answered 400 `{success: false, error}` naming it. */
-export class FirecrawlUnsupported extends Error {
-  constructor(
-    readonly field: string,
-    why = 'is not supported by this server',
-  ) {
-    super(`${field} ${why}`);
-  }
-}
+export { FirecrawlUnsupported };
 
 type Body = Record<string, unknown>;
 
@@ -32,6 +26,8 @@ const SCRAPE_FIELDS = new Set([
   'maxAge',
   'headers',
   'actions',
+  'proxy',
+  'location',
 ]);
 
 /** What a document carries: sift's formats and the screenshot, as Firecrawl names them. */
@@ -81,7 +77,11 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
 }
 
 /** A Firecrawl scrape's options as sift's fetch options (no `url`), and the document's formats. */
-export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted: Wanted } {
+export function fetchOptionsOf(
+  body: Body,
+  where = '',
+  proxies: ReadonlySet<string> = new Set(),
+): { options: Body; wanted: Wanted } {
   check(body, SCRAPE_FIELDS, where);
   const wanted = wantedOf(body.formats, where);
   const formats = [
@@ -108,23 +108,8 @@ export function fetchOptionsOf(body: Body, where = ''): { options: Body; wanted:
   set('max_age_s', typeof body.maxAge === 'number' ? Math.floor(body.maxAge / 1000) : body.maxAge);
   set('headers', body.headers);
   set('actions', actionsOf(body.actions, where));
+  set('proxy', proxyOf(body, where, proxies));
   return { options, wanted };
-}
-
-/**
- * Firecrawl's actions are sift's, name for name and field for field; what sift does not take is
- * named: `pdf`, and a screenshot's `quality` and `viewport` (sift's are PNGs of its viewport).
- */
-function actionsOf(actions: unknown, where: string): unknown {
-  if (!Array.isArray(actions)) return actions; // sift's check names what it must be
-  for (const [i, a] of (actions as unknown[]).entries()) {
-    const o = (typeof a === 'object' && a !== null ? a : {}) as Body;
-    if (o.type === 'pdf') throw new FirecrawlUnsupported(`${where}actions.${i}: pdf`);
-    for (const k of ['quality', 'viewport'])
-      if (o.type === 'screenshot' && o[k] !== undefined)
-        throw new FirecrawlUnsupported(`${where}actions.${i}.${k}`);
-  }
-  return actions;
 }
 
 /** A Firecrawl document from sift's envelope: the formats asked, and Firecrawl's metadata. */
@@ -188,10 +173,10 @@ export function statusOf(s: JobStatus): 'scraping' | 'completed' | 'failed' | 'c
 }
 
 /** A batch scrape's body as sift's batch submission. */
-export function batchOf(body: Body): Body {
+export function batchOf(body: Body, proxies?: ReadonlySet<string>): Body {
   const { urls, ignoreInvalidURLs, ...scrape } = body;
   if (!Array.isArray(urls)) throw new FirecrawlUnsupported('urls', 'must be a list of URLs');
-  const { options } = fetchOptionsOf(scrape);
+  const { options } = fetchOptionsOf(scrape, '', proxies);
   return {
     targets: (urls as unknown[]).map((url) => ({ url })),
     options,
@@ -229,12 +214,12 @@ function pathPrefixOf(url: unknown, entireDomain: unknown): string | undefined {
 }
 
 /** A Firecrawl crawl's body as sift's crawl submission. */
-export function crawlOf(body: Body): Body {
+export function crawlOf(body: Body, proxies?: ReadonlySet<string>): Body {
   check(body, CRAWL_FIELDS);
   const scrape = (body.scrapeOptions ?? {}) as Body;
   if (typeof scrape !== 'object' || Array.isArray(scrape))
     throw new FirecrawlUnsupported('scrapeOptions', 'must be an object');
-  const out: Body = { url: body.url, options: fetchOptionsOf(scrape, 'scrapeOptions.').options };
+  const out: Body = { url: body.url, options: fetchOptionsOf(scrape, 'scrapeOptions.', proxies).options };
   const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
   set('limit', body.limit);
   set('max_depth', body.maxDiscoveryDepth);

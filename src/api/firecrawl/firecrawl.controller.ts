@@ -1,3 +1,4 @@
+import { AppConfig } from '../../config/app-config';
 import { Body, Controller, Headers, HttpCode, Post, Req, Res, UseGuards } from '@nestjs/common';
 import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
 import type { Request, Response } from 'express';
@@ -35,7 +36,13 @@ export class FirecrawlController {
     private readonly batch: BatchService,
     private readonly maps: MapService,
     private readonly admission: Admission,
-  ) {}
+    config: AppConfig,
+  ) {
+    this.proxies = new Set(config.proxies.keys());
+  }
+
+  /** The names of the operator's proxies, which Firecrawl's `proxy` and `location.country` may name. */
+  private readonly proxies: ReadonlySet<string>;
 
   /** One page in the formats asked, from one fetch. */
   @BodyLimit(SMALL_BODY)
@@ -50,7 +57,7 @@ export class FirecrawlController {
     const body = isV1(req) ? scrapeFromV1(sent ?? {}) : (sent ?? {});
     const { url, ...scrape } = body;
     await checkScrapeFields(scrape);
-    const { options, wanted } = fetchOptionsOf(scrape);
+    const { options, wanted } = fetchOptionsOf(scrape, '', this.proxies);
     const fetchReq = await siftBody(FetchRequestDto, { url, ...options });
     const leave = this.admission.enter('fetch', caller);
     const gone = hangup(res);
@@ -85,7 +92,7 @@ export class FirecrawlController {
     checkIdemKey(idemKey);
     const body = isV1(req) ? scrapeFromV1(sent ?? {}) : (sent ?? {});
     await checkScrapeFields(body);
-    const submit = await siftBody(BatchSubmitDto, batchOf(body));
+    const submit = await siftBody(BatchSubmitDto, batchOf(body, this.proxies));
     const { job } = await inFirecrawlNames(() => this.batch.submit(caller, submit, idemKey));
     return { success: true, id: job.id, url: apiUrl(req, `batch/scrape/${job.id}`) };
   }
@@ -101,7 +108,7 @@ export class FirecrawlController {
   ): Promise<Json> {
     const body = isV1(req) ? crawlFromV1(sent ?? {}) : (sent ?? {});
     await checkCrawlFields(body);
-    const submit = await siftBody(CrawlSubmitDto, crawlOf(body), 'scrapeOptions.');
+    const submit = await siftBody(CrawlSubmitDto, crawlOf(body, this.proxies), 'scrapeOptions.');
     const { job } = await inFirecrawlNames(() => this.batch.submitCrawl(caller, submit), 'scrapeOptions.');
     return { success: true, id: job.id, url: apiUrl(req, `crawl/${job.id}`) };
   }
