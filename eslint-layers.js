@@ -23,6 +23,7 @@ const LAYERS = [
   ['extract'],
   ['documents'],
   ['render'],
+  ['profiles'],
   ['pages'],
   ['crawl'],
   ['batch'],

@@ -8,6 +8,7 @@ import * as m0006 from './0006-cancelled-targets-precise-times';
 import * as m0007 from './0007-crawls';
 import * as m0008 from './0008-statement-counts';
 import * as m0009 from './0009-counts-planned-per-statement';
+import * as m0010 from './0010-browser-profiles';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -20,6 +21,7 @@ export const migrations: Record<string, Migration> = {
   '0007-crawls': m0007,
   '0008-statement-counts': m0008,
   '0009-counts-planned-per-statement': m0009,
+  '0010-browser-profiles': m0010,
 };
 
 /**

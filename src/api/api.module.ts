@@ -18,6 +18,7 @@ import { MetricsController } from './metrics.controller';
 import { MetricsAggregates } from './metrics-aggregates';
 import { MetricsGuard } from './metrics.guard';
 import { RunnerModule } from '../runner/runner.module';
+import { ProfilesController } from './profiles.controller';
 
 @Module({
   imports: [DcacheModule, PagesModule, BatchModule, CrawlModule, RunnerModule],
@@ -30,6 +31,7 @@ import { RunnerModule } from '../runner/runner.module';
     FirecrawlController,
     FirecrawlJobsController,
     FirecrawlTeamController,
+    ProfilesController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -1,6 +1,7 @@
 // The fetch options of the API (FetchOptionsDto) as flags, shared by `fetch` and `batch`: each
 // flag is its field's name with dashes, and a server error naming a field is told with the flag.
 import { actionList, headerMap, int } from './args';
+import { usage } from './client';
 
 export const FETCH_FLAGS = {
   format: { type: 'string' },
@@ -21,6 +22,8 @@ export const FETCH_FLAGS = {
   'full-page': { type: 'boolean' },
   action: { type: 'string', multiple: true },
   proxy: { type: 'string' },
+  profile: { type: 'string' },
+  'save-profile': { type: 'boolean' },
   pages: { type: 'string' },
 } as const;
 
@@ -45,6 +48,8 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --action JSON                          a step on the rendered page, in order (repeat for more, at most 50):
                                          '{"type":"click","selector":"#more"}', wait, write, press, scroll,
                                          screenshot, scrape, executeJavascript; what they give is in --json
+  --profile NAME                         with the browser profile of that name (its cookies, its storage)
+  --save-profile                         with --profile: render, and keep the browser's state in it after
   --proxy NAME                           through the server's egress proxy of that name (SIFT_PROXIES)
   --pages 1-5,9                          of a PDF, only these pages (default all)
 `;
@@ -68,6 +73,8 @@ type FetchFlagValues = {
   'full-page'?: boolean;
   action?: string[];
   proxy?: string;
+  profile?: string;
+  'save-profile'?: boolean;
   pages?: string;
 };
 
@@ -92,6 +99,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     full_page: v['full-page'] || undefined,
     actions: actionList(v.action),
     proxy: v.proxy,
+    profile: profileRef(v.profile, v['save-profile']),
     pages: v.pages,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
@@ -118,6 +126,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   full_page: '--full-page',
   actions: '--action',
   proxy: '--proxy',
+  profile: '--profile',
   pages: '--pages',
   ttl_s: '--ttl',
   on_restart: '--on-restart',
@@ -142,4 +151,10 @@ export function inFlags(message: string): string {
       (_m, start: string, i: string, sep: string) =>
         `${start}--action ${Number(i) + 1}${sep === '.' ? ': ' : ' '}`,
     );
+}
+
+/** --profile NAME [--save-profile] as the body's `profile`. */
+function profileRef(name: string | undefined, save: boolean | undefined) {
+  if (name === undefined) return save ? usage('--save-profile needs --profile NAME') : undefined;
+  return { name, ...(save ? { save: true } : {}) };
 }

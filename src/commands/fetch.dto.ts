@@ -17,6 +17,7 @@ import {
   IsCookies,
   IsHttpUrl,
   IsPageRanges,
+  IsProfileRef,
   IsSelector,
   IsSelectorList,
   MAX_URL_LENGTH,
@@ -135,6 +136,23 @@ export class FetchOptionsDto {
   @IsString()
   @Matches(/^[A-Za-z0-9_-]{1,64}$/, { message: 'proxy must be the name of a proxy of the server' })
   proxy?: string;
+
+  /**
+   * One of the caller's browser profiles (POST /v1/profiles): its cookies go with the static
+   * fetch (each where its domain and path say) and its whole storage state (cookies, localStorage)
+   * into a render's browser. `save: true` renders the page and keeps the browser's state in the
+   * profile afterwards (a login by `actions`, say). Another caller's profile is 404. The profile's
+   * version is part of the cache key; its contents are in no answer, event or log.
+   */
+  @ApiPropertyOptional({
+    type: 'object',
+    required: ['name'],
+    properties: { name: { type: 'string', pattern: '^[A-Za-z0-9_.-]{1,64}$' }, save: { type: 'boolean' } },
+    example: { name: 'shop-login', save: true },
+  })
+  @IsOptional()
+  @IsProfileRef()
+  profile?: { name: string; save?: boolean };
 
   /** true: the envelope lists the whole page's links (`links: [{url, text}]`), navigation and footer too. */
   @IsOptional()

@@ -12,6 +12,7 @@ import { SiftValidationPipe } from './validation.pipe';
 export { FetchOptionsDto, FetchRequestDto } from './fetch.dto';
 export { BatchSubmitDto, RedeliverDto } from './batch.dto';
 export { CrawlSubmitDto, MapRequestDto } from './crawl.dto';
+export { CreateProfileDto } from './profile.dto';
 export {
   DeleteQueryDto,
   DeliveriesQueryDto,

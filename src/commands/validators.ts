@@ -269,3 +269,29 @@ export function checkIdemKey(idemKey: string | undefined): void {
     throw invalidRequest('Idempotency-Key must be 1 to 256 characters', 'send a shorter key, such as a UUID');
   }
 }
+
+/** `profile`: `{name, save?}`, a name of 1-64 letters, digits, `_`, `.` or `-`. */
+export function IsProfileRef(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'isProfileRef',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message:
+          '$property must be {name, save?}: a name of 1 to 64 letters, digits, "_", "." or "-", and save a boolean',
+      },
+      validator: {
+        validate(v: unknown) {
+          if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
+          const o = v as Record<string, unknown>;
+          return (
+            Object.keys(o).every((k) => k === 'name' || k === 'save') &&
+            typeof o.name === 'string' &&
+            /^[A-Za-z0-9_.-]{1,64}$/.test(o.name) &&
+            (o.save === undefined || typeof o.save === 'boolean')
+          );
+        },
+      },
+    });
+}

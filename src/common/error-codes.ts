@@ -18,6 +18,7 @@ export const ERROR_CODES = {
   not_cancellable: [409, 'the job has already ended'],
   not_retryable: [409, 'the job is still live, or none of its targets failed'],
   not_finished: [409, 'the job is still live: it cannot be purged'],
+  profile_exists: [409, 'the caller already has a browser profile of that name'],
   payload_too_large: [
     413,
     "the body is over the route's limit: /v1/fetch 64 KiB; /v1/batch 2 MiB restricted, 32 MiB fleet",

@@ -1,6 +1,6 @@
 import { IsIn, IsString, MinLength } from 'class-validator';
 import { int, text } from './knob';
-import { firstExecutable } from './parsers';
+import { firstExecutable, parseSecretKey } from './parsers';
 
 // The knobs of rendering and of documents (SCHEMA's sections `render` and `documents`).
 
@@ -40,6 +40,10 @@ export const RENDER_KNOBS = {
       read: (v: string) => v === '1',
     },
     '`1` runs Chromium without its sandbox (start-up warns); by default it runs sandboxed, as an unprivileged user when sift runs as root',
+  ),
+  secretKey: text(
+    { env: 'SIFT_SECRET_KEY', default: '', read: parseSecretKey },
+    'the key browser profiles are sealed with at rest (AES-256-GCM): 32 random bytes, as 64 hex digits or in base64 (`openssl rand -hex 32`); unset, profiles are refused. Keep it: profiles sealed with another key cannot be read',
   ),
   allowPageScripts: text(
     {

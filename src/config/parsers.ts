@@ -129,3 +129,19 @@ export function parseProxies(v: string): Map<string, EgressProxy> {
 export function parseProxyNames(raw: string): string[] | '*' {
   return raw.trim() === '*' ? '*' : items(raw);
 }
+
+/**
+ * SIFT_SECRET_KEY: 32 bytes, as 64 hex digits or in base64; none when unset. The message of a bad
+ * one never shows it.
+ */
+export function parseSecretKey(raw: string): Buffer | undefined {
+  const v = raw.trim();
+  if (!v) return undefined;
+  if (/^[0-9a-fA-F]{64}$/.test(v)) return Buffer.from(v, 'hex');
+  // 32 bytes in base64 (or base64url) are 43 characters and one `=` of padding at most.
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(v))
+    return Buffer.from(v.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+  throw new ConfigError(
+    'SIFT_SECRET_KEY must be 32 random bytes, as 64 hex digits or in base64 (openssl rand -hex 32)',
+  );
+}

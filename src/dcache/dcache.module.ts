@@ -3,6 +3,7 @@ import { AppConfig, databaseOf } from '../config/app-config';
 import { BatchStore } from './batch-store';
 import { ClientStore } from './client-store';
 import { HostStore } from './host-store';
+import { ProfileStore } from './profile-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 import { BatchReader, Db } from './db';
@@ -35,7 +36,8 @@ export function openDcacheFor(
     { provide: ContentCache, useFactory: (d: Dcache) => d.cache, inject: [Dcache] },
     { provide: ClientStore, useFactory: (d: Dcache) => d.clients, inject: [Dcache] },
     { provide: HostStore, useFactory: (d: Dcache) => d.hosts, inject: [Dcache] },
+    { provide: ProfileStore, useFactory: (d: Dcache) => d.profiles, inject: [Dcache] },
   ],
-  exports: [Dcache, Db, BatchReader, BatchStore, ContentCache, ClientStore, HostStore],
+  exports: [Dcache, Db, BatchReader, BatchStore, ContentCache, ClientStore, HostStore, ProfileStore],
 })
 export class DcacheModule {}

@@ -4,6 +4,7 @@ import { Client } from 'pg';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
+import { ProfileStore } from './profile-store';
 import { HostStore } from './host-store';
 import {
   DEFAULT_PG_LIMITS,
@@ -45,6 +46,7 @@ export class Dcache {
   readonly cache: ContentCache;
   readonly clients: ClientStore;
   readonly hosts: HostStore;
+  readonly profiles: ProfileStore;
   /** The PostgreSQL URL (undefined on SQLite). */
   private readonly url?: string;
   private readonly limits: PgLimits;
@@ -69,6 +71,7 @@ export class Dcache {
     this.batch = new BatchStore(this.db);
     this.clients = new ClientStore(this.kysely);
     this.hosts = new HostStore(this.kysely);
+    this.profiles = new ProfileStore(this.kysely);
   }
 
   /** Every table's reader, for code that only reads. */

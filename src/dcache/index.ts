@@ -36,6 +36,7 @@ export { callerKeyOf, type CallerRef } from './job.repository';
 export { ContentCache, sha256Hex, type CachedPage, type ContentCacheStats } from './content-cache';
 export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';
+export { ProfileStore, type ProfileRow } from './profile-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
 export { migrate, openSqlite, openPostgres, type Backend } from './connections';
 export { DcacheModule, openDcacheFor } from './dcache.module';

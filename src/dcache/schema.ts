@@ -157,6 +157,20 @@ export interface CacheEntryTable {
   last_used: number;
 }
 
+/** A caller's browser profile: its storage state, sealed (see profiles/profile-seal.ts). */
+export interface BrowserProfileTable {
+  /** The caller's key (class:name). */
+  owner: string;
+  name: string;
+  /** Sealed storage state; '' until a render saves one. */
+  state: string;
+  /** Bytes of the storage state before it was sealed. */
+  bytes: number;
+  /** Unix milliseconds. */
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Tables {
   batch_job: BatchJobTable;
   batch_target: BatchTargetTable;
@@ -170,4 +184,5 @@ export interface Tables {
   crawl_seen: CrawlSeenTable;
   robots_txt: RobotsTxtTable;
   host_state: HostStateTable;
+  browser_profile: BrowserProfileTable;
 }

@@ -53,6 +53,11 @@ const pageOptions = {
     .describe(
       "Cookies for the URL's site: a Cookie header's value, or a list of {name, value, domain?, path?}. Sent only where their scope says.",
     ),
+  profile: asSent(z.object({ name: z.string(), save: z.boolean().optional() }))
+    .optional()
+    .describe(
+      "One of the caller's browser profiles: {name} fetches with its cookies and storage; {name, save: true} renders and keeps the browser's state in it (after a login done with actions, say).",
+    ),
   proxy: asSent(z.string())
     .optional()
     .describe("The name of one of the server's egress proxies to fetch through (its operator names them)."),

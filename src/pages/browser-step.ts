@@ -5,6 +5,7 @@ import type { Renderer } from '../render/renderer';
 import type {
   ActionResults,
   BrowserCookie,
+  BrowserState,
   PageAction,
   RenderResult,
   RenderScreenshot,
@@ -30,6 +31,8 @@ export interface RenderAsk {
   fullPage?: boolean;
   /** Steps taken on the loaded page (actions ask a render). */
   actions?: PageAction[];
+  /** A profile: the state the browser starts with, and where the state it ends with is kept. */
+  profile?: { state?: BrowserState; save?: (state: BrowserState) => Promise<void> };
   /** When the call's time is up (ms since the epoch): the render gets what is left. */
   deadline: number;
 }
@@ -122,6 +125,8 @@ export class BrowserStep {
           screenshot: ask.screenshot,
           fullPage: ask.fullPage,
           actions: ask.actions,
+          storageState: ask.profile?.state,
+          keepState: ask.profile?.save !== undefined,
           cookies: req.cookies?.browser,
           proxy: req.proxy,
           // The download cap: what the page's requests may bring in, and the most html given back.
@@ -139,6 +144,7 @@ export class BrowserStep {
       }
       return undefined;
     }
+    if (r.storageState && ask.profile?.save) await ask.profile.save(r.storageState);
     const browser = { requests: r.requests, blocked: r.blocked };
     const shown = {
       browser,

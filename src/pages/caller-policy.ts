@@ -69,6 +69,7 @@ export interface RenderAsk {
   screenshot?: boolean;
   full_page?: boolean;
   actions?: { type: string }[];
+  profile?: { save?: boolean };
 }
 
 /**
@@ -82,7 +83,14 @@ export function renderModeOf(p: RenderAsk, where = ''): 'never' | 'auto' | 'alwa
       `${where}full_page is the extent of a screenshot: it goes with screenshot: true`,
       'send screenshot: true with full_page, or leave full_page out',
     );
-  const needs = p.screenshot === true ? 'screenshot is' : p.actions?.length ? 'actions are' : undefined;
+  const needs =
+    p.screenshot === true
+      ? 'screenshot is'
+      : p.actions?.length
+        ? 'actions are'
+        : p.profile?.save === true
+          ? 'profile.save is'
+          : undefined;
   if (!needs) return p.render ?? 'auto';
   if (p.render === 'never') {
     throw invalidRequest(

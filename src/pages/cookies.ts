@@ -86,3 +86,55 @@ function fromHeader(header: string): CookieSpec[] {
         : { name: pair.slice(0, eq).trim(), value: pair.slice(eq + 1).trim() };
     });
 }
+
+/** A profile's cookies as a browser keeps them (its driver's storage state). */
+export interface StoredCookie {
+  name: string;
+  value: string;
+  domain: string;
+  path: string;
+  /** Unix seconds; -1 for a session cookie. */
+  expires: number;
+  secure: boolean;
+}
+
+/**
+ * A profile's cookies for a static fetch: each hop gets those a browser would send it (domain,
+ * path, secure and expiry as the jar judges them); one the jar will not take is left out.
+ */
+export function storedCookies(stored: StoredCookie[]): (url: URL) => string | undefined {
+  const jar = new CookieJar(undefined, { allowSpecialUseDomain: true, rejectPublicSuffixes: false });
+  for (const c of stored) {
+    const host = c.domain.replace(/^\./, '');
+    try {
+      const cookie = new Cookie({
+        key: c.name,
+        value: c.value,
+        // Without a leading dot a cookie was the host's alone: set without a domain, it stays so.
+        ...(c.domain.startsWith('.') ? { domain: host } : {}),
+        path: c.path || '/',
+        secure: c.secure,
+        expires: c.expires > 0 ? new Date(c.expires * 1000) : 'Infinity',
+      });
+      jar.setCookieSync(cookie, `${c.secure ? 'https' : 'http'}://${host}${c.path || '/'}`);
+    } catch {
+      // Not one a browser would send anywhere: left out.
+    }
+  }
+  return (u) => jar.getCookieStringSync(u.href) || undefined;
+}
+
+/** The request's cookies and a profile's together: each hop's Cookie header has both. */
+export function withStored(
+  own: Cookies | undefined,
+  profile: { state?: { cookies: StoredCookie[] }; version: string } | undefined,
+): Cookies | undefined {
+  if (!profile?.state) return own;
+  const stored = storedCookies(profile.state.cookies);
+  const version = profile.version;
+  return {
+    header: (u) => [own?.header(u), stored(u)].filter(Boolean).join('; ') || undefined,
+    browser: own?.browser ?? [],
+    key: [...(own?.key ?? []), `profile ${version}`],
+  };
+}

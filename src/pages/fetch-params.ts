@@ -3,6 +3,9 @@ import type { PageAction } from '../render/render-types';
 import type { AskedFormat } from './answer';
 import type { RenderMode } from './browser-step';
 import type { CookiesAsk } from './cookies';
+import type { FetchEnvelope } from './envelope';
+import type { PageMeta } from './page-types';
+import type { Link } from '../extract/links';
 
 /** What one fetch asks: POST /v1/fetch's body, a batch target's options with its URL. */
 export interface FetchParams {
@@ -29,8 +32,52 @@ export interface FetchParams {
   actions?: PageAction[];
   /** Cookies for the URL's site: a Cookie header's value, or a list (pages/cookies.ts). */
   cookies?: CookiesAsk;
+  /** One of the caller's browser profiles; `save` keeps the render's state in it. */
+  profile?: { name: string; save?: boolean };
   /** An egress proxy's name (SIFT_PROXIES). */
   proxy?: string;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
+}
+
+export interface FetchOutcome {
+  envelope: FetchEnvelope;
+  /** Seconds the upstream asked to wait before trying again (429/503), when it said. */
+  retryAfterS?: number;
+  /** A cache hit's answer, kept with what each writer made of it (see PageService.answers). */
+  answer?: Answer;
+  /** The whole page's links, as the cache keeps them (a crawl and a map follow them). */
+  pageLinks?: Link[];
+}
+
+/**
+ * A cache hit's answer: everything in it follows from the cached page (named by its digest, its
+ * fetch time and its stored fields), the formats asked, the URL as the caller wrote it and the
+ * output cap; the cache key holds the rest (caller class, headers, robots, extraction options).
+ */
+export interface Answer {
+  /** Its place in PageService.answers. */
+  key: string;
+  digest: string;
+  fetchedAt: number;
+  meta: PageMeta;
+  envelope: FetchEnvelope;
+  /** The envelope as each writer wrote it (/v1/fetch's JSON, a Firecrawl document…), by writer. */
+  written: ReadonlyMap<string, Written>;
+}
+
+/** An answer as a route sends it: its bytes, or a text another layer sends. */
+export type Written = Buffer | string;
+
+export const writtenSize = (w: Written) => (typeof w === 'string' ? w.length * 2 : w.length);
+
+/**
+ * What stops the caller's wait: a signal, or what makes one when a wait begins (a cache hit never
+ * waits, so it never pays for one).
+ */
+export type CallerSignal = AbortSignal | (() => AbortSignal);
+
+export interface FetchCallOptions {
+  /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
+  waitForExtraction?: boolean;
 }

@@ -8,7 +8,6 @@ import { ContentCache, type CachedPage } from '../dcache';
 import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
-import type { Link } from '../extract/links';
 import { askedOf, envelopeOf, neededFormats } from './answer';
 import {
   checkHeaders,
@@ -22,58 +21,26 @@ import {
 } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 import { linkBytes } from './links-budget';
-import { PageLoader, type Page, type PageMeta } from './page-loader';
+import { PageLoader, type Page } from './page-loader';
 import { pageMetaOf } from './page-types';
-import { cookiesOf } from './cookies';
+import { cookiesOf, withStored } from './cookies';
+import { ProfileService } from '../profiles';
+import type { BrowserState } from '../render/render-types';
 import type { FetchParams } from './fetch-params';
 import { pageKeyOf } from './page-key';
 
 export const DEFAULT_TIMEOUT_MS = 15_000;
 export const DEFAULT_MAX_AGE_S = 3600;
 
-export type { FetchParams } from './fetch-params';
-
-export interface FetchOutcome {
-  envelope: FetchEnvelope;
-  /** Seconds the upstream asked to wait before trying again (429/503), when it said. */
-  retryAfterS?: number;
-  /** A cache hit's answer, kept with what each writer made of it (see PageService.answers). */
-  answer?: Answer;
-  /** The whole page's links, as the cache keeps them (a crawl and a map follow them). */
-  pageLinks?: Link[];
-}
-
-/**
- * A cache hit's answer: everything in it follows from the cached page (named by its digest, its
- * fetch time and its stored fields), the formats asked, the URL as the caller wrote it and the
- * output cap; the cache key holds the rest (caller class, headers, robots, extraction options).
- */
-interface Answer {
-  /** Its place in PageService.answers. */
-  key: string;
-  digest: string;
-  fetchedAt: number;
-  meta: PageMeta;
-  envelope: FetchEnvelope;
-  /** The envelope as each writer wrote it (/v1/fetch's JSON, a Firecrawl document…), by writer. */
-  written: ReadonlyMap<string, Written>;
-}
-
-/** An answer as a route sends it: its bytes, or a text another layer sends. */
-export type Written = Buffer | string;
-
-const writtenSize = (w: Written) => (typeof w === 'string' ? w.length * 2 : w.length);
-
-/**
- * What stops the caller's wait: a signal, or what makes one when a wait begins (a cache hit never
- * waits, so it never pays for one).
- */
-export type CallerSignal = AbortSignal | (() => AbortSignal);
-
-export interface FetchCallOptions {
-  /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
-  waitForExtraction?: boolean;
-}
+export type { CallerSignal, FetchCallOptions, FetchOutcome, FetchParams, Written } from './fetch-params';
+import {
+  writtenSize,
+  type Answer,
+  type CallerSignal,
+  type FetchCallOptions,
+  type FetchOutcome,
+  type Written,
+} from './fetch-params';
 
 /**
  * One URL to one envelope: the content cache in front (keyed by caller class, normalised URL and
@@ -106,6 +73,7 @@ export class PageService {
     private readonly clock: Clock,
     private readonly loader: PageLoader,
     private readonly metrics: Metrics,
+    private readonly profiles: ProfileService,
   ) {
     this.rules = optionRulesOf(config);
   }
@@ -174,7 +142,8 @@ export class PageService {
     checkPageScripts(caller, p, this.rules.pageScripts);
     const proxy = proxyOf(caller, p.proxy, this.rules);
     const url = parseHttpUrl(p.url);
-    const cookies = cookiesOf(url, p.cookies);
+    const profile = p.profile && (await this.profiles.load(caller, p.profile.name, p.profile.save));
+    const cookies = withStored(cookiesOf(url, p.cookies), profile);
     const extract: ExtractOptions = {
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
@@ -190,7 +159,8 @@ export class PageService {
       p,
       raw: asked.raw,
     });
-    const maxAge = p.max_age_s ?? DEFAULT_MAX_AGE_S;
+    // Saving a profile takes the browser's state as the page leaves it: never from the cache.
+    const maxAge = p.profile?.save ? 0 : (p.max_age_s ?? DEFAULT_MAX_AGE_S);
     const timeoutMs = p.timeout_ms ?? DEFAULT_TIMEOUT_MS;
     const render = {
       mode: renderModeOf(p),
@@ -199,6 +169,10 @@ export class PageService {
       screenshot: p.screenshot,
       fullPage: p.full_page,
       actions: p.actions,
+      profile: profile && {
+        state: profile.state,
+        save: p.profile?.save ? this.saver(caller, profile.name) : undefined,
+      },
       deadline: Date.now() + timeoutMs,
     };
     const waiter: Waiter = {
@@ -261,6 +235,10 @@ export class PageService {
     };
     this.answers.set(answerKey, answer);
     return { envelope, pageLinks, answer };
+  }
+
+  private saver(caller: Caller, name: string) {
+    return (state: BrowserState) => this.profiles.save(caller, name, state);
   }
 
   /** Fresh cache entry, or the in-flight fetch of the same key, or a new fetch (see SingleFlight). */

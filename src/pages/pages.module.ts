@@ -13,6 +13,7 @@ import { BrowserStep } from './browser-step';
 import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
 import { PageService } from './page.service';
+import { ProfilesModule } from '../profiles';
 
 /** The cache keeps content up to the largest class cap. */
 const storeCap = (config: AppConfig) =>
@@ -20,7 +21,7 @@ const storeCap = (config: AppConfig) =>
 
 /** From a URL to an envelope: the page cache, the caller's policy, the fetch, the extraction. */
 @Module({
-  imports: [DcacheModule, FetchModule, RenderModule],
+  imports: [DcacheModule, FetchModule, RenderModule, ProfilesModule],
   providers: [
     {
       provide: ExtractPool,
@@ -60,6 +61,6 @@ const storeCap = (config: AppConfig) =>
     },
     PageService,
   ],
-  exports: [PageService, FetchModule, RenderModule],
+  exports: [PageService, FetchModule, RenderModule, ProfilesModule],
 })
 export class PagesModule {}

@@ -19,6 +19,10 @@ export interface RenderRequest {
   waitMs?: number;
   /** The operator's egress proxy every request of the page goes through, after sift's own. */
   proxy?: EgressProxy;
+  /** A profile's storage state the browser starts with (cookies, localStorage). */
+  storageState?: BrowserState;
+  /** The browser's storage state is given back once the page is read (a profile saves it). */
+  keepState?: boolean;
   /** The caller's cookies, each scoped to its site (pages/cookies.ts). */
   cookies?: BrowserCookie[];
   /** Steps taken on the page once loaded and waited for, in order (see page-actions.ts). */
@@ -55,6 +59,23 @@ export interface RenderResult {
   screenshot?: RenderScreenshot;
   /** What the actions gave, when there were any. */
   actions?: ActionResults;
+  /** With keepState: the browser's storage state once the page was read. */
+  storageState?: BrowserState;
+}
+
+/** A browser's storage state, as Chromium's driver gives and takes it. */
+export interface BrowserState {
+  cookies: {
+    name: string;
+    value: string;
+    domain: string;
+    path: string;
+    expires: number;
+    httpOnly: boolean;
+    secure: boolean;
+    sameSite: 'Strict' | 'Lax' | 'None';
+  }[];
+  origins: { origin: string; localStorage: { name: string; value: string }[] }[];
 }
 
 /**

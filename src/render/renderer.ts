@@ -9,6 +9,7 @@ import {
   RENDER_MAX_REQUESTS,
   renderTimeout,
   renderUnavailable,
+  type BrowserState,
   type RenderRequest,
   type RenderResult,
 } from './render-types';
@@ -128,13 +129,20 @@ export class Renderer {
         signal,
         req.proxy,
       );
-      leased = this.lease(session.username, session.password);
+      leased = this.lease(session.username, session.password, req.storageState);
       const lease = await leased;
       // A browser killed under the render (taken over its memory limit) ends it with that reason.
       const live = AbortSignal.any([signal, lease.lost]);
       if (live.aborted) throw live.reason;
       const out = await untilAborted(renderPage(lease.context, req, deadline, live, session.counts), live);
-      return { ...out, requests: session.counts.requests, blocked: session.counts.blocked };
+      // The state the page left (a login's cookies), read before the context closes.
+      const state = req.keepState ? ((await lease.context.storageState()) as BrowserState) : undefined;
+      return {
+        ...out,
+        requests: session.counts.requests,
+        blocked: session.counts.blocked,
+        ...(state ? { storageState: state } : {}),
+      };
     })();
     // Closed once the work has ended or been cut off: a page stuck in script never ends by itself.
     const ended = new Promise<void>((resolve) => {
@@ -152,7 +160,7 @@ export class Renderer {
     return { result, cleanup };
   }
 
-  private async lease(username: string, password: string): Promise<Lease> {
+  private async lease(username: string, password: string, storageState?: BrowserState): Promise<Lease> {
     try {
       return await this.host.context({
         proxy: { server: `http://127.0.0.1:${this.proxyPort}`, username, password, bypass: '<-loopback>' },
@@ -160,6 +168,7 @@ export class Renderer {
         acceptDownloads: false,
         javaScriptEnabled: true,
         viewport: VIEWPORT,
+        ...(storageState ? { storageState } : {}),
       });
     } catch (err) {
       if (!(err instanceof LaunchError)) throw err;

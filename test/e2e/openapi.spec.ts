@@ -36,6 +36,8 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}/deliveries/redeliver',
         '/v1/crawl',
         '/v1/map',
+        '/v1/profiles',
+        '/v1/profiles/{name}',
         '/v2/scrape',
         '/v2/batch/scrape',
         '/v2/batch/scrape/{id}',

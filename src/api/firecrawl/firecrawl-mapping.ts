@@ -5,7 +5,7 @@
  */
 import type { FetchEnvelope } from '../../pages/envelope';
 import type { JobStatus } from '../../common/job-status';
-import { actionsOf, proxyOf } from './firecrawl-reach';
+import { actionsOf, profileOf, proxyOf } from './firecrawl-reach';
 import { FirecrawlUnsupported } from './firecrawl-unsupported';
 
 export { FirecrawlUnsupported };
@@ -28,6 +28,7 @@ const SCRAPE_FIELDS = new Set([
   'actions',
   'proxy',
   'location',
+  'profile',
 ]);
 
 /** What a document carries: sift's formats and the screenshot, as Firecrawl names them. */
@@ -109,6 +110,7 @@ export function fetchOptionsOf(
   set('headers', body.headers);
   set('actions', actionsOf(body.actions, where));
   set('proxy', proxyOf(body, where, proxies));
+  set('profile', profileOf(body.profile, where));
   return { options, wanted };
 }
 

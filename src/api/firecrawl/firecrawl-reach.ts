@@ -55,3 +55,12 @@ export function proxyOf(body: Body, where: string, proxies: ReadonlySet<string>)
     );
   return p;
 }
+
+/** Firecrawl's `profile: {name, saveChanges}` is sift's `profile: {name, save}`. */
+export function profileOf(profile: unknown, where: string): unknown {
+  if (typeof profile !== 'object' || profile === null || Array.isArray(profile)) return profile;
+  const { saveChanges, ...rest } = profile as Body;
+  const extra = Object.keys(rest).find((k) => k !== 'name');
+  if (extra) throw new FirecrawlUnsupported(`${where}profile.${extra.slice(0, 40)}`);
+  return { ...rest, ...(saveChanges !== undefined ? { save: saveChanges } : {}) };
+}
