@@ -18,6 +18,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   adapters: () => import('./adapters').then((m) => m.benchAdapters()),
   quality: () => import('./quality').then((m) => Promise.resolve(m.benchQuality())),
   cancel: () => import('./cancel').then((m) => m.benchCancel()),
+  reach: () => import('./reach').then((m) => m.benchReach()),
 };
 
 async function main(): Promise<void> {

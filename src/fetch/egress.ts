@@ -55,6 +55,7 @@ async function socks(p: EgressProxy, address: string, port: number, signal?: Abo
     socket.destroy();
     throw signal.reason;
   }
+  socket.setNoDelay(true);
   return socket;
 }
 
@@ -66,6 +67,8 @@ function httpConnect(p: EgressProxy, address: string, port: number, signal?: Abo
       : '';
   return new Promise<Socket>((resolve, reject) => {
     const s = connect({ host: p.host, port: p.port });
+    // Small writes go at once (as undici's own sockets do): Nagle's wait with a delayed ACK costs 40 ms a request.
+    s.setNoDelay(true);
     let head = Buffer.alloc(0);
     const fail = (err: Error) => {
       cleanup();
