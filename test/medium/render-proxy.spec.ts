@@ -256,7 +256,13 @@ describe('render proxy', () => {
       expect(got).toMatch(/^HTTP\/1\.1 200/);
       expect(got).toContain('"site":"page"');
       expect(page.seen.at(-1)!.url).toBe('/in-tunnel');
-      expect(s.counts).toEqual({ requests: 1, blocked: 0, bytes: Buffer.byteLength(got), hosts: 1 });
+      expect(s.counts).toEqual({
+        requests: 1,
+        blocked: 0,
+        bytes: Buffer.byteLength(got),
+        hosts: 1,
+        proxyFailed: 0,
+      });
     });
 
     it('refuses blocked hosts with 403 and counts them, connecting nowhere', async () => {
