@@ -19,6 +19,7 @@ export const ERROR_CODES = {
   not_retryable: [409, 'the job is still live, or none of its targets failed'],
   not_finished: [409, 'the job is still live: it cannot be purged'],
   profile_exists: [409, 'the caller already has a browser profile of that name'],
+  profile_unreadable: [409, 'the browser profile was sealed with another SIFT_SECRET_KEY'],
   payload_too_large: [
     413,
     "the body is over the route's limit: /v1/fetch 64 KiB; /v1/batch 2 MiB restricted, 32 MiB fleet",
@@ -35,6 +36,7 @@ export const ERROR_CODES = {
   dns_error: [502, 'the host name did not resolve'],
   connect_error: [502, 'the server refused or dropped the connection'],
   tls_error: [502, 'the TLS handshake or certificate failed'],
+  action_failed: [502, 'an action could not be taken on the rendered page (it closed, crashed or went away)'],
   proxy_error: [502, 'the egress proxy asked for (`proxy`) failed; sift never connects directly instead'],
   too_many_redirects: [502, 'more than 5 redirects, or a loop'],
   too_large: [502, 'the page is over the download cap'],

@@ -263,7 +263,7 @@ export const SCHEMA = {
     ),
     proxies: text(
       { env: 'SIFT_FLEET_PROXIES', default: '*', read: parseProxyNames },
-      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one',
+      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one, `none` for none',
     ),
   },
   'limits.restricted': {
@@ -293,7 +293,7 @@ export const SCHEMA = {
     ),
     proxies: text(
       { env: 'SIFT_RESTRICTED_PROXIES', default: '', read: parseProxyNames },
-      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one; none by default',
+      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one, `none` for none; none by default',
     ),
   },
 };

@@ -125,9 +125,10 @@ export function parseProxies(v: string): Map<string, EgressProxy> {
   return out;
 }
 
-/** SIFT_<CLASS>_PROXIES: the proxy names a class may use, or `*` for every one. */
+/** SIFT_<CLASS>_PROXIES: the proxy names a class may use, `*` for every one, `none` for none. */
 export function parseProxyNames(raw: string): string[] | '*' {
-  return raw.trim() === '*' ? '*' : items(raw);
+  const v = raw.trim();
+  return v === '*' ? '*' : v === 'none' ? [] : items(v);
 }
 
 /**

@@ -62,7 +62,8 @@ export async function findingsOf(
   }
   if (depth === 0 && spec.sitemap !== 'skip') {
     const seed = new URL(t.url);
-    const read = await links.sitemapEntries(job.caller, seed, (u) => rules.scope.allows(u), signal);
+    const proxy = (spec.options as { proxy?: string } | undefined)?.proxy;
+    const read = await links.sitemapEntries(job.caller, seed, (u) => rules.scope.allows(u), signal, proxy);
     const entries = await links.inScope(
       job.caller,
       read.entries.map((e) => e.url),

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { TimeSlicer } from '../common/time-slice';
+import { AppConfig } from '../config/app-config';
 import { Fetcher } from '../fetch/fetcher';
 import { Robots } from '../fetch/robots';
 import type { Caller } from '../pages/caller-policy';
@@ -67,6 +68,7 @@ export class SiteLinks {
   constructor(
     private readonly fetcher: Fetcher,
     private readonly robots: Robots,
+    private readonly config: AppConfig,
   ) {}
 
   /**
@@ -104,12 +106,15 @@ export class SiteLinks {
     seed: URL,
     keep: (u: URL) => boolean,
     signal?: AbortSignal,
+    /** The crawl's egress proxy (its pages' `proxy`): the sitemaps are read through it too. */
+    proxyName?: string,
   ): Promise<SitemapResult> {
+    const proxy = proxyName !== undefined ? this.config.proxies.get(proxyName) : undefined;
     const deadline = AbortSignal.timeout(SITEMAPS_DEADLINE_MS);
     signal = signal ? AbortSignal.any([signal, deadline]) : deadline;
     let listed: string[] = [];
     try {
-      listed = await this.robots.sitemaps(seed.origin, caller.callerClass, caller.name);
+      listed = await this.robots.sitemaps(seed.origin, caller.callerClass, caller.name, proxy);
     } catch {
       // The site's robots.txt could not be read: /sitemap.xml is still looked at.
     }
@@ -122,6 +127,7 @@ export class SiteLinks {
           timeoutMs: SITEMAP_TIMEOUT_MS,
           truncateAt: maxBytes,
           signal,
+          proxy,
         });
         return { status: raw.status, body: raw.body, contentType: raw.contentType };
       },

@@ -6,8 +6,12 @@ import type { EgressProxy } from '../config/parsers';
 
 export type { EgressProxy } from '../config/parsers';
 
+/** Addresses and ports in a message (the proxy's, which a caller is not told). */
+const ADDRESSES = /\[?[0-9a-f]*:[0-9a-f:.]+\]?(?::\d+)?|\b\d{1,3}(?:\.\d{1,3}){3}(?::\d+)?/gi;
 /** How long a proxy may take to connect and open the tunnel. */
 const HANDSHAKE_MS = 10_000;
+/** How long TLS with the site may take inside a tunnel (undici's own connect timeout). */
+const TLS_MS = 10_000;
 /** The most of a CONNECT answer's head read before it is refused. */
 const MAX_HEAD = 16 * 1024;
 
@@ -38,7 +42,10 @@ export async function tunnel(
       : await httpConnect(p, address, port, signal);
   } catch (err) {
     if (err instanceof SiftError || signal?.aborted) throw err;
-    throw proxyError(p.name, (err as Error).message?.slice(0, 200) || 'no answer');
+    // The proxy's own address is the operator's: a caller is told what failed, not where.
+    const code = (err as { code?: unknown }).code;
+    const why = typeof code === 'string' ? code : ((err as Error).message ?? '').replace(ADDRESSES, 'it');
+    throw proxyError(p.name, why.slice(0, 200) || 'no answer');
   }
 }
 
@@ -130,6 +137,15 @@ export function egressConnector(p: EgressProxy, lookup: Lookup) {
     const host = opts.hostname.replace(/^\[|\]$/g, '');
     const https = opts.protocol === 'https:';
     const port = Number(opts.port) || (https ? 443 : 80);
+    let done = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = (err: Error | null, socket: Socket | TLSSocket | null, open?: Socket) => {
+      clearTimeout(timer);
+      if (done || err) open?.destroy();
+      if (done) return;
+      done = true;
+      cb(err, err ? null : socket);
+    };
     const address = isIP(host)
       ? Promise.resolve(host)
       : new Promise<string>((resolve, reject) =>
@@ -139,20 +155,30 @@ export function egressConnector(p: EgressProxy, lookup: Lookup) {
       .then((a) => tunnel(p, a, port))
       .then(
         (socket) => {
-          if (!https) return cb(null, socket);
+          if (!https) return finish(null, socket);
+          // The handshake with the site, inside the tunnel, within the same time a direct one has.
+          timer = setTimeout(
+            () =>
+              finish(
+                Object.assign(new Error('TLS timeout'), { code: 'UND_ERR_CONNECT_TIMEOUT' }),
+                null,
+                socket,
+              ),
+            TLS_MS,
+          );
           const t = tlsConnect({
             socket,
             servername: isIP(host) ? undefined : opts.servername || host,
             ALPNProtocols: ['http/1.1'],
           });
-          const failed = (err: Error) => cb(err, null);
+          const failed = (err: Error) => finish(err, null, socket);
           t.once('error', failed);
           t.once('secureConnect', () => {
             t.off('error', failed);
-            cb(null, t);
+            finish(null, t, socket);
           });
         },
-        (err: Error) => cb(err, null),
+        (err: Error) => finish(err, null),
       );
   };
 }

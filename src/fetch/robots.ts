@@ -91,8 +91,13 @@ export class Robots {
    * fetching the file for this caller throws (blocked_address, dns_error) or a storage error;
    * never robots_denied. `origin` is a URL's `origin` (`https://a.test`).
    */
-  async sitemaps(origin: string, callerClass: CallerClass, who: string): Promise<string[]> {
-    const { rules } = await this.rules(origin, callerClass, who);
+  async sitemaps(
+    origin: string,
+    callerClass: CallerClass,
+    who: string,
+    proxy?: EgressProxy,
+  ): Promise<string[]> {
+    const { rules } = await this.rules(origin, callerClass, who, proxy);
     return [...(rules?.sitemaps ?? [])];
   }
 
@@ -131,7 +136,8 @@ export class Robots {
     who: string,
     proxy?: EgressProxy,
   ): Promise<Rules> {
-    const key = `${callerClass} ${origin}`;
+    // Asked through a proxy, the file is the answer the site gave the proxy's address: kept apart.
+    const key = `${callerClass} ${origin}${proxy ? ` via ${proxy.name}` : ''}`;
     const now = this.clock.now();
     const known = this.parsed.get(key);
     if (known && known.row.expires_at > now) {

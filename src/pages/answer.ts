@@ -173,7 +173,9 @@ function actionsWithin(
   const results = {
     screenshots: fit(r.screenshots, (s) => s.data.length),
     scrapes: fit(r.scrapes, (s) => Buffer.byteLength(s.html, 'utf8')),
-    javascriptReturns: fit(r.javascriptReturns, (j) => Buffer.byteLength(JSON.stringify(j.value), 'utf8')),
+    javascriptReturns: fit(r.javascriptReturns, (j) =>
+      Buffer.byteLength(JSON.stringify(j.value ?? null), 'utf8'),
+    ),
   };
   return { results, bytes, cut };
 }

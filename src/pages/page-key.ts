@@ -25,6 +25,8 @@ export function pageKeyOf(k: {
   cookies?: Cookies;
   /** The egress proxy's name. */
   proxy?: string;
+  /** The browser profile's version (owner, name, when saved). */
+  profile?: string;
   /** The html as served is kept. */
   raw: boolean;
   p: {
@@ -48,6 +50,7 @@ export function pageKeyOf(k: {
       ...(k.raw ? ['raw_html'] : []),
       ...(k.cookies ? [{ cookies: k.cookies.key }] : []),
       ...(k.proxy ? [{ proxy: k.proxy }] : []),
+      ...(k.profile ? [{ profile: k.profile }] : []),
       ...renderKeyPart(k.p),
       ...(k.p.pages ? [{ pages: k.p.pages }] : []),
     ]),

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
 import { Metrics } from '../common/metrics';
@@ -64,6 +65,7 @@ export class PageService {
       [...a.written.values()].reduce((n, w) => n + writtenSize(w), 0) +
       a.envelope.content.length * 2 +
       (a.envelope.screenshot?.data.length ?? 0) +
+      (a.envelope.actions ? JSON.stringify(a.envelope.actions).length : 0) +
       Object.values(a.envelope.formats ?? {}).reduce((n, t) => n + t.length * 2, 0) +
       (a.envelope.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0),
   );
@@ -156,6 +158,8 @@ export class PageService {
       extract,
       cookies,
       proxy: proxy?.name,
+      // A save is the caller's own render, never another's answer: a key of its own, every time.
+      profile: profile && `${profile.version}${p.profile?.save ? ` save ${randomUUID()}` : ''}`,
       p,
       raw: asked.raw,
     });

@@ -108,7 +108,7 @@ export class ProfileService {
     if (plain === undefined)
       throw new SiftError(
         409,
-        'profile_exists',
+        'profile_unreadable',
         `the profile "${name}" was sealed with another SIFT_SECRET_KEY and cannot be read`,
         'delete it and save it again, or ask the operator for the key it was sealed with',
       );

@@ -1,5 +1,5 @@
 import type { Locator, Page } from 'playwright-core';
-import { FetchError, invalidRequest } from '../common/errors';
+import { FetchError, invalidRequest, SiftError } from '../common/errors';
 import type { ActionResults, PageAction, RenderScreenshot } from './render-types';
 
 /** `click` with `all`: at most this many of the matches are clicked. */
@@ -42,7 +42,13 @@ export async function runActions(p: ActionPage, actions: PageAction[]): Promise<
   };
   for (const [i, a] of actions.entries()) {
     try {
-      await step(p, a, out, count);
+      await step(p, a, out, count).catch(async (err: Error) => {
+        // The step before navigated (a click on a link, a form sent): once the new page has
+        // loaded, this one is taken on it.
+        if (!NAVIGATED.test(err.message ?? '')) throw err;
+        await p.page.waitForLoadState('load', { timeout: p.left() });
+        await step(p, a, out, count);
+      });
     } catch (err) {
       throw actionError(err as Error, i, a, p.left());
     }
@@ -114,6 +120,9 @@ async function step(
   }
 }
 
+/** A step that met a page being replaced. */
+const NAVIGATED = /context was destroyed|navigat|frame was detached/i;
+
 /** Selectors are CSS, always: the driver's own selector engines (text=, xpath=…) are not offered. */
 const css = (page: Page, selector: string): Locator => page.locator(`css=${selector}`);
 
@@ -126,7 +135,9 @@ async function scriptReturn(page: Page, script: string): Promise<{ type: string;
   // which a Function made in the page would not be.
   const expr =
     `(async () => { const value = await (async () => {\n${script}\n})();` +
-    ` const text = JSON.stringify({ type: typeof value, value: value === undefined ? null : value });` +
+    // What JSON cannot carry (undefined, a function, a symbol) is null; a BigInt makes it throw.
+    ` const kept = value === undefined || typeof value === 'function' || typeof value === 'symbol' ? null : value;` +
+    ` const text = JSON.stringify({ type: typeof value, value: kept });` +
     ` return text.length > ${MAX_RETURN_CHARS} ? null : text; })()`;
   try {
     const json: unknown = await page.evaluate(expr);
@@ -161,5 +172,12 @@ function actionError(err: Error, i: number, a: PageAction, left: number): Error 
     );
   if (err.name === 'TimeoutError' || left <= 1)
     return new FetchError('timeout', `${what} did not complete before the render's deadline`);
-  return err;
+  if (err instanceof SiftError) return err;
+  // The page closed itself, crashed, or went away under the step: the caller is told which step.
+  return new SiftError(
+    502,
+    'action_failed',
+    `${what} could not be taken: ${(msg.split('\n')[0] || 'the page failed').slice(0, 200)}`,
+    'check the step against the page (a selector that matches, a page that stays open), or leave it out',
+  );
 }

@@ -74,6 +74,21 @@ describe('actions: steps on a rendered page, within its deadline and the caller 
     expect(r.body.content).toContain('Account of ada');
   }, 60_000);
 
+  it('a step after a click that navigates is taken on the page it reached', async () => {
+    const r = await fetchIt({
+      url: site.url('/feed'),
+      actions: [
+        { type: 'click', selector: '#accept' },
+        { type: 'click', selector: '#next' },
+        { type: 'scroll' },
+        { type: 'scrape' },
+      ],
+    });
+    expect([r.status, r.body.error]).toEqual([200, undefined]);
+    expect(r.body.actions.scrapes[0].url).toBe(site.url('/tall'));
+    expect(r.body.content).toContain('The tail that scrolling loads.');
+  }, 60_000);
+
   it('a screenshot before and after a scroll; the scroll loads the tail', async () => {
     const r = await fetchIt({
       url: site.url('/tall'),
@@ -145,6 +160,7 @@ describe('actions: steps on a rendered page, within its deadline and the caller 
         { type: 'executeJavascript', script: 'return { items: document.querySelectorAll("li").length }' },
         { type: 'executeJavascript', script: 'throw new Error("no luck")' },
         { type: 'executeJavascript', script: 'document.getElementById("accept").click()' },
+        { type: 'executeJavascript', script: 'return () => 1' },
       ],
     });
     expect([r.status, r.body.error]).toEqual([200, undefined]);
@@ -153,6 +169,7 @@ describe('actions: steps on a rendered page, within its deadline and the caller 
       { type: 'object', value: { items: 2 } },
       { type: 'error', value: expect.stringContaining('no luck') },
       { type: 'undefined', value: null },
+      { type: 'function', value: null },
     ]);
     const refused = await fetchIt(
       { url: 'http://93.184.215.14/', actions: [{ type: 'executeJavascript', script: 'return 1' }] },

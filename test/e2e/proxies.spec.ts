@@ -210,6 +210,28 @@ describe('egress proxies: named by the operator, the address policy held through
 });
 
 describe('egress proxies: the configuration', () => {
+  it('each class uses only the names its list gives', async () => {
+    const { app } = await createTestApp({
+      SIFT_PROXIES: 'office=http://127.0.0.6:9,us=socks5://127.0.0.7:9',
+      SIFT_FLEET_PROXIES: 'us',
+      SIFT_RESTRICTED_PROXIES: 'office',
+    });
+    try {
+      const ask = (who: Record<string, string>, proxy: string) =>
+        request(app.getHttpServer()).post('/v1/fetch').set(who).send({ url: 'http://127.0.0.2:9/', proxy });
+      const fleetOffice = await ask(fleet, 'office');
+      expect([fleetOffice.status, fleetOffice.body.error.code]).toEqual([403, 'forbidden']);
+      expect(fleetOffice.body.error.hint).toContain('SIFT_FLEET_PROXIES');
+      // Past the proxy's check, the address's: a restricted caller never reaches loopback.
+      const restrictedOffice = await ask(restricted, 'office');
+      expect([restrictedOffice.status, restrictedOffice.body.error.code]).toEqual([403, 'blocked_address']);
+      const restrictedUs = await ask(restricted, 'us');
+      expect([restrictedUs.status, restrictedUs.body.error.code]).toEqual([403, 'forbidden']);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('names are checked: a bad list, a class naming a proxy that does not exist', () => {
     const base = { SIFT_DB: ':memory:' };
     expect(() => loadConfig({ ...base, SIFT_PROXIES: 'a=ftp://x:1' })).toThrow(

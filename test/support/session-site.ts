@@ -53,7 +53,7 @@ export class SessionSite {
         'Feed',
         `<div id="banner" style="position:fixed;inset:0;background:#fff;z-index:9">We use cookies. <button id="accept">Accept</button></div>` +
           `<article><h1>Feed</h1><ul id="items"><li>Item 1 ${words('An item')}</li><li>Item 2 ${words('An item')}</li></ul>` +
-          `<button id="more">Load more</button></article>` +
+          `<button id="more">Load more</button> <a id="next" href="/tall">Next</a></article>` +
           `<script>
             let pageNo = 1;
             document.getElementById('accept').onclick = () => document.getElementById('banner').remove();

@@ -39,6 +39,10 @@ const SAMPLES: Record<string, string> = {
   SIFT_FLEET_ALLOW: '10.0.0.0/8',
   SIFT_USER_AGENT: 'probe/1.0',
   SIFT_ROBOTS_AGENT: 'probebot',
+  SIFT_PROXIES: 'office=http://10.0.0.5:8888',
+  SIFT_SECRET_KEY: 'a1'.repeat(32),
+  SIFT_FLEET_PROXIES: 'none',
+  SIFT_RESTRICTED_PROXIES: '*',
 };
 
 describe('SIFT_CHROMIUM_PATH', () => {
@@ -74,6 +78,7 @@ describe('config', () => {
       fetchConcurrency: 64,
       maxStreams: 32,
       renderConcurrency: 4,
+      proxies: '*',
     });
     expect(c.limits.restricted).toEqual({
       maxTargets: 1000,
@@ -82,6 +87,7 @@ describe('config', () => {
       fetchConcurrency: 8,
       maxStreams: 4,
       renderConcurrency: 1,
+      proxies: [],
     });
     expect(c).toMatchObject({
       host: '127.0.0.1',
