@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { DcacheModule } from '../dcache/dcache.module';
+import { ProfilesModule } from '../profiles';
 import { BatchService } from './batch.service';
 import { JobEvents } from './job-events';
 import { JobLifecycle } from './job-lifecycle';
@@ -7,7 +8,7 @@ import { JobRecovery } from './job-recovery';
 import { JobSignals } from './job-signals';
 
 @Module({
-  imports: [DcacheModule],
+  imports: [DcacheModule, ProfilesModule],
   providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals],
   exports: [BatchService, JobLifecycle, JobRecovery, JobSignals],
 })

@@ -7,6 +7,7 @@ import type { Caller } from '../pages/caller-policy';
 import { JobLifecycle, type JobDraft, type SubmitLimits } from './job-lifecycle';
 import { JobSignals } from './job-signals';
 import { optionRulesOf } from '../pages/caller-policy';
+import { ProfileService } from '../profiles';
 import { draftCrawl, draftJob, type CrawlRequest, type DraftLimits, type SubmitRequest } from './submission';
 
 import { PENDING_DELIVERIES } from './job-creation';
@@ -47,6 +48,7 @@ export class BatchService {
     private readonly config: AppConfig,
     private readonly clock: Clock,
     private readonly signals: JobSignals,
+    private readonly profiles: ProfileService,
   ) {}
 
   private view(j: BatchJob): JobView {
@@ -59,16 +61,20 @@ export class BatchService {
     req: SubmitRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    return this.submitDraft(caller, await draftJob(caller, req, this.draftLimits(caller, headerKey)));
+    const draft = await draftJob(caller, req, this.draftLimits(caller, headerKey));
+    await this.profiles.checkNamed(caller, [req.options, ...req.targets.map((t) => t.options)]);
+    return this.submitDraft(caller, draft);
   }
 
   /** A crawl: a job of its seed that grows as its pages are read (see src/crawl/index.ts). */
-  submitCrawl(
+  async submitCrawl(
     caller: Caller,
     req: CrawlRequest,
     headerKey?: string,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    return this.submitDraft(caller, draftCrawl(caller, req, this.draftLimits(caller, headerKey)));
+    const draft = draftCrawl(caller, req, this.draftLimits(caller, headerKey));
+    await this.profiles.checkNamed(caller, [req.options]);
+    return this.submitDraft(caller, draft);
   }
 
   private draftLimits(caller: Caller, headerKey: string | undefined): DraftLimits {

@@ -83,6 +83,30 @@ export class ProfileService {
     return viewOf(row);
   }
 
+  /**
+   * The profiles a job's options name, checked when it is submitted: each the caller's own (404
+   * naming it otherwise), unless the job saves into it (made then). Refused without a key.
+   */
+  async checkNamed(caller: Who, options: unknown[]): Promise<void> {
+    const named = new Set<string>();
+    for (const o of options) {
+      const p = (o as { profile?: { name?: unknown; save?: unknown } } | null | undefined)?.profile;
+      if (p === undefined) continue;
+      this.key();
+      if (typeof p?.name === 'string' && p.save !== true) named.add(p.name);
+    }
+    const owner = callerKeyOf(caller);
+    for (const name of named) {
+      if (!(await this.store.get(owner, name)))
+        throw new SiftError(
+          404,
+          'not_found',
+          `no such profile "${name}"`,
+          'create it (POST /v1/profiles), or save into it first',
+        );
+    }
+  }
+
   async remove(caller: Who, name: string): Promise<void> {
     if (!(await this.store.delete(callerKeyOf(caller), name))) throw notFound('profile');
   }

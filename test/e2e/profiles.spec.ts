@@ -163,13 +163,21 @@ describe.each(BACKENDS)(
       expect((await http().get('/v1/profiles').set(other)).body).toEqual({ profiles: [] });
       const mine = await http().get('/v1/profiles').set(fleet);
       expect(mine.body.profiles.map((p: { name: string }) => p.name)).toEqual(['shop']);
+      // A job naming it is refused when submitted, as is a crawl.
       const batch = await http()
         .post('/v1/batch')
         .set(other)
-        .send({ targets: [{ url: site.url('/account') }], options: { profile: { name: 'shop' } } });
-      await waitForJob(apps[0], batch.body.id, other);
-      const failed = await http().get(`/v1/batch/${batch.body.id}/results`).set(other);
-      expect(failed.body.results[0].error.code).toBe('not_found');
+        .send({ targets: [{ url: site.url('/account'), options: { profile: { name: 'shop' } } }] });
+      expect([batch.status, batch.body.error?.code, batch.body.error?.message]).toEqual([
+        404,
+        'not_found',
+        'no such profile "shop"',
+      ]);
+      const crawl = await http()
+        .post('/v1/crawl')
+        .set(other)
+        .send({ url: site.url('/account'), options: { profile: { name: 'shop' } } });
+      expect([crawl.status, crawl.body.error?.code]).toEqual([404, 'not_found']);
       expect((await http().delete('/v1/profiles/shop').set(fleet)).body).toEqual({ deleted: true });
       const gone = await fetchIt({ url: site.url('/account'), profile: { name: 'shop' } });
       expect([gone.status, gone.body.error.code]).toEqual([404, 'not_found']);

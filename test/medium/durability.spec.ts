@@ -1,3 +1,4 @@
+import { ProfileService } from '../../src/profiles';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -24,14 +25,16 @@ describe('acknowledged means durable', () => {
     d = await openDcache({ path: file, trace: (s) => sqlLog.push(s.trim().toLowerCase()) });
     const clock = new Clock();
     const signals = new JobSignals();
+    const config = loadConfig({});
     batch = new BatchService(
       d.reader,
       d.batch,
       d.db,
       lifecycleOf(d, clock, signals).life,
-      loadConfig({}),
+      config,
       clock,
       signals,
+      new ProfileService(config, d.profiles, clock),
     );
   });
 
