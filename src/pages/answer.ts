@@ -157,7 +157,7 @@ function actionsWithin(
 ): { results: ActionResults; bytes: number; cut: boolean } {
   let bytes = 0;
   let cut = false;
-  const fit = <T>(items: T[], size: (t: T) => number): T[] => {
+  const keep = <T>(items: T[], size: (t: T) => number): T[] => {
     const out: T[] = [];
     for (const item of items) {
       const n = size(item);
@@ -171,9 +171,9 @@ function actionsWithin(
     return out;
   };
   const results = {
-    screenshots: fit(r.screenshots, (s) => s.data.length),
-    scrapes: fit(r.scrapes, (s) => Buffer.byteLength(s.html, 'utf8')),
-    javascriptReturns: fit(r.javascriptReturns, (j) =>
+    screenshots: keep(r.screenshots, (s) => s.data.length),
+    scrapes: keep(r.scrapes, (s) => Buffer.byteLength(s.html, 'utf8')),
+    javascriptReturns: keep(r.javascriptReturns, (j) =>
       Buffer.byteLength(JSON.stringify(j.value ?? null), 'utf8'),
     ),
   };

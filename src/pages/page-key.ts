@@ -6,9 +6,9 @@
  */
 import { sha256Hex } from '../dcache';
 import type { ExtractOptions } from '../extract/extraction';
-import { renderKeyPart, type RenderMode } from './browser-step';
+import { renderKeyPart } from './browser-step';
 import type { Cookies } from './cookies';
-import type { PageAction } from '../render/render-types';
+import type { FetchParams } from './fetch-params';
 
 /**
  * Names what a cached page holds: raised when that changes, so pages kept before are fetched
@@ -29,15 +29,7 @@ export function pageKeyOf(k: {
   profile?: string;
   /** The html as served is kept. */
   raw: boolean;
-  p: {
-    render?: RenderMode;
-    wait_for?: string;
-    wait_ms?: number;
-    screenshot?: boolean;
-    full_page?: boolean;
-    actions?: PageAction[];
-    pages?: string;
-  };
+  p: Pick<FetchParams, 'render' | 'wait_for' | 'wait_ms' | 'screenshot' | 'full_page' | 'actions' | 'pages'>;
 }): string {
   return sha256Hex(
     JSON.stringify([

@@ -7,17 +7,8 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { createTestApp, fleet, FLEET_TOKEN, restricted, waitForJob } from '../support/app';
 import { call } from '../support/mcp-tools';
 import { Fixture, send } from '../support/fixture';
-import { SessionSite } from '../support/session-site';
+import { LOGIN_ACTIONS as LOGIN, SessionSite } from '../support/session-site';
 
-/** The actions that log in on the session site's form. */
-const LOGIN = [
-  { type: 'click', selector: '#user' },
-  { type: 'write', text: 'ada' },
-  { type: 'click', selector: '#pass' },
-  { type: 'write', text: 'lovelace' },
-  { type: 'press', key: 'Enter' },
-  { type: 'wait', selector: '#account' },
-];
 const MORE = [
   { type: 'click', selector: '#accept' },
   { type: 'click', selector: '#more' },

@@ -6,19 +6,11 @@ import { createTestApp, fleet, FLEET_TOKEN, RESTRICTED_TOKEN, waitForJob, waitUn
 import { BACKENDS, createPgDatabase } from '../support/backends';
 import { LogSink } from '../support/log-sink';
 import { newSecret, Receiver } from '../support/receiver';
-import { SessionSite } from '../support/session-site';
+import { LOGIN_ACTIONS as LOGIN, SessionSite } from '../support/session-site';
 
 const KEY = 'a1'.repeat(32);
 const OTHER_TOKEN = 'other-fleet-token-123';
 const other = { Authorization: `Bearer ${OTHER_TOKEN}` };
-const LOGIN = [
-  { type: 'click', selector: '#user' },
-  { type: 'write', text: 'ada' },
-  { type: 'click', selector: '#pass' },
-  { type: 'write', text: 'lovelace' },
-  { type: 'press', key: 'Enter' },
-  { type: 'wait', selector: '#account' },
-];
 
 describe.each(BACKENDS)(
   'browser profiles (%s): saved by a login, used later, only by their owner',

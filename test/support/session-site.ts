@@ -1,6 +1,16 @@
 import { randomBytes } from 'node:crypto';
 import { Fixture, html, send, type Handler } from './fixture';
 
+/** The actions that log in on the site's form as ada. */
+export const LOGIN_ACTIONS = [
+  { type: 'click', selector: '#user' },
+  { type: 'write', text: 'ada' },
+  { type: 'click', selector: '#pass' },
+  { type: 'write', text: 'lovelace' },
+  { type: 'press', key: 'Enter' },
+  { type: 'wait', selector: '#account' },
+];
+
 const words = (what: string) => `${what} has enough words in it to be read as the page's content. `.repeat(6);
 
 /**
