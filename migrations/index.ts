@@ -9,6 +9,7 @@ import * as m0007 from './0007-crawls';
 import * as m0008 from './0008-statement-counts';
 import * as m0009 from './0009-counts-planned-per-statement';
 import * as m0010 from './0010-browser-profiles';
+import * as m0011 from './0011-page-history-monitors';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -22,6 +23,7 @@ export const migrations: Record<string, Migration> = {
   '0008-statement-counts': m0008,
   '0009-counts-planned-per-statement': m0009,
   '0010-browser-profiles': m0010,
+  '0011-page-history-monitors': m0011,
 };
 
 /**

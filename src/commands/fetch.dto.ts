@@ -28,7 +28,7 @@ import type { PageAction } from '../render/render-types';
 export const FORMATS = ['markdown', 'text', 'html'] as const;
 /** What `formats` may name: the content formats, and the links list. */
 export const RENDER_MODES = ['never', 'auto', 'always'] as const;
-export const FETCH_FORMATS = [...FORMATS, 'raw_html', 'links'] as const;
+export const FETCH_FORMATS = [...FORMATS, 'raw_html', 'links', 'changes'] as const;
 
 /**
  * A non-empty list of FETCH_FORMATS, each at most once. One rule (not IsArray and IsIn with
@@ -64,13 +64,14 @@ export class FetchOptionsDto {
   /**
    * Several formats from one fetch and one extraction: the envelope's `formats` has each content
    * format asked (`{markdown, text, html}`) and "raw_html" the page's html as served (after a
-   * render, the browser's), "links" gives `links`. `content` is "" unless `format` is given too.
-   * Each name at most once.
+   * render, the browser's), "links" gives `links`, "changes" gives `changes` (the page against
+   * your previous fetch of it with the same options). `content` is "" unless `format` is given
+   * too. Each name at most once.
    */
   @ApiPropertyOptional({ enum: FETCH_FORMATS, isArray: true, uniqueItems: true, minItems: 1 })
   @IsOptional()
   @IsFormatList()
-  formats?: ('markdown' | 'text' | 'html' | 'raw_html' | 'links')[];
+  formats?: ('markdown' | 'text' | 'html' | 'raw_html' | 'links' | 'changes')[];
 
   /** Total time allowed for the fetch, in milliseconds. */
   @IsOptional()

@@ -2,6 +2,7 @@ import { IsIn, IsOptional, IsString, Matches, MaxLength, MinLength } from 'class
 import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
 import { DOCUMENT_KNOBS, RENDER_KNOBS } from './media-knobs';
+import { MONITOR_KNOBS } from './monitor-knobs';
 import { ConfigError, parseCidrs, parseProxies, parseProxyNames, parseTokens } from './parsers';
 
 export { CHROMIUM_PATHS } from './media-knobs';
@@ -137,6 +138,7 @@ export const SCHEMA = {
       'live (queued or running) jobs over all callers before 503 `server_busy`',
     ),
   },
+  monitors: MONITOR_KNOBS,
   runner: {
     runnerConcurrency: int(
       { env: 'SIFT_RUNNER_CONCURRENCY', default: 16, min: 1, max: 1024 },

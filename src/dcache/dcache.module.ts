@@ -4,6 +4,7 @@ import { BatchStore } from './batch-store';
 import { ClientStore } from './client-store';
 import { HostStore } from './host-store';
 import { ProfileStore } from './profile-store';
+import { HistoryStore } from './history-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 import { BatchReader, Db } from './db';
@@ -37,7 +38,18 @@ export function openDcacheFor(
     { provide: ClientStore, useFactory: (d: Dcache) => d.clients, inject: [Dcache] },
     { provide: HostStore, useFactory: (d: Dcache) => d.hosts, inject: [Dcache] },
     { provide: ProfileStore, useFactory: (d: Dcache) => d.profiles, inject: [Dcache] },
+    { provide: HistoryStore, useFactory: (d: Dcache) => d.history, inject: [Dcache] },
   ],
-  exports: [Dcache, Db, BatchReader, BatchStore, ContentCache, ClientStore, HostStore, ProfileStore],
+  exports: [
+    Dcache,
+    Db,
+    BatchReader,
+    BatchStore,
+    ContentCache,
+    ClientStore,
+    HostStore,
+    ProfileStore,
+    HistoryStore,
+  ],
 })
 export class DcacheModule {}

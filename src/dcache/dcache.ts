@@ -5,6 +5,7 @@ import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
 import { ProfileStore } from './profile-store';
+import { HistoryStore } from './history-store';
 import { HostStore } from './host-store';
 import {
   DEFAULT_PG_LIMITS,
@@ -47,6 +48,7 @@ export class Dcache {
   readonly clients: ClientStore;
   readonly hosts: HostStore;
   readonly profiles: ProfileStore;
+  readonly history: HistoryStore;
   /** The PostgreSQL URL (undefined on SQLite). */
   private readonly url?: string;
   private readonly limits: PgLimits;
@@ -72,6 +74,7 @@ export class Dcache {
     this.clients = new ClientStore(this.kysely);
     this.hosts = new HostStore(this.kysely);
     this.profiles = new ProfileStore(this.kysely);
+    this.history = new HistoryStore(this.db);
   }
 
   /** Every table's reader, for code that only reads. */

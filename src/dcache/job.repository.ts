@@ -248,6 +248,7 @@ export class JobRepository extends JobReader {
         row_bytes: rowBytes,
         kind: j.kind ?? 'batch',
         crawl: j.crawl ?? null,
+        monitor_id: j.monitorId ?? null,
       })
       .execute();
   }

@@ -10,7 +10,8 @@ import type { Tx } from './db';
  *   1. at most one advisory lock of a kind of work (submit, delivery claim, housekeeping);
  *   2. job rows (batch_job), with lockJob / lockJobs, several in id order;
  *   3. those jobs' target rows (batch_target);
- *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances.
+ *   4. the rest: host locks (lockHosts, in key order), events, webhook and deliveries, instances,
+ *      a page's history (lockPageHistory, alone in its transaction).
  *
  * A statement on a target row also updates its job row (its counters, see counters.ts), so
  * a transaction that changes a job's targets takes the job row first: cancel, results (in job id
@@ -37,6 +38,8 @@ export const SWEEP_LOCK = 0x51f7_0003;
 /** The first key of host locks (pg_advisory_xact_lock(int4, int4): a key space of its own). */
 const HOST_LOCKS = 0x51f7;
 const DELIVERY_LOCK = 0x51f7_0005;
+/** The first key of a caller's page history locks (a key space of its own, as hosts'). */
+const HISTORY_LOCKS = 0x51f8;
 
 /** Takes the job's row for the rest of the transaction (before any of its targets). */
 export async function lockJob(tx: Tx, id: string): Promise<void> {
@@ -77,6 +80,15 @@ export async function lockHosts(tx: Tx, hosts: readonly string[]): Promise<void>
   await sql`SELECT pg_advisory_xact_lock(${HOST_LOCKS}, k) FROM unnest(${keys}::int4[]) WITH ORDINALITY AS t(k, o) ORDER BY o`.execute(
     tx.q,
   );
+}
+
+/**
+ * Takes the lock of one page's history (its owner and page key) for the rest of the transaction,
+ * so two fetches of the page at once each compare with the version before their own.
+ */
+export async function lockPageHistory(tx: Tx, owner: string, page: string): Promise<void> {
+  if (tx.pg)
+    await sql`SELECT pg_advisory_xact_lock(${HISTORY_LOCKS}, ${hashKey(`${owner} ${page}`)})`.execute(tx.q);
 }
 
 /** A host's lock key: FNV-1a, 32 bits, as a signed int4. */

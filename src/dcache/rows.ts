@@ -35,6 +35,8 @@ export interface BatchJob {
   kind?: string;
   /** A crawl's seed and scope, as JSON (see src/crawl). */
   crawl?: string | null;
+  /** A monitor's run: the monitor. */
+  monitorId?: string | null;
 }
 
 export interface BatchTarget {
@@ -130,6 +132,7 @@ export function toJob(r: Selectable<BatchJobTable>): BatchJob {
     targetsCancelled: r.targets_cancelled,
     kind: r.kind,
     crawl: r.crawl,
+    monitorId: r.monitor_id,
   };
 }
 

@@ -31,6 +31,8 @@ export interface BatchJobTable {
   kind: Generated<string>;
   /** A crawl's seed and scope (CrawlSpec, JSON); null for a batch. */
   crawl: Generated<string | null>;
+  /** A monitor's run: the monitor. */
+  monitor_id: Generated<string | null>;
 }
 
 export interface BatchTargetTable {
@@ -171,6 +173,47 @@ export interface BrowserProfileTable {
   updated_at: number;
 }
 
+/** One version of a page in a caller's history (see history-store.ts). */
+export interface PageVersionTable {
+  /** The caller's key (class:name). */
+  owner: string;
+  /** The page: a digest of its URL and the options that change it. */
+  page: string;
+  /** Unix milliseconds: when this version was first seen, and last. */
+  at: number;
+  seen_at: number;
+  /** SHA-256 of its markdown. */
+  digest: string;
+  /** 1: the URL answered 404 or 410. */
+  gone: number;
+  /** Its markdown: kept on the latest version only (what the next fetch is compared with). */
+  markdown: string;
+}
+
+/** A monitor: pages or a crawl read again on a schedule (see src/monitors). */
+export interface MonitorTable {
+  id: string;
+  caller: string;
+  caller_class: string;
+  name: string;
+  /** What a run submits: `{urls, options}` or `{crawl}` (JSON). */
+  request: string;
+  /** A cron expression ('' with every_s). */
+  schedule: string;
+  every_s: number;
+  /** `{url, secret}` (JSON), or null. */
+  webhook: string | null;
+  notify: string;
+  paused: number;
+  /** Unix milliseconds: the next run's slot. */
+  next_at: number;
+  runs: number;
+  last_run_id: string | null;
+  last_run_at: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
 export interface Tables {
   batch_job: BatchJobTable;
   batch_target: BatchTargetTable;
@@ -185,4 +228,6 @@ export interface Tables {
   robots_txt: RobotsTxtTable;
   host_state: HostStateTable;
   browser_profile: BrowserProfileTable;
+  page_version: PageVersionTable;
+  monitor: MonitorTable;
 }

@@ -84,6 +84,12 @@ const pageOptions = {
 export const fetchShape = {
   url: asSent(z.string()).describe('An absolute http or https URL.'),
   ...pageOptions,
+  changes: z
+    .boolean()
+    .optional()
+    .describe(
+      'Also how the page changed since your previous fetch of it with the same options: `changes` {status: new|same|changed|removed, previous_at, diff: {text (a unified diff of the markdown), added, removed}}.',
+    ),
   max_chars: z
     .number()
     .int()
@@ -152,7 +158,11 @@ function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>): Body 
 }
 
 /** The body of POST /v1/fetch (max_chars and offset are the tool's own). */
-export const fetchBody = (a: Omit<Args<typeof fetchShape>, 'max_chars' | 'offset'>): Body => strip(a);
+export function fetchBody(a: Omit<Args<typeof fetchShape>, 'max_chars' | 'offset'>): Body {
+  const { changes, ...rest } = a;
+  // The content stays in `format`; the changes come beside it.
+  return strip(changes ? { ...rest, format: rest.format ?? 'markdown', formats: ['changes'] } : rest);
+}
 
 /** The body of POST /v1/batch: each URL a target, the page options the job's `options`. */
 export function batchBody(a: Args<typeof batchShape>): Body {

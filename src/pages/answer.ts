@@ -12,11 +12,12 @@ import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
 import type { ActionResults } from '../render/render-types';
+import type { PageChanges } from './changes';
 
 /** A text an envelope's `formats` may hold: a content format, or the page's html as served. */
 export type OutFormat = Format | 'raw_html';
-/** What `formats` may ask for: those texts, and the links list. */
-export type AskedFormat = OutFormat | 'links';
+/** What `formats` may ask for: those texts, the links list, and the changes since the last fetch. */
+export type AskedFormat = OutFormat | 'links' | 'changes';
 
 /** What one call asks of a page. */
 export interface Asked {
@@ -28,22 +29,27 @@ export interface Asked {
   links: boolean;
   /** The page's html as served ("raw_html" in `formats`): kept only when asked. */
   raw: boolean;
+  /** The page against the caller's previous fetch ("changes" in `formats`; see changes.ts). */
+  changes: boolean;
 }
 
 export function askedOf(p: { format?: Format; formats?: AskedFormat[]; links?: boolean }): Asked {
-  const formats = p.formats?.filter((f): f is OutFormat => f !== 'links');
+  const formats = p.formats?.filter((f): f is OutFormat => f !== 'links' && f !== 'changes');
   return {
     ...(p.format || !p.formats ? { content: p.format ?? 'markdown' } : {}),
     ...(formats ? { formats } : {}),
     links: p.links === true || (p.formats?.includes('links') ?? false),
     raw: p.formats?.includes('raw_html') ?? false,
+    changes: p.formats?.includes('changes') ?? false,
   };
 }
 
 /** Every format the page is written in for this call, each once (the html as served is kept, not written). */
 export function neededFormats(a: Asked): Format[] {
   const formats = (a.formats ?? []).filter((f): f is Format => f !== 'raw_html');
-  return [...new Set([...(a.content ? [a.content] : []), ...formats])];
+  // Changes are of the markdown, written whichever formats are asked.
+  const compared: Format[] = a.changes ? ['markdown'] : [];
+  return [...new Set([...(a.content ? [a.content] : []), ...formats, ...compared])];
 }
 
 interface Written {
@@ -143,6 +149,21 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
     // `content`'s digest; with `formats` alone, the page's (its source's, whatever was asked).
     digest: `sha256:${!first ? page.digest : first.truncated ? sha256Hex(first.text) : parts[0].digest()}`,
+  };
+}
+
+/**
+ * The envelope with the page's changes: the diff's text counts in `bytes` and fills what the
+ * rest left of the cap (cut past it: `truncated`).
+ */
+export function withChanges(e: FetchEnvelope, c: PageChanges | undefined, cap: number): FetchEnvelope {
+  if (!c) return e;
+  const cut = truncateUtf8(c.diff.text, Math.max(0, cap - e.bytes));
+  return {
+    ...e,
+    changes: { ...c, diff: { ...c.diff, text: cut.text } },
+    bytes: e.bytes + cut.bytes,
+    truncated: e.truncated || cut.truncated,
   };
 }
 

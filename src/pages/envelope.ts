@@ -3,6 +3,7 @@ import type { Metadata } from '../extract/metadata';
 import type { Format } from '../extract/extract';
 import { VERDICTS, type Verdict } from '../extract/verdict';
 import type { ActionResults, RenderScreenshot } from '../render/render-types';
+import { CHANGE_STATUSES, type ChangeStatus, type PageChanges } from './changes';
 
 @ApiSchema({ name: 'MetadataDto' })
 export class PageMetadata implements Metadata {
@@ -87,6 +88,30 @@ export class PageActionResults implements ActionResults {
   javascriptReturns: JavascriptReturn[];
 }
 
+@ApiSchema({ name: 'ChangesDiffDto' })
+export class ChangesDiff {
+  @ApiProperty({
+    description:
+      'A unified diff of the markdown (`--- previous`, `+++ current`, hunks with 3 lines of context); "" when nothing changed. It counts in `bytes` and fills what the rest leaves of the output cap.',
+  })
+  text: string;
+  @ApiProperty({ description: 'Lines added.' }) added: number;
+  @ApiProperty({ description: 'Lines removed.' }) removed: number;
+}
+
+@ApiSchema({ name: 'ChangesDto' })
+export class PageChangesView implements PageChanges {
+  @ApiProperty({
+    enum: CHANGE_STATUSES,
+    description:
+      "Against the caller's previous fetch of the URL with the same options: new (none, or the page was gone then), same, changed, removed (the site answers 404 or 410).",
+  })
+  status: ChangeStatus;
+  @ApiProperty({ type: String, format: 'date-time', nullable: true, description: 'When that fetch was.' })
+  previous_at: string | null;
+  @ApiProperty({ type: ChangesDiff }) diff: ChangesDiff;
+}
+
 /**
  * What a fetch answers, on /v1/fetch and in every batch result: the one definition of its shape,
  * at run time and in the OpenAPI document. Cached and fresh answers are both serialized from it.
@@ -162,6 +187,12 @@ export class FetchEnvelope {
       'With `actions`: what they gave. It counts in `bytes` and the output cap after the screenshot and before the texts; each list keeps its items in order while they fit (the rest are left out: `truncated`).',
   })
   actions?: PageActionResults;
+  @ApiPropertyOptional({
+    type: PageChangesView,
+    description:
+      'With "changes" in `formats`: the page against your previous fetch of it (absent when the site answered another error than 404 or 410).',
+  })
+  changes?: PageChangesView;
   @ApiProperty({ format: 'date-time' }) fetched_at: string;
   @ApiProperty({
     description:

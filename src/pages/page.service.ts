@@ -9,7 +9,8 @@ import { ContentCache, type CachedPage } from '../dcache';
 import { parseHttpUrl } from '../fetch/fetcher';
 import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
-import { askedOf, envelopeOf, neededFormats } from './answer';
+import { askedOf, envelopeOf, neededFormats, withChanges, writtenIn } from './answer';
+import { ChangeTracker } from './changes';
 import {
   checkHeaders,
   checkPageScripts,
@@ -76,6 +77,7 @@ export class PageService {
     private readonly loader: PageLoader,
     private readonly metrics: Metrics,
     private readonly profiles: ProfileService,
+    private readonly changes: ChangeTracker,
   ) {
     this.rules = optionRulesOf(config);
   }
@@ -150,7 +152,7 @@ export class PageService {
       ...(p.include_selectors?.length ? { include: p.include_selectors } : {}),
       ...(p.exclude_selectors?.length ? { exclude: p.exclude_selectors } : {}),
     };
-    const key = pageKeyOf({
+    const keyed = {
       callerClass: caller.callerClass,
       url,
       headers,
@@ -158,11 +160,14 @@ export class PageService {
       extract,
       cookies,
       proxy: proxy?.name,
-      // A save is the caller's own render, never another's answer: a key of its own, every time.
-      profile: profile && `${profile.version}${p.profile?.save ? ` save ${randomUUID()}` : ''}`,
+      profile: profile?.version,
       p,
       raw: asked.raw,
-    });
+    };
+    // A save is the caller's own render, never another's answer: a key of its own, every time.
+    const key = pageKeyOf(
+      p.profile?.save ? { ...keyed, profile: `${profile!.version} save ${randomUUID()}` } : keyed,
+    );
     // Saving a profile takes the browser's state as the page leaves it: never from the cache.
     const maxAge = p.profile?.save ? 0 : (p.max_age_s ?? DEFAULT_MAX_AGE_S);
     const timeoutMs = p.timeout_ms ?? DEFAULT_TIMEOUT_MS;
@@ -214,6 +219,13 @@ export class PageService {
     if (missing.length > 0)
       page = await this.loader.writeFormats(key, page, missing, { caller, wait: opts.waitForExtraction });
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
+    if (asked.changes) {
+      // Each fetch asking for changes is compared and recorded: never an answer kept from before.
+      const markdown = writtenIn(page, 'markdown')?.text ?? '';
+      const changes = await this.changes.track(caller, pageKeyOf(keyed), page.meta.status, markdown);
+      const envelope = withChanges(envelopeOf(p.url, asked, page, cap), changes, cap);
+      return { envelope, retryAfterS: page.retryAfterS, pageLinks: page.meta.links };
+    }
     const hit = page.cached && !page.revalidated && missing.length === 0;
     const answerKey = hit ? `${key} ${JSON.stringify(asked)} ${cap} ${p.url}` : '';
     if (hit) {

@@ -12,6 +12,7 @@ import { DocumentParser } from '../documents';
 import { BrowserStep } from './browser-step';
 import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
+import { ChangeTracker } from './changes';
 import { PageService } from './page.service';
 import { ProfilesModule } from '../profiles';
 
@@ -60,7 +61,8 @@ const storeCap = (config: AppConfig) =>
       inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig, Renderer, DocumentParser],
     },
     PageService,
+    ChangeTracker,
   ],
-  exports: [PageService, FetchModule, RenderModule, ProfilesModule],
+  exports: [PageService, ChangeTracker, FetchModule, RenderModule, ProfilesModule],
 })
 export class PagesModule {}

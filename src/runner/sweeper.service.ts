@@ -7,6 +7,7 @@ import { endCancelledTargets } from '../batch/transitions/cancel';
 import {
   ContentCache,
   Db,
+  HistoryStore,
   HostStore,
   SWEEP_LOCK,
   evictBatchOldest,
@@ -20,7 +21,7 @@ const CANCELS_PER_TICK = 20;
 /**
  * Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to
  * budget, the targets of cancels left unfinished ended, expired robots.txt and idle host state
- * forgotten.
+ * forgotten, pages' histories past their TTL forgotten.
  */
 @Injectable()
 export class SweeperService {
@@ -31,6 +32,7 @@ export class SweeperService {
     private readonly db: Db,
     private readonly cache: ContentCache,
     private readonly hosts: HostStore,
+    private readonly history: HistoryStore,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -71,6 +73,9 @@ export class SweeperService {
       if (forgotten.robots + forgotten.hosts > 0) {
         this.log.log(`forgot ${forgotten.robots} robots.txt and ${forgotten.hosts} hosts`);
       }
+      // Pages' histories no fetch asked changes of for SIFT_HISTORY_TTL_S.
+      const versions = await this.history.sweep(this.clock.nowMs() - this.config.historyTtlS * 1000);
+      if (versions > 0) this.log.log(`forgot ${versions} page versions`);
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };
     } finally {

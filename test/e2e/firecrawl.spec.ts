@@ -146,6 +146,35 @@ describe('Firecrawl-compatible API (/v2) through the official SDK', () => {
       expect(out[call].error!.message).toContain(`${route} is not supported by this server`);
     }
 
+    // changeTracking: Firecrawl's shape; the first scrape is new, the next changed with its diff.
+    const [t1, t2] = (out.tracked as unknown as { ok: any }[]).map((t) => t.ok);
+    expect(t1.changeTracking).toEqual({
+      previousScrapeAt: null,
+      changeStatus: 'new',
+      visibility: 'visible',
+      diff: { text: '', json: { files: [] } },
+    });
+    expect(t2.changeTracking).toMatchObject({ changeStatus: 'changed', visibility: 'visible' });
+    expect(Date.parse(t2.changeTracking.previousScrapeAt)).toBeGreaterThan(0);
+    expect(t2.changeTracking.diff.text).toContain('-This page was read 1 times by now');
+    expect(t2.changeTracking.diff.text).toContain('+This page was read 2 times by now');
+    const [file] = t2.changeTracking.diff.json.files;
+    expect([file.from, file.to]).toEqual(['previous', 'current']);
+    expect(file.chunks[0].content).toMatch(/^@@ -\d+,\d+ \+\d+,\d+ @@/);
+    expect(file.chunks[0].changes).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({ type: 'del', content: expect.stringContaining('read 1 times') }),
+        expect.objectContaining({ type: 'add', content: expect.stringContaining('read 2 times') }),
+      ]),
+    );
+    // Without git-diff, no diff; a mode that needs a model is 400 naming it.
+    expect(out.trackedPlain.ok.changeTracking).toEqual({
+      previousScrapeAt: expect.any(String),
+      changeStatus: 'changed',
+      visibility: 'visible',
+    });
+    expect(out.trackedJson.error).toMatchObject({ status: 400 });
+    expect(out.trackedJson.error!.message).toContain('changeTracking');
     expect(out.json.error).toMatchObject({ status: 400 });
     expect(out.json.error!.message).toContain('formats: json');
     // rawHtml: the page as served; onlyMainContent: false, the whole page.

@@ -124,19 +124,21 @@ describe('response shapes', () => {
       // (test/e2e/render.spec.ts); verdict_hint only for a PDF with no text (documents.spec.ts).
       const whenRendered = ['render', 'screenshot', 'actions'];
       const envelopeProps = props('FetchResponseDto').filter(
-        (k) => !['links', 'formats', 'verdict_hint', ...whenRendered].includes(k),
+        (k) => !['links', 'formats', 'changes', 'verdict_hint', ...whenRendered].includes(k),
       );
       expect(keys(fresh)).toEqual(envelopeProps);
       const linked = (
         await http()
           .post('/v1/fetch')
           .set(fleet)
-          .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links'] })
+          .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links', 'changes'] })
       ).body;
       expect(keys(linked)).toEqual(
         props('FetchResponseDto').filter((k) => ![...whenRendered, 'verdict_hint'].includes(k)),
       );
       expect(keys(linked.formats)).toEqual(['html', 'text']);
+      expect(keys(linked.changes)).toEqual(props('ChangesDto'));
+      expect(keys(linked.changes.diff)).toEqual(props('ChangesDiffDto'));
       expect(keys(linked.metadata)).toEqual(props('MetadataDto').filter((k) => k !== 'pages'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
 

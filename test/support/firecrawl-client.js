@@ -69,6 +69,13 @@ async function settle(p) {
   out.agent = await settle(fc.startAgent({ prompt: 'find the title' }));
   out.paramsPreview = await settle(fc.crawlParamsPreview(`${site}/`, 'only the docs'));
   out.json = await settle(fc.scrape(`${site}/a`, { formats: [{ type: 'json', prompt: 'the title' }] }));
+  const tracking = { formats: ['markdown', { type: 'changeTracking', modes: ['git-diff'] }], maxAge: 0 };
+  out.tracked = [];
+  for (let i = 0; i < 2; i++) out.tracked.push(await settle(fc.scrape(`${site}/visits`, tracking)));
+  out.trackedPlain = await settle(fc.scrape(`${site}/visits`, { formats: ['markdown', 'changeTracking'], maxAge: 0 }));
+  out.trackedJson = await settle(
+    fc.scrape(`${site}/visits`, { formats: [{ type: 'changeTracking', modes: ['json'], prompt: 'x' }] }),
+  );
   out.rawHtml = await settle(fc.scrape(`${site}/a`, { formats: ['rawHtml', 'markdown'] }));
   out.mainContent = await settle(fc.scrape(`${site}/linked`, { formats: ['markdown'] }));
   out.wholePage = await settle(

@@ -48,6 +48,14 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   expect(f.isError).toBe(false);
   expect(f.body.content).toContain('Paragraph 3 of the article');
   expect(f.body.next_offset).toBeNull();
+  // With changes: the content as before, and the page against this caller's previous fetch of it.
+  const seen = [];
+  for (let i = 0; i < 2; i++) {
+    const t = await call(c, 'fetch', { url: fx.url('/a'), changes: true, max_age_s: 0 });
+    expect(t.body.content).toContain('Paragraph 3 of the article');
+    seen.push(t.body.changes.status);
+  }
+  expect(seen[1]).toBe('same');
 
   const m = await call(c, 'map', { url: fx.url('/'), sitemap: 'skip' });
   expect(m.body.links.map((l: { url: string }) => l.url)).toEqual(

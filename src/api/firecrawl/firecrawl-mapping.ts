@@ -7,6 +7,7 @@ import type { FetchEnvelope } from '../../pages/envelope';
 import type { JobStatus } from '../../common/job-status';
 import { actionsOf, profileOf, proxyOf } from './firecrawl-reach';
 import { FirecrawlUnsupported } from './firecrawl-unsupported';
+import { changeTrackingDoc, changeTrackingOf } from './firecrawl-changes';
 
 export { FirecrawlUnsupported };
 
@@ -40,6 +41,8 @@ export interface Wanted {
   screenshot: boolean;
   /** The screenshot is of the whole page. */
   fullPage?: boolean;
+  /** changeTracking: the page against the previous scrape, with the diff when asked. */
+  changeTracking?: { diff: boolean };
 }
 
 function check(body: Body, allowed: Set<string>, where = ''): void {
@@ -72,6 +75,7 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
       Object.keys(o).length === 1
     )
       w[type] = true;
+    else if (type === 'changeTracking') w.changeTracking = changeTrackingOf(o, where);
     else throw new FirecrawlUnsupported(`${where}formats: ${type.slice(0, 40)}`);
   }
   return w;
@@ -90,6 +94,7 @@ export function fetchOptionsOf(
     ...(wanted.html ? ['html'] : []),
     ...(wanted.rawHtml ? ['raw_html'] : []),
     ...(wanted.links ? ['links'] : []),
+    ...(wanted.changeTracking ? ['changes'] : []),
   ];
   // Markdown alone (Firecrawl's default) is sift's `format`: a flat body, checked by the DTO's fast path.
   const markdownOnly = formats.length === 0 || (formats.length === 1 && wanted.markdown);
@@ -125,6 +130,9 @@ export function documentOf(e: FetchEnvelope, wanted: Wanted): Body {
     ...(wanted.links ? { links: (e.links ?? []).map((l) => l.url) } : {}),
     ...(wanted.screenshot && e.screenshot
       ? { screenshot: `data:${e.screenshot.type};base64,${e.screenshot.data}` }
+      : {}),
+    ...(wanted.changeTracking && e.changes
+      ? { changeTracking: changeTrackingDoc(e.changes, wanted.changeTracking.diff) }
       : {}),
     ...(e.actions
       ? {
@@ -164,6 +172,7 @@ export function wantedOfEnvelope(e: FetchEnvelope): Wanted {
     rawHtml: f.raw_html !== undefined,
     links: e.links !== undefined,
     screenshot: e.screenshot !== undefined,
+    ...(e.changes ? { changeTracking: { diff: true } } : {}),
   };
 }
 
