@@ -30,6 +30,7 @@ const LAYERS = [
   ['webhooks'],
   ['cluster'],
   ['runner'],
+  ['monitors'],
   ['commands'],
   ['mcp', 'api'],
   ['cli'],

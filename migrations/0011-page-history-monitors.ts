@@ -32,6 +32,7 @@ export async function up(db: Kysely<any>): Promise<void> {
     runs         INTEGER NOT NULL,
     last_run_id  TEXT,
     last_run_at  ${big},
+    last_error   TEXT,
     created_at   ${big} NOT NULL,
     updated_at   ${big} NOT NULL
   )`.execute(db);

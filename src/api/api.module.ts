@@ -19,9 +19,11 @@ import { MetricsAggregates } from './metrics-aggregates';
 import { MetricsGuard } from './metrics.guard';
 import { RunnerModule } from '../runner/runner.module';
 import { ProfilesController } from './profiles.controller';
+import { MonitorsController } from './monitors.controller';
+import { MonitorsModule } from '../monitors/monitors.module';
 
 @Module({
-  imports: [DcacheModule, PagesModule, BatchModule, CrawlModule, RunnerModule],
+  imports: [DcacheModule, PagesModule, BatchModule, CrawlModule, RunnerModule, MonitorsModule],
   controllers: [
     HealthController,
     FetchController,
@@ -32,6 +34,7 @@ import { ProfilesController } from './profiles.controller';
     FirecrawlJobsController,
     FirecrawlTeamController,
     ProfilesController,
+    MonitorsController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

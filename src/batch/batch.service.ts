@@ -77,7 +77,8 @@ export class BatchService {
     return this.submitDraft(caller, draft);
   }
 
-  private draftLimits(caller: Caller, headerKey: string | undefined): DraftLimits {
+  /** What a job of the caller's may ask (submission.ts's limits). */
+  draftLimits(caller: Caller, headerKey?: string): DraftLimits {
     return {
       headerKey,
       maxTargets: this.config.limits[caller.callerClass].maxTargets,
@@ -100,7 +101,8 @@ export class BatchService {
     return { job: this.view(job), replayed };
   }
 
-  private limits(caller: Caller): SubmitLimits {
+  /** The caller's live-job and delivery limits at submit. */
+  limits(caller: Caller): SubmitLimits {
     return {
       idemTtlS: this.config.idemTtlS,
       callerLiveJobs: this.config.limits[caller.callerClass].maxLiveJobs,

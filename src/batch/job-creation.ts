@@ -40,6 +40,8 @@ export interface JobDraft {
   webhook?: Webhook;
   /** A crawl: what it was asked. */
   crawl?: CrawlSpec;
+  /** A monitor's run: the monitor. */
+  monitorId?: string;
 }
 
 export interface SubmitLimits {
@@ -196,8 +198,9 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
       fingerprint: draft.fingerprint,
       ttlS: draft.ttlS ?? null,
       parentId: draft.parentId ?? null,
-      kind: draft.crawl ? 'crawl' : 'batch',
+      kind: draft.monitorId ? 'monitor_run' : draft.crawl ? 'crawl' : 'batch',
       crawl: draft.crawl ? JSON.stringify(draft.crawl) : null,
+      monitorId: draft.monitorId ?? null,
     },
     bytes,
   );

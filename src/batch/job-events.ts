@@ -12,6 +12,8 @@ export interface JobFacts {
   dups: boolean;
   /** A crawl's seed and scope; undefined for a batch. */
   crawl?: CrawlSpec;
+  /** A monitor's run: the monitor (see transitions/monitor-run.ts). */
+  monitorId?: string;
 }
 
 /** The NOTIFY channel of job events, payload `type:jobId`. */
@@ -37,6 +39,7 @@ export class JobEvents {
         hook: await tx.deliveries.webhookOf(jobId),
         dups: await tx.targets.hasDuplicates(jobId),
         crawl: crawlSpecOf(job?.crawl),
+        monitorId: job?.monitorId ?? undefined,
       };
       this.facts.set(jobId, f);
     }
@@ -46,12 +49,14 @@ export class JobEvents {
   /**
    * Appends the event; once it is committed, this instance's event streams and runner hear of it,
    * and so do the other instances (a NOTIFY, delivered by PostgreSQL at commit; see ClusterSignals).
-   * Returns the job's targets left, as the event's insert read them.
+   * Returns the job's targets left, as the event's insert read them. `deliver: false` keeps it
+   * from the webhook whatever types it takes.
    */
   async append(
     tx: Tx,
     event: { jobId: string; type: EventType; at: number },
     data: object = {},
+    deliver = true,
   ): Promise<number> {
     const { jobId, type, at } = event;
     const { seq, left } = await tx.events.appendEvent(
@@ -61,7 +66,7 @@ export class JobEvents {
     tx.onCommit(() => this.signals.evented(jobId));
     // A webhook that takes this type gets the event through the outbox, written with the event.
     const { hook } = await this.factsOf(tx, jobId);
-    if (hook?.events.includes(type)) {
+    if (deliver && hook?.events.includes(type)) {
       const job = (await tx.jobs.batchJob(jobId))!;
       // (Jobs are stored with their TTL since webhooks exist: the default given here is never used.)
       const payload = { type, job_id: jobId, seq, at: iso(at), data, job: jobView(job, 0) };
@@ -84,6 +89,8 @@ export class JobEvents {
     const status = finalStatus(job.targetsTotal, failed);
     const error = status === 'failed' ? 'every target failed' : '';
     await tx.jobs.setBatchJobStatus({ id: job.id, status, error, now });
+    // A monitor's run says what it found before the job's own last event (a stream ends there).
+    if (job.monitorId) await this.endMonitorRun(tx, job, job.monitorId, now);
     await this.append(
       tx,
       { jobId: job.id, type: terminalEvent(status), at: now },
@@ -93,5 +100,23 @@ export class JobEvents {
       },
     );
     return { ...job, status, error, lease: now };
+  }
+
+  /**
+   * monitor.run.done: the run's pages, those that changed or went, those that failed. Its webhook
+   * gets it when the monitor's notify is always, or when something changed.
+   */
+  private async endMonitorRun(tx: Tx, job: BatchJob, monitorId: string, now: number): Promise<void> {
+    const counts = await tx.events.countTypes(job.id, ['page.changed', 'page.removed']);
+    const found = {
+      monitor_id: monitorId,
+      pages: job.targetsTotal,
+      changed: counts['page.changed'],
+      removed: counts['page.removed'],
+      failed: job.targetsFailed ?? 0,
+    };
+    const notify = await tx.jobs.monitorNotify(monitorId);
+    const deliver = notify === 'always' || found.changed + found.removed > 0;
+    await this.append(tx, { jobId: job.id, type: 'monitor.run.done', at: now }, found, deliver);
   }
 }

@@ -18,7 +18,7 @@ import {
 import { withoutUserinfo } from '../common/urls';
 import { crawlSpecOf } from '../crawl';
 
-export const JOB_KINDS = ['batch', 'crawl'] as const;
+export const JOB_KINDS = ['batch', 'crawl', 'monitor_run'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /*
@@ -70,8 +70,13 @@ export class JobView {
     description: 'The job whose failed targets this one retries; null for a submitted job.',
   })
   parent_id: string | null;
-  @ApiProperty({ enum: JOB_KINDS, description: 'batch: a list of URLs; crawl: a site, read from its seed.' })
+  @ApiProperty({
+    enum: JOB_KINDS,
+    description:
+      "batch: a list of URLs; crawl: a site, read from its seed; monitor_run: a monitor's run (its pages or its crawl, each against the last run).",
+  })
   kind: JobKind;
+  @ApiPropertyOptional({ description: "A monitor's run: the monitor." }) monitor_id?: string;
   @ApiPropertyOptional({ description: "A crawl's seed URL." }) seed?: string;
   @ApiPropertyOptional({ description: 'The most targets a crawl may hold, its seed included.' })
   limit?: number;
@@ -184,7 +189,8 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
     on_restart: j.onRestart ?? DEFAULT_RESTART_POLICY,
     ttl_s: ttlS,
     parent_id: j.parentId ?? null,
-    kind: j.kind === 'crawl' ? 'crawl' : 'batch',
+    kind: j.kind === 'crawl' || j.kind === 'monitor_run' ? j.kind : 'batch',
+    ...(j.monitorId ? { monitor_id: j.monitorId } : {}),
     ...crawlFields(j),
   };
 }

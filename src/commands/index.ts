@@ -13,6 +13,7 @@ export { FetchOptionsDto, FetchRequestDto } from './fetch.dto';
 export { BatchSubmitDto, RedeliverDto } from './batch.dto';
 export { CrawlSubmitDto, MapRequestDto } from './crawl.dto';
 export { CreateProfileDto } from './profile.dto';
+export { CreateMonitorDto } from './monitor.dto';
 export {
   DeleteQueryDto,
   DeliveriesQueryDto,

@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   unsupported_media_type: [415, 'the body is not application/json'],
   selector_too_costly: [422, "the caller's selectors took over 1 s of work on the page (a page's limit)"],
   too_many_jobs: [429, 'the caller has as many live jobs as it may (with Retry-After)'],
+  too_many_monitors: [429, 'the caller has as many monitors as it may'],
   too_many_requests: [429, 'the caller has as many calls or streams open as it may (with Retry-After)'],
   host_backoff: [429, 'the site asked sift to wait (a 429 or 503 with Retry-After); with Retry-After'],
   cancelled: [499, 'the caller went away'],

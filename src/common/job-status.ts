@@ -67,8 +67,18 @@ export const EVENT_TYPES = [
   'batch.cancelled',
   'batch.requeued',
   'crawl.page',
+  'page.changed',
+  'page.removed',
+  'monitor.run.done',
 ] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
+
+/** What a monitor's run sends its webhook: its pages that changed or went, and its end. */
+export const MONITOR_EVENTS = [
+  'page.changed',
+  'page.removed',
+  'monitor.run.done',
+] as const satisfies readonly EventType[];
 
 /** The types a webhook gets when it names none: every batch.* type. */
 export const DEFAULT_WEBHOOK_EVENTS = EVENT_TYPES.filter((t) => t.startsWith('batch.'));

@@ -3,7 +3,8 @@ import { SIFT_VERSION } from '../common/version';
 import { int, text } from './knob';
 import { DOCUMENT_KNOBS, RENDER_KNOBS } from './media-knobs';
 import { MONITOR_KNOBS } from './monitor-knobs';
-import { ConfigError, parseCidrs, parseProxies, parseProxyNames, parseTokens } from './parsers';
+import { FLEET_LIMITS, RESTRICTED_LIMITS } from './class-knobs';
+import { ConfigError, parseCidrs, parseProxies, parseTokens } from './parsers';
 
 export { CHROMIUM_PATHS } from './media-knobs';
 
@@ -238,64 +239,6 @@ export const SCHEMA = {
   },
   render: RENDER_KNOBS,
   documents: DOCUMENT_KNOBS,
-  'limits.fleet': {
-    maxTargets: int(
-      { env: 'SIFT_FLEET_MAX_TARGETS', default: 10_000, min: 1, max: 1_000_000 },
-      'targets in one batch job',
-    ),
-    maxLiveJobs: int(
-      { env: 'SIFT_FLEET_MAX_LIVE_JOBS', default: 32, min: 1 },
-      'live jobs per caller before 429 `too_many_jobs`',
-    ),
-    outputCap: int(
-      { env: 'SIFT_FLEET_OUTPUT_CAP', default: 2 * MiB, min: 1, bytes: true },
-      'bytes of content per result',
-    ),
-    fetchConcurrency: int(
-      { env: 'SIFT_FLEET_FETCH_CONCURRENCY', default: 64, min: 1, max: 100_000 },
-      'fetches in flight per caller (`/v1/fetch`, `/v1/map`, `/v2/scrape`, `/v2/map`, MCP `fetch` and `map`) before 429 `too_many_requests`',
-    ),
-    maxStreams: int(
-      { env: 'SIFT_FLEET_MAX_STREAMS', default: 32, min: 1, max: 100_000 },
-      'open event or NDJSON streams per caller before 429 `too_many_requests`',
-    ),
-    renderConcurrency: int(
-      { env: 'SIFT_FLEET_RENDER_CONCURRENCY', default: 4, min: 1, max: 1024 },
-      'renders in flight per caller before 429 `too_many_requests`',
-    ),
-    proxies: text(
-      { env: 'SIFT_FLEET_PROXIES', default: '*', read: parseProxyNames },
-      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one, `none` for none',
-    ),
-  },
-  'limits.restricted': {
-    maxTargets: int(
-      { env: 'SIFT_RESTRICTED_MAX_TARGETS', default: 1000, min: 1, max: 1_000_000 },
-      'targets in one batch job',
-    ),
-    maxLiveJobs: int(
-      { env: 'SIFT_RESTRICTED_MAX_LIVE_JOBS', default: 4, min: 1 },
-      'live jobs per caller before 429 `too_many_jobs`',
-    ),
-    outputCap: int(
-      { env: 'SIFT_RESTRICTED_OUTPUT_CAP', default: 256 * KiB, min: 1, bytes: true },
-      'bytes of content per result',
-    ),
-    fetchConcurrency: int(
-      { env: 'SIFT_RESTRICTED_FETCH_CONCURRENCY', default: 8, min: 1, max: 100_000 },
-      'fetches in flight per caller (`/v1/fetch`, `/v1/map`, `/v2/scrape`, `/v2/map`, MCP `fetch` and `map`) before 429 `too_many_requests`',
-    ),
-    maxStreams: int(
-      { env: 'SIFT_RESTRICTED_MAX_STREAMS', default: 4, min: 1, max: 100_000 },
-      'open event or NDJSON streams per caller before 429 `too_many_requests`',
-    ),
-    renderConcurrency: int(
-      { env: 'SIFT_RESTRICTED_RENDER_CONCURRENCY', default: 1, min: 1, max: 1024 },
-      'renders in flight per caller before 429 `too_many_requests`',
-    ),
-    proxies: text(
-      { env: 'SIFT_RESTRICTED_PROXIES', default: '', read: parseProxyNames },
-      'the SIFT_PROXIES names these callers may use (comma-separated), `*` for every one, `none` for none; none by default',
-    ),
-  },
+  'limits.fleet': FLEET_LIMITS,
+  'limits.restricted': RESTRICTED_LIMITS,
 };

@@ -12,4 +12,8 @@ export const MONITOR_KNOBS = {
     { env: 'SIFT_HISTORY_TTL_S', default: 30 * 86400, min: 60 },
     "a page's history is forgotten this long (s) after it was last fetched with `changes` (30 days)",
   ),
+  monitorTickMs: int(
+    { env: 'SIFT_MONITOR_TICK_MS', default: 1000, min: 10, max: 60_000 },
+    'how often (ms) each instance looks for monitors whose run is due',
+  ),
 };

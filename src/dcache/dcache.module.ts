@@ -5,6 +5,7 @@ import { ClientStore } from './client-store';
 import { HostStore } from './host-store';
 import { ProfileStore } from './profile-store';
 import { HistoryStore } from './history-store';
+import { MonitorStore } from './monitor-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 import { BatchReader, Db } from './db';
@@ -39,6 +40,7 @@ export function openDcacheFor(
     { provide: HostStore, useFactory: (d: Dcache) => d.hosts, inject: [Dcache] },
     { provide: ProfileStore, useFactory: (d: Dcache) => d.profiles, inject: [Dcache] },
     { provide: HistoryStore, useFactory: (d: Dcache) => d.history, inject: [Dcache] },
+    { provide: MonitorStore, useFactory: (d: Dcache) => d.monitors, inject: [Dcache] },
   ],
   exports: [
     Dcache,
@@ -50,6 +52,7 @@ export function openDcacheFor(
     HostStore,
     ProfileStore,
     HistoryStore,
+    MonitorStore,
   ],
 })
 export class DcacheModule {}

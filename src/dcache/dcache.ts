@@ -6,6 +6,7 @@ import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
 import { ProfileStore } from './profile-store';
 import { HistoryStore } from './history-store';
+import { MonitorStore } from './monitor-store';
 import { HostStore } from './host-store';
 import {
   DEFAULT_PG_LIMITS,
@@ -49,6 +50,7 @@ export class Dcache {
   readonly hosts: HostStore;
   readonly profiles: ProfileStore;
   readonly history: HistoryStore;
+  readonly monitors: MonitorStore;
   /** The PostgreSQL URL (undefined on SQLite). */
   private readonly url?: string;
   private readonly limits: PgLimits;
@@ -75,6 +77,7 @@ export class Dcache {
     this.hosts = new HostStore(this.kysely);
     this.profiles = new ProfileStore(this.kysely);
     this.history = new HistoryStore(this.db);
+    this.monitors = new MonitorStore(this.kysely);
   }
 
   /** Every table's reader, for code that only reads. */

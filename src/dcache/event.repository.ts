@@ -19,6 +19,18 @@ export class EventReader {
       .execute();
     return rows.map((r) => ({ jobId: r.job_id, seq: r.seq, type: r.type, at: r.at, data: r.data }));
   }
+
+  /** How many of the job's events are of each of `types`. */
+  async countTypes(jobId: string, types: readonly EventType[]): Promise<Record<string, number>> {
+    const rows = await this.q
+      .selectFrom('batch_event')
+      .select(['type', (eb) => eb.fn.countAll<number>().as('n')])
+      .where('job_id', '=', jobId)
+      .where('type', 'in', types)
+      .groupBy('type')
+      .execute();
+    return Object.fromEntries(types.map((t) => [t, Number(rows.find((r) => r.type === t)?.n ?? 0)]));
+  }
 }
 
 /** The writer of batch_event, inside a transaction. */

@@ -69,6 +69,12 @@ export class JobReader {
     return row.id;
   }
 
+  /** A monitor's `notify` (changed or always), for its run's end; undefined once it is deleted. */
+  async monitorNotify(id: string): Promise<string | undefined> {
+    const r = await this.q.selectFrom('monitor').select('notify').where('id', '=', id).executeTakeFirst();
+    return r?.notify;
+  }
+
   async liveBatchJobs(caller: CallerRef): Promise<number> {
     const row = await ofCaller(
       this.q.selectFrom('batch_job').select((eb) => eb.fn.countAll<number>().as('n')),

@@ -210,6 +210,8 @@ export interface MonitorTable {
   runs: number;
   last_run_id: string | null;
   last_run_at: number | null;
+  /** Why the last slot's run could not be submitted (a limit), or null. */
+  last_error: string | null;
   created_at: number;
   updated_at: number;
 }

@@ -59,7 +59,10 @@ export function changesOf(
 }
 
 /** A unified diff (`--- previous`, `+++ current`, hunks with 3 lines of context) and its counts. */
-export function diffOf(a: string, b: string): PageChanges['diff'] {
+export function diffOf(previous: string, current: string): PageChanges['diff'] {
+  // Each text ends its last line, so a line added at the end is one line, not two.
+  const a = endLine(previous);
+  const b = endLine(current);
   const patch =
     structuredPatch('previous', 'current', a, b, undefined, undefined, {
       context: 3,
@@ -75,6 +78,8 @@ export function diffOf(a: string, b: string): PageChanges['diff'] {
   }
   return { text: patch.hunks.length ? formatPatch(patch, FILE_HEADERS_ONLY) : '', added, removed };
 }
+
+const endLine = (s: string) => (s === '' || s.endsWith('\n') ? s : `${s}\n`);
 
 /** Two texts too different to diff in time: one hunk, every line removed, then every line added. */
 function wholePatch(a: string, b: string): StructuredPatch {

@@ -36,6 +36,11 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}/deliveries/redeliver',
         '/v1/crawl',
         '/v1/map',
+        '/v1/monitors',
+        '/v1/monitors/{id}',
+        '/v1/monitors/{id}/pause',
+        '/v1/monitors/{id}/resume',
+        '/v1/monitors/{id}/runs',
         '/v1/profiles',
         '/v1/profiles/{name}',
         '/v2/scrape',
@@ -147,7 +152,7 @@ describe('response shapes', () => {
         .set(fleet)
         .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
       // seed and limit are a crawl's; depth and duplicate_of its targets'.
-      const batchJobProps = props('JobViewDto').filter((k) => !['seed', 'limit'].includes(k));
+      const batchJobProps = props('JobViewDto').filter((k) => !['seed', 'limit', 'monitor_id'].includes(k));
       const batchTargetProps = props('TargetResultDto').filter((k) => !['depth', 'duplicate_of'].includes(k));
       expect(keys(sub.body)).toEqual(batchJobProps);
       await waitForJob(app, sub.body.id);
@@ -155,7 +160,7 @@ describe('response shapes', () => {
         .post('/v1/crawl')
         .set(fleet)
         .send({ url: fx.url('/page'), limit: 2 });
-      expect(keys(crawl.body)).toEqual(props('JobViewDto'));
+      expect(keys(crawl.body)).toEqual(props('JobViewDto').filter((k) => k !== 'monitor_id'));
       await waitForJob(app, crawl.body.id);
       const pages = (await http().get(`/v1/batch/${crawl.body.id}/results`).set(fleet)).body.results;
       for (const r of pages) expect(keys(r)).toEqual(props('TargetResultDto'));
@@ -190,7 +195,9 @@ describe('response shapes', () => {
       const list = (await http().get('/v1/batch').set(fleet)).body;
       expect(keys(list)).toEqual(props('JobListResponseDto'));
       for (const j of list.jobs)
-        expect(keys(j)).toEqual(j.kind === 'crawl' ? props('JobViewDto') : batchJobProps);
+        expect(keys(j)).toEqual(
+          j.kind === 'crawl' ? props('JobViewDto').filter((k) => k !== 'monitor_id') : batchJobProps,
+        );
       const retry = await http().post(`/v1/batch/${sub.body.id}/retry`).set(fleet);
       expect(retry.status).toBe(202);
       expect(keys(retry.body)).toEqual(batchJobProps);

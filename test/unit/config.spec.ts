@@ -79,6 +79,8 @@ describe('config', () => {
       maxStreams: 32,
       renderConcurrency: 4,
       proxies: '*',
+      monitors: 100,
+      monitorMinIntervalS: 60,
     });
     expect(c.limits.restricted).toEqual({
       maxTargets: 1000,
@@ -88,6 +90,8 @@ describe('config', () => {
       maxStreams: 4,
       renderConcurrency: 1,
       proxies: [],
+      monitors: 5,
+      monitorMinIntervalS: 900,
     });
     expect(c).toMatchObject({
       host: '127.0.0.1',

@@ -2,6 +2,7 @@ import { duplicateOf, type PageFindings } from '../../crawl';
 import { lockJob } from '../../dcache';
 import type { At } from './at';
 import { recordCrawlPage } from './grow-crawl';
+import { appendPageChange } from './monitor-run';
 
 /** How a fetched target ended. */
 export type TargetOutcome =
@@ -48,6 +49,8 @@ async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
   // The job's status is checked in the update itself.
   const end = endOf(outcome, found, dup);
   if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
+  if (facts.monitorId && outcome.kind === 'done' && dup === undefined)
+    await appendPageChange(at, jobId, idx, outcome.result);
   if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);
   // Targets with the same URL and options wait for this one, and get what it got.
   const dups = facts.dups ? await tx.targets.finishDuplicates({ jobId, idx, now, ...end }) : [];
