@@ -54,6 +54,16 @@ client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the
   purge ID                               delete an ended job with its results, events and deliveries
   deliveries ID                          the job's webhook deliveries
   redeliver ID [--all]                   send the job's undelivered deliveries again (--all: every one)
+  monitor add NAME (URL... | --file FILE | --crawl URL [--limit N]) (--every SECONDS | --schedule CRON)
+        [fetch options] [--webhook URL] [--notify changed|always]
+                                         read the pages (or crawl the site) again on a schedule (a cron
+                                         expression in UTC, or every so many seconds); each run is a
+                                         job whose pages say how they changed since the run before;
+                                         --webhook gets page.changed, page.removed and monitor.run.done
+                                         (signed with SIFT_WEBHOOK_SECRET; --notify always: every run)
+  monitor list                           your monitors: schedule, runs, next run, why a slot was passed
+  monitor runs ID                        a monitor's runs, newest first (read each with results ID)
+  monitor pause ID | resume ID | rm ID   stop its runs, start them again, delete it (its runs stay)
   webhook-secret                         print a new webhook secret (whsec_…)
   mcp                                    sift's tools for agents (MCP) on stdin/stdout
   help                                   this text
@@ -101,6 +111,7 @@ const COMMANDS: Record<string, Command> = {
   results: async (args) => (await import('./cli/results')).resultsCmd(args),
   watch: async (args) => (await import('./cli/results')).watchCmd(args),
   mcp: async (args) => (await import('./cli/mcp')).mcpCmd(args),
+  monitor: async (args) => (await import('./cli/monitor')).monitorCmd(args),
   'webhook-secret': async (args) => {
     parse('webhook-secret', args, {}, 0);
     console.log(`whsec_${randomBytes(32).toString('base64')}`);

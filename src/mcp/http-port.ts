@@ -25,5 +25,8 @@ export function httpPort(call: RestCall): SiftPort {
     crawl: (body) => call('POST', '/v1/crawl', body),
     map: (body) => call('POST', '/v1/map', body),
     cancel: (id) => call('DELETE', job(id)),
+    monitorCreate: (body) => call('POST', '/v1/monitors', body),
+    monitorList: () => call('GET', '/v1/monitors'),
+    monitorRuns: (id) => call('GET', `/v1/monitors/${encodeURIComponent(id)}/runs`),
   };
 }

@@ -4,6 +4,7 @@ import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { BatchService } from '../batch/batch.service';
 import { MapService } from '../crawl';
+import { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { FairSlots, type Hold } from '../common/fair-share';
@@ -102,6 +103,7 @@ export class McpHttp {
     private readonly pages: PageService,
     private readonly batch: BatchService,
     private readonly maps: MapService,
+    private readonly monitors: MonitorService,
     private readonly config: AppConfig,
     private readonly stopping: Stopping,
   ) {
@@ -184,7 +186,7 @@ export class McpHttp {
     // ended: an answer can reach no POST but its own.
     const served = this.idle.pop() ?? (await this.build());
     served.port = servicePort(
-      { pages: this.pages, batch: this.batch, maps: this.maps, admit },
+      { pages: this.pages, batch: this.batch, maps: this.maps, monitors: this.monitors, admit },
       caller,
       gone.signal,
     );

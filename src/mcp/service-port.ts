@@ -2,12 +2,14 @@ import { BatchService } from '../batch/batch.service';
 import {
   BatchSubmitDto,
   commandOf,
+  CreateMonitorDto,
   CrawlSubmitDto,
   FetchRequestDto,
   MapRequestDto,
   ResultsQueryDto,
 } from '../commands';
 import { MapService } from '../crawl';
+import type { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
 import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './tools';
@@ -17,6 +19,7 @@ export interface SiftServices {
   pages: PageService;
   batch: BatchService;
   maps: MapService;
+  monitors: MonitorService;
   /** Takes a place among the caller's fetches in flight or throws 429; returns its release. */
   admit?: AdmitFetch;
 }
@@ -73,5 +76,8 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: () => Abor
       return admitted(s, caller, () => s.maps.map(caller, req, signal?.()));
     },
     cancel: (id) => s.batch.cancel(caller, id),
+    monitorCreate: async (body) => s.monitors.create(caller, await commandOf(CreateMonitorDto, body)),
+    monitorList: async () => ({ monitors: await s.monitors.list(caller) }),
+    monitorRuns: async (id) => ({ runs: await s.monitors.runs(caller, id) }),
   };
 }

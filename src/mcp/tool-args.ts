@@ -131,6 +131,31 @@ export const mapShape = {
   limit: asSent(z.number().int()).optional().describe('At most this many URLs (default 5000).'),
   ...scopeShape,
 };
+export const monitorShape = {
+  name: asSent(z.string()).describe('Its name, yours to tell monitors apart.'),
+  urls: asSent(z.array(z.string())).optional().describe('The pages each run reads (or crawl_url).'),
+  crawl_url: asSent(z.string())
+    .optional()
+    .describe('Or a site: each run crawls from this page (at most crawl_limit pages).'),
+  crawl_limit: asSent(z.number().int())
+    .optional()
+    .describe('The most pages a crawl run reads (default 100).'),
+  schedule: asSent(z.string())
+    .optional()
+    .describe('When it runs: a cron expression in UTC, such as "0 * * * *" (or every_s).'),
+  every_s: asSent(z.number().int()).optional().describe('Or: seconds between runs.'),
+  format: asSent(z.enum(FORMATS)).optional().describe("The pages' content format (default markdown)."),
+  webhook_url: asSent(z.string())
+    .optional()
+    .describe('Where page.changed, page.removed and monitor.run.done are posted (Standard Webhooks).'),
+  webhook_secret: asSent(z.string()).optional().describe("The webhook's signing secret (whsec_…)."),
+  notify: asSent(z.enum(['changed', 'always']))
+    .optional()
+    .describe('changed (default): the webhook hears of runs that found a change; always: of every run.'),
+};
+export const monitorIdShape = {
+  id: z.string().describe("The monitor's id, from monitor_create or monitor_list."),
+};
 export const idShape = { id: z.string().describe("The job's id, from batch_submit or crawl.") };
 export const resultsShape = {
   ...idShape,
@@ -162,6 +187,26 @@ export function fetchBody(a: Omit<Args<typeof fetchShape>, 'max_chars' | 'offset
   const { changes, ...rest } = a;
   // The content stays in `format`; the changes come beside it.
   return strip(changes ? { ...rest, format: rest.format ?? 'markdown', formats: ['changes'] } : rest);
+}
+
+/** The body of POST /v1/monitors. */
+export function monitorBody(a: Args<typeof monitorShape>): Body {
+  const crawl = a.crawl_url === undefined ? undefined : strip({ url: a.crawl_url, limit: a.crawl_limit });
+  const webhook =
+    a.webhook_url === undefined && a.webhook_secret === undefined
+      ? undefined
+      : { url: a.webhook_url, secret: a.webhook_secret };
+  const options = a.format === undefined ? undefined : { format: a.format };
+  return strip({
+    name: a.name,
+    urls: a.urls,
+    crawl: crawl && options ? { ...crawl, options } : crawl,
+    schedule: a.schedule,
+    every_s: a.every_s,
+    options: crawl ? undefined : options,
+    webhook,
+    notify: a.notify,
+  });
 }
 
 /** The body of POST /v1/batch: each URL a target, the page options the job's `options`. */

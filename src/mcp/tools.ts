@@ -13,6 +13,9 @@ import {
   idShape,
   mapBody,
   mapShape,
+  monitorBody,
+  monitorIdShape,
+  monitorShape,
   resultsShape,
   TOOL_NAMES,
   type Body,
@@ -34,6 +37,9 @@ export interface SiftPort {
   crawl(body: Body): Promise<unknown>;
   map(body: Body): Promise<unknown>;
   cancel(id: string): Promise<unknown>;
+  monitorCreate(body: Body): Promise<unknown>;
+  monitorList(): Promise<unknown>;
+  monitorRuns(id: string): Promise<unknown>;
 }
 
 export interface ResultsPage {
@@ -238,5 +244,34 @@ export function registerTools(
       },
     },
     ({ id }) => run('cancel', (port) => port.cancel(id)),
+  );
+  server.registerTool(
+    'monitor_create',
+    {
+      description:
+        'Watch pages (urls) or a site (crawl_url) on a schedule: each run reads them again, asking the site whether they changed, and the pages that changed or went are reported (page.changed, page.removed) with a diff, to the webhook and in the run. Returns the monitor.',
+      inputSchema: monitorShape,
+      annotations: { title: 'Create a monitor', ...WRITE },
+    },
+    (args) => run('monitor_create', (port) => port.monitorCreate(monitorBody(args))),
+  );
+  server.registerTool(
+    'monitor_list',
+    {
+      description: 'Your monitors: their schedules, next run, runs so far and last run.',
+      inputSchema: {},
+      annotations: { title: 'List monitors', ...READ, openWorldHint: false },
+    },
+    () => run('monitor_list', (port) => port.monitorList()),
+  );
+  server.registerTool(
+    'monitor_runs',
+    {
+      description:
+        "A monitor's last runs, newest first: each a job; read its results (each page's changes) with batch_results.",
+      inputSchema: monitorIdShape,
+      annotations: { title: 'Monitor runs', ...READ, openWorldHint: false },
+    },
+    ({ id }) => run('monitor_runs', (port) => port.monitorRuns(id)),
   );
 }

@@ -103,6 +103,70 @@ describe('sift CLI commands', () => {
     for (const [args] of cases) expect((await sift(args, client())).code).toBe(2);
   });
 
+  it("monitor add, list, runs, pause, resume and rm; their mistakes are usage (2) or the API's (1)", async () => {
+    const add = await sift(
+      [
+        'monitor',
+        'add',
+        'two pages',
+        fx.url('/ok/m1'),
+        fx.url('/ok/m2'),
+        '--every',
+        '86400',
+        '--format',
+        'text',
+      ],
+      client(),
+    );
+    expect([add.code, add.err]).toEqual([
+      0,
+      expect.stringMatching(/^monitor two pages: every 86400s, first run /),
+    ]);
+    const id = add.out.trim();
+    const listed = await sift(['monitor', 'list'], client());
+    expect(listed.out).toContain(`${id}  two pages  every 86400s  `);
+    // Its first slot is now: a run starts within a tick, and is read as a job.
+    const run = await waitUntil(async () => {
+      const r = await sift(['monitor', 'runs', id], client());
+      return /^\S+ +done +2\/2 /m.exec(r.out)?.[0];
+    }, 'the first run');
+    const jobId = run.split(' ')[0];
+    const results = await sift(['results', jobId], client());
+    expect(
+      results.out
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l).result.changes.status),
+    ).toEqual(['new', 'new']);
+    expect((await sift(['monitor', 'pause', id], client())).out).toContain('  paused');
+    expect((await sift(['monitor', 'resume', id], client())).out).toMatch(/ next \d{4}-/);
+    expect(await sift(['monitor', 'rm', id], client())).toEqual({ code: 0, out: `${id} deleted\n`, err: '' });
+    expect((await sift(['monitor', 'list'], client())).out).not.toContain(id);
+
+    const cases: [string[], string][] = [
+      [
+        ['monitor', 'add', 'x', '--every', '60'],
+        'sift: monitor add needs the pages: URLs, --file FILE, or --crawl URL (one of them)\n',
+      ],
+      [
+        ['monitor', 'add', 'x', fx.url('/ok/1')],
+        'sift: monitor add needs --every SECONDS or --schedule CRON (one of them)\n',
+      ],
+      [
+        ['monitor', 'add', 'x', fx.url('/ok/1'), '--every', 'often'],
+        'sift: --every needs a whole number of at least 1, not "often"\n',
+      ],
+      [['monitor', 'runs'], 'sift: monitor runs needs a monitor ID\n'],
+      [['monitor', 'watch'], 'sift: usage: sift monitor add|list|runs|pause|resume|rm; see sift help\n'],
+    ];
+    for (const [args, err] of cases)
+      expect([args, await sift(args, client())]).toEqual([args, { code: 2, out: '', err }]);
+    const often = await sift(['monitor', 'add', 'x', fx.url('/ok/1'), '--every', '5'], client());
+    expect(often.code).toBe(1);
+    expect(often.err).toContain('more often than a fleet caller');
+    expect((await sift(['monitor', 'pause', 'no-such-id'], client())).code).toBe(1);
+  });
+
   it('help documents the exit codes', async () => {
     const help = await sift(['help'], {});
     expect(help.code).toBe(0);

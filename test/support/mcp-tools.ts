@@ -4,7 +4,18 @@ import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { waitUntil } from './wait';
 import { articleHtml, Fixture, html, send } from './fixture';
 
-const TOOLS = ['batch_results', 'batch_status', 'batch_submit', 'cancel', 'crawl', 'fetch', 'map'];
+const TOOLS = [
+  'batch_results',
+  'batch_status',
+  'batch_submit',
+  'cancel',
+  'crawl',
+  'fetch',
+  'map',
+  'monitor_create',
+  'monitor_list',
+  'monitor_runs',
+];
 
 type CallResult = { content: { type: string; text: string }[]; isError?: boolean };
 
@@ -39,7 +50,7 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   for (const t of tools) {
     expect(t.inputSchema.type).toBe('object');
     expect(t.annotations?.readOnlyHint).toBe(
-      ['fetch', 'map', 'batch_status', 'batch_results'].includes(t.name),
+      ['fetch', 'map', 'batch_status', 'batch_results', 'monitor_list', 'monitor_runs'].includes(t.name),
     );
   }
   expect(tools.find((t) => t.name === 'cancel')?.annotations?.destructiveHint).toBe(true);
@@ -56,6 +67,18 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
     seen.push(t.body.changes.status);
   }
   expect(seen[1]).toBe('same');
+
+  // A monitor: created, listed, its runs read; its rules are the REST API's, in its words.
+  const mon = await call(c, 'monitor_create', { name: 'tool', urls: [fx.url('/a')], every_s: 86400 });
+  expect([mon.isError, mon.body.every_s, mon.body.urls]).toEqual([false, 86400, [fx.url('/a')]]);
+  const listed = await call(c, 'monitor_list', {});
+  expect(listed.body.monitors.map((x: { id: string }) => x.id)).toContain(mon.body.id);
+  expect((await call(c, 'monitor_runs', { id: mon.body.id })).body.runs).toEqual(expect.any(Array));
+  const often = await call(c, 'monitor_create', { name: 'x', urls: [fx.url('/a')], every_s: 1 });
+  expect([often.isError, often.body.code]).toEqual([true, 'invalid_request']);
+  expect(often.body.message).toContain('more often');
+  const none = await call(c, 'monitor_runs', { id: 'no-such-monitor' });
+  expect([none.isError, none.body.code]).toEqual([true, 'not_found']);
 
   const m = await call(c, 'map', { url: fx.url('/'), sitemap: 'skip' });
   expect(m.body.links.map((l: { url: string }) => l.url)).toEqual(
