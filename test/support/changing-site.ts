@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type * as http from 'node:http';
 import { Fixture } from './fixture';
 
 /**
@@ -11,30 +12,43 @@ export class ChangingSite {
   private readonly pages = new Map<string, string | null>();
   readonly bodies = new Map<string, number>();
   readonly notModified = new Map<string, number>();
+  /** While true, requests wait (in `waiting`) until release(). */
+  holding = false;
+  readonly waiting: (() => void)[] = [];
 
   constructor() {
     this.fixture = new Fixture({
       '/p/*': (req, res) => {
-        const name = decodeURIComponent((req.url ?? '').split('?')[0].slice(3));
-        const text = this.pages.get(name);
-        if (text === undefined || text === null) {
-          res
-            .writeHead(404, { 'content-type': 'text/html' })
-            .end('<html><body><h1>Not here</h1></body></html>');
+        if (this.holding) {
+          this.waiting.push(() => this.answer(req, res));
           return;
         }
-        const tag = `"${createHash('sha256').update(text).digest('hex').slice(0, 16)}"`;
-        if (req.headers['if-none-match'] === tag) {
-          this.notModified.set(name, (this.notModified.get(name) ?? 0) + 1);
-          res.writeHead(304, { etag: tag }).end();
-          return;
-        }
-        this.bodies.set(name, (this.bodies.get(name) ?? 0) + 1);
-        res
-          .writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: tag })
-          .end(articleOf(name, text));
+        this.answer(req, res);
       },
     });
+  }
+
+  /** Lets every waiting request be answered, and stops holding new ones. */
+  release(): void {
+    this.holding = false;
+    for (const go of this.waiting.splice(0)) go();
+  }
+
+  private answer(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const name = decodeURIComponent((req.url ?? '').split('?')[0].slice(3));
+    const text = this.pages.get(name);
+    if (text === undefined || text === null) {
+      res.writeHead(404, { 'content-type': 'text/html' }).end('<html><body><h1>Not here</h1></body></html>');
+      return;
+    }
+    const tag = `"${createHash('sha256').update(text).digest('hex').slice(0, 16)}"`;
+    if (req.headers['if-none-match'] === tag) {
+      this.notModified.set(name, (this.notModified.get(name) ?? 0) + 1);
+      res.writeHead(304, { etag: tag }).end();
+      return;
+    }
+    this.bodies.set(name, (this.bodies.get(name) ?? 0) + 1);
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', etag: tag }).end(articleOf(name, text));
   }
 
   async start(host = '127.0.0.1'): Promise<this> {
