@@ -19,6 +19,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   quality: () => import('./quality').then((m) => Promise.resolve(m.benchQuality())),
   cancel: () => import('./cancel').then((m) => m.benchCancel()),
   reach: () => import('./reach').then((m) => m.benchReach()),
+  monitor: () => import('./monitor').then((m) => m.benchMonitor()),
 };
 
 async function main(): Promise<void> {

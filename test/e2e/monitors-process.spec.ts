@@ -2,7 +2,7 @@ import { Client } from 'pg';
 import { createPgDatabase } from '../support/backends';
 import { ChangingSite, para } from '../support/changing-site';
 import { kill, startSiftProcess, type SiftProcess } from '../support/process';
-import { waitUntil } from '../support/wait';
+import { idle, waitUntil } from '../support/wait';
 
 const TOKEN = 'monitors-process-token';
 const H = { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' };
@@ -134,7 +134,7 @@ describe('a monitor on three processes sharing PostgreSQL', () => {
     const fetched = fetches();
     expect(fetched).toBeGreaterThanOrEqual(5 * before.length);
     expect(fetched).toBeLessThanOrEqual(5 * before.length + heldByVictim);
-    await new Promise((r) => setTimeout(r, (3 * EVERY_S + 1) * 1000));
+    await idle((3 * EVERY_S + 1) * 1000, 'three slots with every instance down');
     const restartAt = Date.now();
     await start();
     await waitUntil(async () => (await runsOf(m.id)).length > before.length || undefined, 'the catch-up run');
