@@ -146,7 +146,13 @@ describe('a monitor on three processes sharing PostgreSQL', () => {
       Math.floor((first - origin) / (EVERY_S * 1000));
     expect(catchUp.filter((at) => at < first + 1000).length).toBeLessThanOrEqual(1 + boundaries);
 
-    // At most one run a slot, over the whole test; the monitor counted each.
+    // Ten runs in all, then: at most one a slot over the whole test; the monitor counted each.
+    await waitUntil(async () => (await dbRuns(m.id)).length >= 10 || undefined, 'ten runs', 30_000);
+    await Promise.all(procs.map((p) => api(p, 'POST', `/v1/monitors/${m.id}/pause`)));
+    await waitUntil(
+      async () => (await runsOf(m.id)).every((r) => r.status === 'done') || undefined,
+      'the runs to end',
+    );
     const all = await dbRuns(m.id);
     const slots = all.map(slotOf);
     expect(new Set(slots).size).toBe(slots.length);
