@@ -1,7 +1,8 @@
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 
 // Frozen in time: literals only. A caller's history of each page it asked changes of (one row a
-// version: the latest keeps its markdown, older ones their digest and times), and monitors: pages
+// version: the latest keeps its markdown, older ones their digest and times; each row the fetch
+// that last read it and what that fetch was told), and monitors: pages
 // or a crawl read again on a schedule, each run a job of its own (batch_job.monitor_id).
 export async function up(db: Kysely<any>): Promise<void> {
   const pg = db.getExecutor().adapter instanceof PostgresAdapter;
@@ -14,6 +15,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     digest    TEXT NOT NULL,
     gone      INTEGER NOT NULL,
     markdown  TEXT NOT NULL,
+    by_fetch  TEXT NOT NULL,
+    changes   TEXT NOT NULL,
     PRIMARY KEY (owner, page, at)
   )`.execute(db);
   await sql`CREATE INDEX page_version_seen ON page_version (seen_at)`.execute(db);

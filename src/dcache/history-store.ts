@@ -23,15 +23,19 @@ export class HistoryStore {
   constructor(private readonly db: Db) {}
 
   /**
-   * Records the page as this fetch found it; returns the version the fetch before found, if any
-   * (a fetch that finds the same content gets the latest as it was before this fetch).
+   * Records the page as this fetch found it and returns what `compare` makes of it against the
+   * version the fetch before found (a fetch that finds the same content compares with the latest
+   * as it was before this fetch). `by` names a fetch that may be tried again (a job's target): a
+   * second try that finds the version its first try recorded is told what the first was, so a
+   * change is reported once even when the first try's result was lost (its instance died).
    */
-  async record(
+  async record<C>(
     owner: string,
     page: string,
-    now: { atMs: number; digest: string; gone: boolean; markdown: string },
+    now: { atMs: number; digest: string; gone: boolean; markdown: string; by?: string },
     keep: number,
-  ): Promise<PageVersion | undefined> {
+    compare: (before: PageVersion | undefined) => C,
+  ): Promise<C> {
     return this.db.transaction(async (tx) => {
       await lockPageHistory(tx, owner, page);
       const last = await tx.q
@@ -43,16 +47,20 @@ export class HistoryStore {
         .limit(1)
         .executeTakeFirst();
       const before = last && versionOf(last);
+      const by = now.by ?? '';
       if (before && before.digest === now.digest && before.gone === now.gone) {
+        if (by && last.by_fetch === by) return JSON.parse(last.changes) as C;
+        const told = compare(before);
         await tx.q
           .updateTable('page_version')
-          .set({ seen_at: Math.max(now.atMs, before.seenAt) })
+          .set({ seen_at: Math.max(now.atMs, before.seenAt), by_fetch: by, changes: JSON.stringify(told) })
           .where('owner', '=', owner)
           .where('page', '=', page)
           .where('at', '=', before.at)
           .execute();
-        return before;
+        return told;
       }
+      const told = compare(before);
       const at = before ? Math.max(now.atMs, before.at + 1) : now.atMs;
       if (before) {
         await tx.q
@@ -73,6 +81,8 @@ export class HistoryStore {
           digest: now.digest,
           gone: now.gone ? 1 : 0,
           markdown: now.markdown,
+          by_fetch: by,
+          changes: JSON.stringify(told),
         })
         .execute();
       const oldest = await tx.q
@@ -92,7 +102,7 @@ export class HistoryStore {
           .where('at', '<=', Number(oldest.at))
           .execute();
       }
-      return before;
+      return told;
     });
   }
 

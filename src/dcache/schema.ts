@@ -188,6 +188,9 @@ export interface PageVersionTable {
   gone: number;
   /** Its markdown: kept on the latest version only (what the next fetch is compared with). */
   markdown: string;
+  /** The fetch that last read it ('job:idx' for a job's target, '' for another), and what it was told (JSON). */
+  by_fetch: string;
+  changes: string;
 }
 
 /** A monitor: pages or a crawl read again on a schedule (see src/monitors). */

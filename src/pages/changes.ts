@@ -112,22 +112,26 @@ export class ChangeTracker {
     private readonly clock: Clock,
   ) {}
 
-  /** The page's changes for this fetch; undefined when its status says neither present nor gone (5xx, 429…). */
+  /**
+   * The page's changes for this fetch; undefined when its status says neither present nor gone
+   * (5xx, 429…). `by` names a job's target, whose second try is told what its first was.
+   */
   async track(
     caller: Caller,
     page: string,
     status: number,
     markdown: string,
+    by?: string,
   ): Promise<PageChanges | undefined> {
     const state = pageStateOf(status, markdown);
     if (!state) return undefined;
     const digest = sha256Hex(state.markdown);
-    const before = await this.history.record(
+    return this.history.record(
       callerKeyOf(caller),
       page,
-      { atMs: this.clock.nowMs(), digest, ...state },
+      { atMs: this.clock.nowMs(), digest, ...state, by },
       this.config.historyVersions,
+      (before) => changesOf(before, { ...state, digest }),
     );
-    return changesOf(before, { ...state, digest });
   }
 }

@@ -80,4 +80,6 @@ export type CallerSignal = AbortSignal | (() => AbortSignal);
 export interface FetchCallOptions {
   /** Wait for room in a full extraction queue instead of answering 503 server_busy (the runner). */
   waitForExtraction?: boolean;
+  /** A job's target ('job:idx'): tried again, it is told the changes its first try was (see ChangeTracker). */
+  target?: string;
 }

@@ -222,7 +222,13 @@ export class PageService {
     if (asked.changes) {
       // Each fetch asking for changes is compared and recorded: never an answer kept from before.
       const markdown = writtenIn(page, 'markdown')?.text ?? '';
-      const changes = await this.changes.track(caller, pageKeyOf(keyed), page.meta.status, markdown);
+      const changes = await this.changes.track(
+        caller,
+        pageKeyOf(keyed),
+        page.meta.status,
+        markdown,
+        opts.target,
+      );
       const envelope = withChanges(envelopeOf(p.url, asked, page, cap), changes, cap);
       return { envelope, retryAfterS: page.retryAfterS, pageLinks: page.meta.links };
     }

@@ -45,6 +45,8 @@ export async function attempt(a: {
   log: Logger;
   /** A crawl's page: recorded with the links it holds. */
   crawl?: boolean;
+  /** The target's job. */
+  jobId: string;
 }): Promise<AttemptOutcome | undefined> {
   const { pages: fetcher, caller, target: t, signal, log } = a;
   const mayDefer = (t.deferrals ?? 0) < MAX_DEFERRALS;
@@ -55,7 +57,10 @@ export async function attempt(a: {
   for (let n = 0; ; n++) {
     let out: FetchOutcome;
     try {
-      out = await fetcher.fetchDetailed(caller, params, signal, { waitForExtraction: true });
+      out = await fetcher.fetchDetailed(caller, params, signal, {
+        waitForExtraction: true,
+        target: `${a.jobId}:${t.idx}`,
+      });
     } catch (err) {
       if (signal.aborted) return undefined;
       // The page cache, robots.txt or host state could not be read or written: the database is

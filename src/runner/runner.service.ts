@@ -268,6 +268,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
       signal,
       log: this.log,
       crawl: job.crawl !== undefined,
+      jobId: job.id,
     });
     if (outcome === undefined) return;
     if (outcome.kind === 'deferred') {

@@ -6,6 +6,7 @@ import { BACKENDS, createPgDatabase } from '../support/backends';
 import { ChangingSite, para } from '../support/changing-site';
 import { Dcache } from '../../src/dcache';
 import { SweeperService } from '../../src/runner/sweeper.service';
+import { ChangeTracker } from '../../src/pages/changes';
 import { send, Fixture } from '../support/fixture';
 
 const OTHER_TOKEN = 'other-fleet-token-123';
@@ -166,6 +167,24 @@ describe.each(BACKENDS)("change tracking (%s): each fetch against the caller's p
     await apps[0].get(SweeperService).tick();
     expect(await versions('fleet:other-caller')).toBe(0);
     expect((await track(site.url('d'), other)).changes.status).toBe('new');
+  });
+
+  it("a job's target tried again is told what its first try was; another fetch is told the truth", async () => {
+    const tracker = apps[0].get(ChangeTracker);
+    const caller = { name: 'fleet-caller', callerClass: 'fleet' as const };
+    expect((await tracker.track(caller, 'retried', 200, 'one\n', 'job:0'))!.status).toBe('new');
+    const first = await tracker.track(caller, 'retried', 200, 'two\n', 'job:1');
+    expect(first).toMatchObject({ status: 'changed', diff: { added: 1, removed: 1 } });
+    // The same target again (its first try's result was lost): the same answer, not "same".
+    clock.t += 1000;
+    expect(await tracker.track(caller, 'retried', 200, 'two\n', 'job:1')).toEqual(first);
+    // Another fetch finds it unchanged.
+    expect((await tracker.track(caller, 'retried', 200, 'two\n', 'job:2'))!.status).toBe('same');
+    expect((await tracker.track(caller, 'retried', 200, 'two\n'))!.status).toBe('same');
+    // A retried "same" stays "same", with the time of the fetch before it.
+    const same = await tracker.track(caller, 'retried', 200, 'two\n', 'job:3');
+    clock.t += 1000;
+    expect(await tracker.track(caller, 'retried', 200, 'two\n', 'job:3')).toEqual(same);
   });
 
   if (backend === 'postgres')
