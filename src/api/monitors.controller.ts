@@ -46,28 +46,28 @@ export class MonitorsController {
   @HttpCode(201)
   @ApiResponse({ status: 201, type: MonitorView })
   @ApiErrors(400, 401, 403, 404, 413, 415, 429)
-  create(@CurrentCaller() caller: Caller, @Body() body: CreateMonitorDto): Promise<MonitorView> {
+  createMonitor(@CurrentCaller() caller: Caller, @Body() body: CreateMonitorDto): Promise<MonitorView> {
     return this.monitors.create(caller, body);
   }
 
   @Get()
   @ApiOkResponse({ type: MonitorListDto })
   @ApiErrors(401)
-  async list(@CurrentCaller() caller: Caller): Promise<MonitorListDto> {
+  async listMonitors(@CurrentCaller() caller: Caller): Promise<MonitorListDto> {
     return { monitors: await this.monitors.list(caller) };
   }
 
   @Get(':id')
   @ApiOkResponse({ type: MonitorView })
   @ApiErrors(401, 404)
-  view(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
+  viewMonitor(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
     return this.monitors.get(caller, id);
   }
 
   @Get(':id/runs')
   @ApiOkResponse({ type: MonitorRunsDto })
   @ApiErrors(401, 404)
-  async runs(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorRunsDto> {
+  async monitorRuns(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorRunsDto> {
     return { runs: await this.monitors.runs(caller, id) };
   }
 
@@ -76,7 +76,7 @@ export class MonitorsController {
   @HttpCode(200)
   @ApiOkResponse({ type: MonitorView })
   @ApiErrors(401, 404)
-  pause(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
+  pauseMonitor(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
     return this.monitors.pause(caller, id);
   }
 
@@ -85,7 +85,7 @@ export class MonitorsController {
   @HttpCode(200)
   @ApiOkResponse({ type: MonitorView })
   @ApiErrors(401, 404)
-  resume(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
+  resumeMonitor(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorView> {
     return this.monitors.resume(caller, id);
   }
 
@@ -93,7 +93,7 @@ export class MonitorsController {
   @Delete(':id')
   @ApiOkResponse({ type: MonitorDeletedDto })
   @ApiErrors(401, 404)
-  async remove(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorDeletedDto> {
+  async deleteMonitor(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<MonitorDeletedDto> {
     await this.monitors.remove(caller, id);
     return { deleted: true };
   }

@@ -92,7 +92,9 @@ export class MonitorService {
       ? { urls: req.urls, ...(req.options ? { options: req.options } : {}) }
       : { crawl: req.crawl! };
     // The runs' own rules, checked now: a monitor that could never run is refused at once.
-    await this.draftRun(caller, 'check', ask, req.webhook);
+    await this.draftRun(caller, 'check', ask, req.webhook).catch((err: unknown) => {
+      throw inMonitorTerms(err, 'urls' in ask);
+    });
     if ((await this.store.count(caller)) >= limits.monitors)
       throw new SiftError(
         429,
@@ -244,6 +246,13 @@ export class MonitorService {
     ]);
     return { ...draft, monitorId };
   }
+}
+
+/** A refusal of the runs' targets in the words of the monitor's request: `urls.N` for `targets.N.url`. */
+function inMonitorTerms(err: unknown, urls: boolean): unknown {
+  if (!urls || !(err instanceof SiftError)) return err;
+  const message = err.message.replace(/\btargets\.(\d+)\.url\b/g, 'urls.$1').replace(/\btargets\b/g, 'urls');
+  return message === err.message ? err : new SiftError(err.status, err.code, message, err.hint);
 }
 
 function scheduleOf(m: MonitorRow): Schedule {

@@ -39,16 +39,14 @@ export type AttemptOutcome = (TargetOutcome & { page?: FetchedPage }) | { kind: 
  */
 export async function attempt(a: {
   pages: PageService;
-  caller: Caller;
+  /** The target's job: its caller, and a crawl's (whose page is recorded with its links). */
+  job: { id: string; caller: Caller; crawl?: unknown };
   target: PendingTarget;
   signal: AbortSignal;
   log: Logger;
-  /** A crawl's page: recorded with the links it holds. */
-  crawl?: boolean;
-  /** The target's job. */
-  jobId: string;
 }): Promise<AttemptOutcome | undefined> {
-  const { pages: fetcher, caller, target: t, signal, log } = a;
+  const { pages: fetcher, target: t, signal, log } = a;
+  const caller = a.job.caller;
   const mayDefer = (t.deferrals ?? 0) < MAX_DEFERRALS;
   const params: FetchParams = {
     ...(JSON.parse(t.options) as Omit<FetchParams, 'url'>),
@@ -59,7 +57,7 @@ export async function attempt(a: {
     try {
       out = await fetcher.fetchDetailed(caller, params, signal, {
         waitForExtraction: true,
-        target: `${a.jobId}:${t.idx}`,
+        target: `${a.job.id}:${t.idx}`,
       });
     } catch (err) {
       if (signal.aborted) return undefined;
@@ -86,15 +84,16 @@ export async function attempt(a: {
       if (signal.aborted) return undefined;
     }
     const e = out.envelope;
-    const page = a.crawl
-      ? {
-          page: {
-            finalUrl: e.final_url,
-            digest: e.verdict === 'empty' ? '' : e.digest,
-            links: (out.pageLinks ?? []).map((l) => l.url),
-          },
-        }
-      : {};
+    const page =
+      a.job.crawl !== undefined
+        ? {
+            page: {
+              finalUrl: e.final_url,
+              digest: e.verdict === 'empty' ? '' : e.digest,
+              links: (out.pageLinks ?? []).map((l) => l.url),
+            },
+          }
+        : {};
     return { kind: 'done', result: JSON.stringify(e), verdict: e.verdict, ...page };
   }
 }

@@ -261,15 +261,7 @@ export class RunnerService implements OnApplicationBootstrap, BeforeApplicationS
 
   /** Fetches a target this instance has claimed, and records how it ended. */
   private async run(job: ActiveJob, t: PendingTarget, signal: AbortSignal): Promise<void> {
-    const outcome = await attempt({
-      pages: this.pages,
-      caller: job.caller,
-      target: t,
-      signal,
-      log: this.log,
-      crawl: job.crawl !== undefined,
-      jobId: job.id,
-    });
+    const outcome = await attempt({ pages: this.pages, job, target: t, signal, log: this.log });
     if (outcome === undefined) return;
     if (outcome.kind === 'deferred') {
       // Back to pending: the job claims it again once its host's pause is over.

@@ -62,6 +62,7 @@ describe.each(BACKENDS)('monitors (%s): pages read again on a schedule, told whe
       SIFT_RESTRICTED_MONITORS: '2',
       SIFT_RESTRICTED_MONITOR_MIN_INTERVAL_S: '3600',
       SIFT_FLEET_MONITORS: '20',
+      SIFT_FLEET_MAX_LIVE_JOBS: '3',
       SIFT_FLEET_MONITOR_MIN_INTERVAL_S: '60',
       SIFT_TOKENS: `${FLEET_TOKEN}:fleet-caller:fleet,${OTHER_TOKEN}:other-caller:fleet,${RESTRICTED_TOKEN}:restricted-caller:restricted`,
       SIFT_DB: tmpDbPath(),
@@ -249,7 +250,10 @@ describe.each(BACKENDS)('monitors (%s): pages read again on a schedule, told whe
       ],
       [{ name: 'x', urls: ['http://a.test/'] }, 'either schedule or every_s'],
       [{ name: 'x', urls: ['http://a.test/'], schedule: 'every day' }, 'not a cron expression'],
-      [{ name: 'x', urls: ['ftp://a.test/'], every_s: 60 }, 'http'],
+      [
+        { name: 'x', urls: ['http://a.test/', 'ftp://a.test/'], every_s: 60 },
+        'urls.1 must be an absolute http',
+      ],
       [{ name: 'x', urls: ['http://a.test/'], every_s: 60, options: { formats: ['bogus'] } }, 'formats'],
       [
         {
@@ -270,6 +274,58 @@ describe.each(BACKENDS)('monitors (%s): pages read again on a schedule, told whe
       });
       expect(r.body.error.message).toContain(words);
     }
+  });
+
+  it('a slot whose last run still runs, or whose caller is at its live-job limit, passes with why', async () => {
+    site.set('slow', para('slow'));
+    const m = (
+      await http()
+        .post('/v1/monitors')
+        .set(fleet)
+        .send({ name: 'slow', urls: [site.url('slow')], every_s: 60 })
+    ).body;
+    site.holding = true;
+    expect(await tick()).toBe(1);
+    const [run] = await runsOf(m.id);
+    await waitUntil(() => site.waiting.length > 0 || undefined, 'the run to reach the site');
+    clock.t += 60_000;
+    expect(await tick()).toBe(0);
+    const passed = (await http().get(`/v1/monitors/${m.id}`).set(fleet)).body;
+    expect([passed.runs, passed.last_error]).toEqual([1, 'the previous run was still running']);
+    expect(Date.parse(passed.next_run_at)).toBeGreaterThan(clock.t);
+    site.release();
+    await waitForJob(apps[0], run.id);
+
+    // Another caller at its live-job limit (3): its monitor's slot passes, saying so; no job is made.
+    site.holding = true;
+    const held: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const b = await http()
+        .post('/v1/batch')
+        .set(other)
+        .send({ targets: [{ url: site.url(`held${i}`) }] });
+      expect(b.status).toBe(202);
+      held.push(b.body.id);
+    }
+    const o = (
+      await http()
+        .post('/v1/monitors')
+        .set(other)
+        .send({ name: 'busy', urls: [site.url('slow')], every_s: 60 })
+    ).body;
+    expect(o.error).toBeUndefined();
+    expect(await tick()).toBe(0);
+    const busy = (await http().get(`/v1/monitors/${o.id}`).set(other)).body;
+    expect([busy.runs, busy.last_error]).toEqual([0, expect.stringContaining('live jobs')]);
+    expect((await http().get(`/v1/monitors/${o.id}/runs`).set(other)).body.runs).toEqual([]);
+    site.release();
+    for (const id of held) await waitForJob(apps[0], id, other);
+    await ran(m.id);
+    for (const [id, who] of [
+      [m.id, fleet],
+      [o.id, other],
+    ] as const)
+      expect((await http().delete(`/v1/monitors/${id}`).set(who)).status).toBe(200);
   });
 
   it('a crawl monitor runs its crawl each run, each page against the last run', async () => {
