@@ -29,7 +29,8 @@ export const FETCH_FLAGS = {
 
 export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a batch, and every page of a crawl):
   --format markdown|text|html            the format of content (default markdown)
-  --formats F,F,...                      several formats of one fetch (markdown, text, html, raw_html, links);
+  --formats F,F,...                      several formats of one fetch (markdown, text, html, raw_html, links,
+                                         changes: how the page changed since your last fetch of it);
                                          fetch prints the whole envelope as JSON then
   --timeout-ms N                         time allowed for the fetch (1-120000)
   --max-bytes N                          cap on the bytes of content (the class cap applies when lower)

@@ -60,7 +60,7 @@ describe('a monitor on three processes sharing PostgreSQL', () => {
       SIFT_TOKENS: `${TOKEN}:watcher:fleet`,
       SIFT_FLEET_ALLOW: '127.0.0.0/8',
       SIFT_FLEET_MONITOR_MIN_INTERVAL_S: '1',
-      SIFT_MONITOR_TICK_MS: '100',
+      SIFT_MONITOR_TICK_MS: '250',
       SIFT_HEARTBEAT_S: '1',
       SIFT_INSTANCE_TTL_S: '3',
     };
