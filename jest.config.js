@@ -7,6 +7,15 @@ const OPENAPI_SUITES = ['openapi.spec.ts', 'openapi-client.spec.ts', 'browser.sp
   (f) => `<rootDir>/test/e2e/${f}`,
 );
 
+/**
+ * The suites that time this process's event loop or a sift process's main thread. Beside another
+ * suite on two cores (a crash suite's processes, say) their figures show that suite's load, not
+ * sift's: `make test` runs every other suite first (SIFT_TIMING_PASS=0), then these alone, one at
+ * a time (SIFT_TIMING_PASS=1). Unset, every suite runs as usual.
+ */
+const TIMING_SUITES = ['event-loop.spec.ts', 'main-thread.spec.ts'].map((f) => `<rootDir>/test/e2e/${f}`);
+const TIMING_PASS = process.env.SIFT_TIMING_PASS;
+
 const swaggerPlugin = {
   path: '<rootDir>/test/support/swagger-transformer.js',
   options: {
@@ -31,18 +40,25 @@ const project = (name, testMatch, tsJest) => ({
   moduleFileExtensions: ['ts', 'js', 'json'],
 });
 
+const sift = {
+  ...project('sift', ['<rootDir>/test/**/*.spec.ts'], { tsconfig: 'tsconfig.test.json' }),
+  testPathIgnorePatterns: [...OPENAPI_SUITES, ...(TIMING_PASS === '0' ? TIMING_SUITES : [])].map((s) =>
+    s.replace('<rootDir>/', '/'),
+  ),
+};
+
 /** @type {import('jest').Config} */
 module.exports = {
-  projects: [
-    project('openapi', OPENAPI_SUITES, {
-      tsconfig: 'tsconfig.json',
-      astTransformers: { before: [swaggerPlugin] },
-    }),
-    {
-      ...project('sift', ['<rootDir>/test/**/*.spec.ts'], { tsconfig: 'tsconfig.test.json' }),
-      testPathIgnorePatterns: OPENAPI_SUITES.map((s) => s.replace('<rootDir>/', '/')),
-    },
-  ],
+  projects:
+    TIMING_PASS === '1'
+      ? [project('sift', TIMING_SUITES, { tsconfig: 'tsconfig.test.json' })]
+      : [
+          project('openapi', OPENAPI_SUITES, {
+            tsconfig: 'tsconfig.json',
+            astTransformers: { before: [swaggerPlugin] },
+          }),
+          sift,
+        ],
   // The PostgreSQL suites' server: the local one, or a throwaway one started for the run.
   globalSetup: '<rootDir>/test/support/pg-server.ts',
   globalTeardown: '<rootDir>/test/support/pg-server-stop.ts',
@@ -55,5 +71,5 @@ module.exports = {
   // Two suites at a time (jest's default on two cores is one): most suites wait on child
   // processes, servers and timers, and each keeps to its own databases, ports and processes.
   // On two cores the whole suite took 579 s of jest this way against 963 s one at a time.
-  maxWorkers: 2,
+  maxWorkers: TIMING_PASS === '1' ? 1 : 2,
 };
