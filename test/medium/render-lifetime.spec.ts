@@ -17,7 +17,19 @@ function pidNamespace(pid: number): string | undefined {
   }
 }
 
-const alive = (pid: number) => fs.existsSync(`/proc/${pid}`);
+/**
+ * Whether a process still runs. A zombie has ended: it holds no memory and runs nothing, and
+ * only waits for whichever process adopted it to read its status (this machine's first process
+ * does so every few seconds).
+ */
+function alive(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
 
 /** Every process on the machine in one of these PID namespaces. */
 function processesIn(namespaces: Set<string>): number[] {
@@ -25,7 +37,7 @@ function processesIn(namespaces: Set<string>): number[] {
     .readdirSync('/proc')
     .filter((n) => /^\d+$/.test(n))
     .map(Number)
-    .filter((pid) => namespaces.has(pidNamespace(pid) ?? ''));
+    .filter((pid) => namespaces.has(pidNamespace(pid) ?? '') && alive(pid));
 }
 
 describe('no Chromium process outlives sift', () => {
