@@ -157,7 +157,10 @@ interface Waiter {
 interface Running {
   caller: string;
   preemptible: boolean;
-  ac: AbortController;
+  /** Asked to give its place up. */
+  asked: boolean;
+  /** Made when the holder first reads `preempted` (most never do). */
+  ac?: AbortController;
   released: boolean;
 }
 
@@ -256,10 +259,16 @@ export class FairSlots {
   }
 
   private grant(caller: string, preemptible: boolean): Hold {
-    const run: Running = { caller, preemptible, ac: new AbortController(), released: false };
+    const run: Running = { caller, preemptible, asked: false, released: false };
     this.running.push(run);
     return {
-      preempted: run.ac.signal,
+      get preempted() {
+        if (!run.ac) {
+          run.ac = new AbortController();
+          if (run.asked) run.ac.abort(new Preempted());
+        }
+        return run.ac.signal;
+      },
       release: () => {
         if (run.released) return;
         run.released = true;
@@ -277,16 +286,17 @@ export class FairSlots {
    */
   private preempt(): void {
     const owed = this.queue.wronged().length;
-    let pending = this.running.filter((r) => r.ac.signal.aborted).length;
+    let pending = this.running.filter((r) => r.asked).length;
     if (owed <= pending) return;
     for (const caller of this.queue.overShare()) {
       // Its holds beyond its share, youngest first, not already asked.
       let over = this.queue.held(caller) - this.queue.fairShare(caller);
-      over -= this.running.filter((r) => r.caller === caller && r.ac.signal.aborted).length;
+      over -= this.running.filter((r) => r.caller === caller && r.asked).length;
       for (let i = this.running.length - 1; i >= 0 && over > 0 && pending < owed; i--) {
         const r = this.running[i];
-        if (r.caller !== caller || !r.preemptible || r.ac.signal.aborted) continue;
-        r.ac.abort(new Preempted());
+        if (r.caller !== caller || !r.preemptible || r.asked) continue;
+        r.asked = true;
+        r.ac?.abort(new Preempted());
         pending++;
         over--;
       }

@@ -3,8 +3,6 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import {
   JSONRPCMessageSchema,
   SUPPORTED_PROTOCOL_VERSIONS,
-  isJSONRPCErrorResponse,
-  isJSONRPCResultResponse,
   type JSONRPCMessage,
   type RequestId,
 } from '@modelcontextprotocol/sdk/types.js';
@@ -74,7 +72,9 @@ export class JsonPostTransport implements Transport {
   }
 
   async send(message: JSONRPCMessage): Promise<void> {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
+    // The server's own messages: an answer has an id and no method (a notification or a request
+    // of the server's has a method, and has no stream to go to).
+    if ('method' in message || !('id' in message)) return;
     const post = this.post;
     const id = message.id as RequestId;
     this.inflight.delete(id);

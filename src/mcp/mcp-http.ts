@@ -47,8 +47,8 @@ export function originAllowed(origin: string | undefined, host: string | undefin
  * Whether the Host may be answered: any, unless sift listens on loopback only, when it must be a
  * loopback name (a DNS-rebound name is refused).
  */
-export function hostAllowed(host: string | undefined, bind: string): boolean {
-  if (!isLoopbackHost(bind)) return true;
+export function hostAllowed(host: string | undefined, loopbackOnly: boolean): boolean {
+  if (!loopbackOnly) return true;
   if (host === undefined) return false;
   let loopback = loopbackHosts.get(host);
   if (loopback === undefined) {
@@ -98,6 +98,8 @@ export class McpHttp {
   private readonly busy = new Set<JsonPostTransport>();
   /** One JSON-schema validator for every server (each would otherwise compile its own). */
   private readonly validator = new AjvJsonSchemaValidator();
+  /** Whether sift listens on loopback only (then a Host must be a loopback name). */
+  private readonly loopbackOnly: boolean;
 
   constructor(
     private readonly pages: PageService,
@@ -107,6 +109,7 @@ export class McpHttp {
     private readonly config: AppConfig,
     private readonly stopping: Stopping,
   ) {
+    this.loopbackOnly = isLoopbackHost(config.host);
     stopping.signal.addEventListener('abort', () => {
       for (const t of this.busy) t.stop(STOPPING_RETRY_AFTER_S);
     });
@@ -142,7 +145,7 @@ export class McpHttp {
         );
       return;
     }
-    if (!hostAllowed(req.headers.host, this.config.host)) {
+    if (!hostAllowed(req.headers.host, this.loopbackOnly)) {
       res
         .status(403)
         .json(

@@ -2,6 +2,7 @@
 // caller (service-port.ts), in `sift mcp` it is sift's REST API (http-port.ts). This file loads no
 // server code: the command line's stdio server loads it too.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { z } from 'zod';
 import {
   batchBody,
   batchShape,
@@ -49,6 +50,23 @@ export interface ResultsPage {
 
 /** A batch_results answer stays under about this much JSON (agent clients cap a result at 25k tokens). */
 export const RESULTS_MAX_CHARS = 80_000;
+
+/**
+ * Each tool's arguments as one object schema, made once for every server: the SDK would make one
+ * per server from a bare shape, and each would compile and warm up its own checks (sift keeps up
+ * to 64 servers, so a call met a cold one most of the time).
+ */
+const INPUTS = {
+  fetch: z.object(fetchShape),
+  batch: z.object(batchShape),
+  id: z.object(idShape),
+  results: z.object(resultsShape),
+  crawl: z.object(crawlShape),
+  map: z.object(mapShape),
+  monitor: z.object(monitorShape),
+  monitorId: z.object(monitorIdShape),
+  none: z.object({}),
+};
 
 type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
 
@@ -170,7 +188,7 @@ export function registerTools(
     {
       description:
         'Fetch one URL and return its main content (markdown by default). Long content comes a page of max_chars at a time: call again with offset = next_offset until next_offset is null.',
-      inputSchema: fetchShape,
+      inputSchema: INPUTS.fetch,
       annotations: { title: 'Fetch a page', ...READ },
     },
     ({ max_chars, offset, ...args }) =>
@@ -185,7 +203,7 @@ export function registerTools(
     {
       description:
         'Start a job that fetches many URLs; returns the job (its id). Read it with batch_status and batch_results.',
-      inputSchema: batchShape,
+      inputSchema: INPUTS.batch,
       annotations: { title: 'Submit a batch', ...WRITE },
     },
     (args) => run('batch_submit', (port) => port.batchSubmit(batchBody(args))),
@@ -194,7 +212,7 @@ export function registerTools(
     'batch_status',
     {
       description: "A batch's or a crawl's status and counts.",
-      inputSchema: idShape,
+      inputSchema: INPUTS.id,
       annotations: { title: 'Job status', ...READ, openWorldHint: false },
     },
     ({ id }) => run('batch_status', (port) => port.batchStatus(id)),
@@ -204,7 +222,7 @@ export function registerTools(
     {
       description:
         "A job's results in order, a bounded page at a time: pass the answer's next as cursor until next is null.",
-      inputSchema: resultsShape,
+      inputSchema: INPUTS.results,
       annotations: { title: 'Job results', ...READ, openWorldHint: false },
     },
     ({ id, cursor, limit }) =>
@@ -217,7 +235,7 @@ export function registerTools(
     {
       description:
         'Start a job that reads a site from url, following its links and sitemaps within the limits; returns the job. Read it with batch_status and batch_results.',
-      inputSchema: crawlShape,
+      inputSchema: INPUTS.crawl,
       annotations: { title: 'Crawl a site', ...WRITE },
     },
     (args) => run('crawl', (port) => port.crawl(crawlBody(args))),
@@ -226,7 +244,7 @@ export function registerTools(
     'map',
     {
       description: "A site's URLs (the page's links and its sitemaps' entries) without reading the pages.",
-      inputSchema: mapShape,
+      inputSchema: INPUTS.map,
       annotations: { title: 'Map a site', ...READ },
     },
     (args) => run('map', (port) => port.map(mapBody(args))),
@@ -235,7 +253,7 @@ export function registerTools(
     'cancel',
     {
       description: 'Stop a live batch or crawl; its unstarted targets never run.',
-      inputSchema: idShape,
+      inputSchema: INPUTS.id,
       annotations: {
         title: 'Cancel a job',
         readOnlyHint: false,
@@ -250,7 +268,7 @@ export function registerTools(
     {
       description:
         'Watch pages (urls) or a site (crawl_url) on a schedule: each run reads them again, asking the site whether they changed, and the pages that changed or went are reported (page.changed, page.removed) with a diff, to the webhook and in the run. Returns the monitor.',
-      inputSchema: monitorShape,
+      inputSchema: INPUTS.monitor,
       annotations: { title: 'Create a monitor', ...WRITE },
     },
     (args) => run('monitor_create', (port) => port.monitorCreate(monitorBody(args))),
@@ -259,7 +277,7 @@ export function registerTools(
     'monitor_list',
     {
       description: 'Your monitors: their schedules, next run, runs so far and last run.',
-      inputSchema: {},
+      inputSchema: INPUTS.none,
       annotations: { title: 'List monitors', ...READ, openWorldHint: false },
     },
     () => run('monitor_list', (port) => port.monitorList()),
@@ -269,7 +287,7 @@ export function registerTools(
     {
       description:
         "A monitor's last runs, newest first: each a job; read its results (each page's changes) with batch_results.",
-      inputSchema: monitorIdShape,
+      inputSchema: INPUTS.monitorId,
       annotations: { title: 'Monitor runs', ...READ, openWorldHint: false },
     },
     ({ id }) => run('monitor_runs', (port) => port.monitorRuns(id)),

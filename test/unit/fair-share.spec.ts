@@ -179,6 +179,27 @@ describe('FairSlots (places as promises: deadlines, callers leaving, preemption)
     expect(holds.get('a0')!.preempted.aborted).toBe(false);
   });
 
+  it('tells a hold it was asked to go whether its signal was read before the asking or after', async () => {
+    for (const listens of [true, false]) {
+      const slots = new FairSlots(2);
+      const { holds, ask } = recorder(slots);
+      void ask('fleet:a', 'a0', { preemptible: true });
+      void ask('fleet:a', 'a1', { preemptible: true });
+      await settle();
+      const heard: unknown[] = [];
+      if (listens) {
+        holds.get('a1')!.preempted.addEventListener('abort', (e) => heard.push((e.target as AbortSignal).reason));
+      }
+      void ask('fleet:b', 'b0');
+      await settle();
+      expect(heard).toHaveLength(listens ? 1 : 0);
+      expect(holds.get('a1')!.preempted.aborted).toBe(true);
+      expect(holds.get('a1')!.preempted.reason).toBeInstanceOf(Preempted);
+      expect(holds.get('a1')!.preempted).toBe(holds.get('a1')!.preempted);
+      expect(holds.get('a0')!.preempted.aborted).toBe(false);
+    }
+  });
+
   it('never preempts work that cannot stop, nor a caller within its share', async () => {
     const slots = new FairSlots(2);
     const { granted, holds, ask } = recorder(slots);
