@@ -188,7 +188,9 @@ describe('FairSlots (places as promises: deadlines, callers leaving, preemption)
       await settle();
       const heard: unknown[] = [];
       if (listens) {
-        holds.get('a1')!.preempted.addEventListener('abort', (e) => heard.push((e.target as AbortSignal).reason));
+        holds
+          .get('a1')!
+          .preempted.addEventListener('abort', (e) => heard.push((e.target as AbortSignal).reason));
       }
       void ask('fleet:b', 'b0');
       await settle();
