@@ -13,7 +13,7 @@ import {
   type SiftProcess,
 } from '../support/process';
 import { TcpProxy } from '../support/tcp-proxy';
-import { waitUntil } from '../support/wait';
+import { idle, waitUntil } from '../support/wait';
 
 const TOKEN = 'pg-faults-test-token';
 /** The instance TTL: an instance whose heartbeat is older is lost (heartbeats every second). */
@@ -31,7 +31,8 @@ interface View {
  * Two real sift processes on a PostgreSQL server of the test's own, each through a TCP proxy the
  * test turns into faults: the server restarted mid-job, every connection cut and refused for 5 s,
  * one instance's connections gone silent for longer than the instance TTL. After each, both
- * processes live, and the job ends once with every result.
+ * processes live, and the job ends once with every result. Then a monitor ticking on both through
+ * a restart and refused connections: each slot runs at most once, and the runs go on after.
  */
 describe('PostgreSQL faults under two sift processes', () => {
   let cluster: ThrowawayCluster;
@@ -54,6 +55,8 @@ describe('PostgreSQL faults under two sift processes', () => {
       SIFT_HEARTBEAT_S: '1',
       SIFT_INSTANCE_TTL_S: String(TTL_S),
       SIFT_DB_TIMEOUT_MS: '2000',
+      SIFT_FLEET_MONITOR_MIN_INTERVAL_S: '1',
+      SIFT_MONITOR_TICK_MS: '250',
     });
     procs = [];
     for (const p of proxies) procs.push(await startSiftProcess(env(p)));
@@ -287,6 +290,79 @@ describe('PostgreSQL faults under two sift processes', () => {
     await waitForJobIn<View>(procs[0], id, H, undefined, 120_000);
     expect(alive()).toBe(true);
     await expectWhole(id, 800, 1);
+  }, 180_000);
+
+  it('a monitor ticking every 250 ms through a server restart and 3 s of refused connections: each slot runs once, runs go on', async () => {
+    await direct();
+    const api = async (method: string, path: string, body?: object) => {
+      const r = await fetch(`${procs[0].url}${path}`, {
+        method,
+        headers: H,
+        body: body && JSON.stringify(body),
+      });
+      return { status: r.status, body: (await r.json()) as any };
+    };
+    const created = await api('POST', '/v1/monitors', {
+      name: 'through faults',
+      urls: [fx.url('/p/watched-1'), fx.url('/p/watched-2')],
+      every_s: 1,
+    });
+    expect(created.status).toBe(201);
+    const m = created.body as { id: string; next_run_at: string };
+    const origin = Date.parse(m.next_run_at);
+    /** The monitor's runs as the database holds them: creation times in Unix ms. */
+    const runs = async () =>
+      (
+        await db.query<{ created_at: string }>(
+          'SELECT created_at FROM batch_job WHERE monitor_id = $1 ORDER BY created_at',
+          [m.id],
+        )
+      ).rows.map((r) => Math.round(Number(r.created_at) * 1000));
+    const more = async (than: number, why: string) =>
+      waitUntil(async () => ((await runs()).length >= than ? true : undefined), why, 30_000);
+    const logFrom = procs.map((p) => p.output().length);
+
+    await more(3, 'three runs');
+    // Ticks four times a second: the restart cuts some of them in the middle.
+    cluster.pgCtl('restart', 'fast');
+    await direct();
+    const afterRestart = (await runs()).length;
+    await more(afterRestart + 2, 'two runs after the restart');
+    await Promise.all(proxies.map((p) => p.refuse()));
+    try {
+      await idle(3000, 'twelve ticks of each instance against refused connections');
+    } finally {
+      await Promise.all(proxies.map((p) => p.restore()));
+    }
+    const afterCut = (await runs()).length;
+    await more(afterCut + 2, 'two runs after the connections came back');
+
+    expect((await api('POST', `/v1/monitors/${m.id}/pause`)).status).toBe(200);
+    await waitUntil(
+      async () => {
+        const left = await db.query(
+          `SELECT count(*)::int AS n FROM batch_job WHERE monitor_id = $1 AND status IN ('queued', 'running')`,
+          [m.id],
+        );
+        return left.rows[0].n === 0 ? true : undefined;
+      },
+      'the runs to end',
+      30_000,
+    );
+    const all = await runs();
+    const slots = all.map((at) => Math.floor((at - origin) / 1000));
+    expect(new Set(slots).size).toBe(slots.length);
+    expect((await api('GET', `/v1/monitors/${m.id}`)).body.runs).toBe(all.length);
+    expect(alive()).toBe(true);
+    // Each instance said once per outage that its monitors wait for the database, and no tick
+    // failed in any other way.
+    for (const [i, p] of procs.entries()) {
+      const log = p.output().slice(logFrom[i]);
+      expect(log).not.toContain('monitor tick failed');
+      const waits = log.split('monitors wait for the database').length - 1;
+      expect(waits).toBeGreaterThanOrEqual(1);
+      expect(waits).toBeLessThanOrEqual(2);
+    }
   }, 180_000);
 });
 
