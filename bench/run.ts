@@ -20,6 +20,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   cancel: () => import('./cancel').then((m) => m.benchCancel()),
   reach: () => import('./reach').then((m) => m.benchReach()),
   monitor: () => import('./monitor').then((m) => m.benchMonitor()),
+  scheduler: () => import('./scheduler').then((m) => m.benchScheduler()),
 };
 
 async function main(): Promise<void> {
