@@ -6,7 +6,7 @@
  * and MCP servers (64 places, 32 calls at once, most taking a free place at once). The work
  * itself is one turn of the event loop, the same for both; the difference is the scheduler's.
  */
-import { FairSlots } from '../src/common/fair-share';
+import { FairSlots } from '../src/common/fair-slots';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 9);
 const TAKES = Number(process.env.BENCH_TAKES ?? 40_000);

@@ -1,5 +1,5 @@
 import * as os from 'node:os';
-import { FairSlots, type Hold } from '../common/fair-share';
+import { FairSlots, type Hold } from '../common/fair-slots';
 import { failureOf, parserBusy, parserClosed, queuedTooLong, tooComplex } from './document-errors';
 import { parsePageRanges, type PageRange } from './page-ranges';
 import type { ParserProcess, RunEnd } from './parser-process';

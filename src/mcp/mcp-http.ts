@@ -7,7 +7,7 @@ import { MapService } from '../crawl';
 import { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
-import { FairSlots, type Hold } from '../common/fair-share';
+import { FairSlots, type Hold } from '../common/fair-slots';
 import { hangup } from '../common/hangup';
 import { Stopping, STOPPING_RETRY_AFTER_S } from '../common/stopping';
 import { callerKeyOf } from '../dcache';

@@ -2,7 +2,7 @@ import type { CallerClass } from '../config/app-config';
 import { RenderProxy, type ProxyGate, type ProxySession } from './render-proxy';
 import { BrowserHost, LaunchError, type Lease } from './browser-host';
 import { renderPage, VIEWPORT } from './page-render';
-import { FairSlots } from '../common/fair-share';
+import { FairSlots } from '../common/fair-slots';
 import { CallerRenders } from './caller-renders';
 import {
   RENDER_MAX_HOSTS,

@@ -1,4 +1,5 @@
-import { FairShare, FairSlots, Preempted, type Hold } from '../../src/common/fair-share';
+import { FairShare } from '../../src/common/fair-share';
+import { FairSlots, Preempted, type Hold } from '../../src/common/fair-slots';
 
 describe('FairShare (the queue every shared pool is handed out by)', () => {
   const takeAll = (q: FairShare<string>, n: number) => Array.from({ length: n }, () => q.take()?.item);
