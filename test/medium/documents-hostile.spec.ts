@@ -12,7 +12,7 @@ import {
   millionPages,
   notPdf,
 } from '../support/pdf-hostile';
-import { ROOT } from '../support/process';
+import { processRuns, ROOT } from '../support/process';
 import { waitUntil } from '../support/wait';
 
 /**
@@ -22,15 +22,6 @@ import { waitUntil } from '../support/wait';
 
 const OPTS = { maxPages: 500, maxMb: 256, deadlineMs: 30_000 };
 const MB = 1024 * 1024;
-/** Whether a process runs (a zombie, dead and not yet reaped by whoever adopted it, does not). */
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
 const settled = (p: Promise<ParsedDocument>) => p.catch((e: DocumentError) => e);
 
 /** Memory of a process from /proc, in bytes: its resident high-water mark and its anonymous RSS. */
@@ -215,7 +206,7 @@ describe('parser processes end', () => {
       'two processes reading a page each',
     ).finally(watch.restore);
     await p.close();
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(processRuns)).toEqual([]);
     // What was being read, and what is asked after, is told to come back: 503, never a fault.
     for (const e of [...(await Promise.all(running)), await settled(p.parse(doc, OPTS))])
       expect(e).toMatchObject({ status: 503, code: 'server_busy' });
@@ -248,7 +239,7 @@ describe('parser processes end', () => {
     const { pids, left } = JSON.parse(out) as { pids: number[]; left: number[] };
     expect(pids).toHaveLength(1);
     expect(left).toEqual([]);
-    expect(pids.filter(alive)).toEqual([]);
+    expect(pids.filter(processRuns)).toEqual([]);
   }, 60_000);
 
   it('no parser process outlives a SIGKILLed sift', async () => {
@@ -285,14 +276,14 @@ describe('parser processes end', () => {
         30_000,
       );
       expect(pids).toHaveLength(1);
-      expect(alive(pids[0])).toBe(true);
+      expect(processRuns(pids[0])).toBe(true);
     } finally {
       sift.kill('SIGKILL');
     }
     try {
-      await waitUntil(() => (pids.some(alive) ? undefined : true), 'the parser process to go', 5000);
+      await waitUntil(() => (pids.some(processRuns) ? undefined : true), 'the parser process to go', 5000);
     } finally {
-      for (const pid of pids.filter(alive)) process.kill(pid, 'SIGKILL');
+      for (const pid of pids.filter(processRuns)) process.kill(pid, 'SIGKILL');
     }
   }, 60_000);
 });

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { killTree } from '../../src/render/chromium-process';
-import { ROOT } from '../support/process';
+import { processRuns, ROOT } from '../support/process';
 import { Fixture, html, send } from '../support/fixture';
 import { browserProcess, failure, renderOf, testRenderer } from '../support/render';
 import { waitUntil } from '../support/wait';
@@ -17,27 +17,13 @@ function pidNamespace(pid: number): string | undefined {
   }
 }
 
-/**
- * Whether a process still runs. A zombie has ended: it holds no memory and runs nothing, and
- * only waits for whichever process adopted it to read its status (this machine's first process
- * does so every few seconds).
- */
-function alive(pid: number): boolean {
-  try {
-    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
-    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-  } catch {
-    return false;
-  }
-}
-
 /** Every process on the machine in one of these PID namespaces. */
 function processesIn(namespaces: Set<string>): number[] {
   return fs
     .readdirSync('/proc')
     .filter((n) => /^\d+$/.test(n))
     .map(Number)
-    .filter((pid) => namespaces.has(pidNamespace(pid) ?? '') && alive(pid));
+    .filter((pid) => namespaces.has(pidNamespace(pid) ?? '') && processRuns(pid));
 }
 
 describe('no Chromium process outlives sift', () => {
@@ -71,7 +57,7 @@ describe('no Chromium process outlives sift', () => {
     const own = pidNamespace(process.pid);
     const namespaces = new Set(pids.map(pidNamespace).filter((ns): ns is string => !!ns && ns !== own));
     // Within 5 s: every process it had, and any other in its PID namespace, has gone.
-    const left = () => [...pids.filter(alive), ...processesIn(namespaces)];
+    const left = () => [...pids.filter(processRuns), ...processesIn(namespaces)];
     try {
       await waitUntil(
         () => (left().length === 0 ? true : undefined),
@@ -104,7 +90,7 @@ describe('the browser recovers', () => {
       // Chromium's browser process (the launcher's child) dies.
       process.kill(browserProcess(before), 'SIGKILL');
       await waitUntil(
-        () => (before.every((p) => !alive(p)) ? true : undefined),
+        () => (before.every((p) => !processRuns(p)) ? true : undefined),
         'the old browser to go',
         10_000,
       );
@@ -136,7 +122,7 @@ describe('the browser recovers', () => {
       const first = r.processes();
       await r.render(renderOf(fx.url('/plain')));
       await waitUntil(
-        () => (first.every((p) => !alive(p)) ? true : undefined),
+        () => (first.every((p) => !processRuns(p)) ? true : undefined),
         'the old browser to end',
         10_000,
       );
@@ -165,7 +151,7 @@ describe('the browser recovers', () => {
       // the old one ended.
       expect(await during).toMatch(/a plain page|^render_too_costly$/);
       await waitUntil(
-        () => (r.processes().length === 0 && first.every((p) => !alive(p)) ? true : undefined),
+        () => (r.processes().length === 0 && first.every((p) => !processRuns(p)) ? true : undefined),
         () => `the old browser to end (current: ${r.processes().join(' ')})`,
         10_000,
       );
@@ -197,15 +183,15 @@ describe('the browser recovers', () => {
       process.kill(browserProcess(before), 'SIGSTOP');
       expect(await during).toMatchObject({ code: 'timeout' });
       await waitUntil(
-        () => (before.every((p) => !alive(p)) ? true : undefined),
-        () => `the stopped browser to be killed: ${before.filter(alive).join(' ')} left`,
+        () => (before.every((p) => !processRuns(p)) ? true : undefined),
+        () => `the stopped browser to be killed: ${before.filter(processRuns).join(' ')} left`,
         15_000,
       );
       expect(log.join('\n')).toMatch(/did not close in 5000 ms: Chromium is killed/);
       expect((await r.render(renderOf(fx.url('/plain')))).html).toContain('a plain page');
       expect(r.processes()[0]).not.toBe(before[0]);
     } finally {
-      for (const p of before.filter(alive)) process.kill(p, 'SIGKILL');
+      for (const p of before.filter(processRuns)) process.kill(p, 'SIGKILL');
       await r.close();
     }
   }, 60_000);

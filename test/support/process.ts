@@ -174,6 +174,20 @@ export function rssOf(pid: number): number {
   return Number(m[1]) * 1024;
 }
 
+/**
+ * Whether a process runs. A zombie does not: it has ended, holds no memory and runs nothing, and
+ * only waits for whichever process adopted it to read its status (this machine's first process
+ * does so every few seconds).
+ */
+export function processRuns(pid: number): boolean {
+  try {
+    const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
+  } catch {
+    return false;
+  }
+}
+
 /** Whether a TCP connection to host:port is accepted. */
 export function connects(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
