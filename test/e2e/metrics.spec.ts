@@ -105,17 +105,24 @@ function connect(server: net.Server): Promise<{
   });
 }
 
-/** `n` ended jobs and a webhook delivery of each (half delivered, half failed), written directly. */
+/**
+ * `n` ended jobs and a webhook delivery of each (half delivered, half failed), written directly,
+ * 10,000 rows a statement: one statement of 100,000 rows (each through the jobs' triggers) can
+ * outlast the server's statement timeout on a loaded machine.
+ */
 async function seed(db: Kysely<any>, from: number, n: number, now: number): Promise<void> {
-  const rows = sql`WITH RECURSIVE k(i) AS (
-      SELECT ${sql.lit(from)} UNION ALL SELECT i + 1 FROM k WHERE i < ${sql.lit(from + n - 1)})`;
-  await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
-    ${rows} SELECT 'load-' || i, 'load', 'fleet', 'load-' || i, 'done', 1, ${sql.lit(now)}, ${sql.lit(now)} FROM k`.execute(
-    db,
-  );
-  await sql`INSERT INTO batch_delivery (job_id, seq, type, payload, state, created_at, next_attempt_at)
-    ${rows} SELECT 'load-' || i, 1, 'batch.done', '{}', CASE WHEN i % 2 = 0 THEN 'delivered' ELSE 'failed' END,
-      ${sql.lit(now)}, ${sql.lit(now)} FROM k`.execute(db);
+  for (let start = from; start < from + n; start += 10_000) {
+    const end = Math.min(from + n, start + 10_000) - 1;
+    const rows = sql`WITH RECURSIVE k(i) AS (
+        SELECT ${sql.lit(start)} UNION ALL SELECT i + 1 FROM k WHERE i < ${sql.lit(end)})`;
+    await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
+      ${rows} SELECT 'load-' || i, 'load', 'fleet', 'load-' || i, 'done', 1, ${sql.lit(now)}, ${sql.lit(now)} FROM k`.execute(
+      db,
+    );
+    await sql`INSERT INTO batch_delivery (job_id, seq, type, payload, state, created_at, next_attempt_at)
+      ${rows} SELECT 'load-' || i, 1, 'batch.done', '{}', CASE WHEN i % 2 = 0 THEN 'delivered' ELSE 'failed' END,
+        ${sql.lit(now)}, ${sql.lit(now)} FROM k`.execute(db);
+  }
 }
 
 /** /metrics under a caller that scrapes hard, and from beyond loopback. */
