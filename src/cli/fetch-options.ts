@@ -8,6 +8,9 @@ export const FETCH_FLAGS = {
   formats: { type: 'string' },
   'timeout-ms': { type: 'string' },
   'max-bytes': { type: 'string' },
+  'max-tokens': { type: 'string' },
+  'chunk-tokens': { type: 'string' },
+  'chunk-overlap': { type: 'string' },
   'max-age-s': { type: 'string' },
   header: { type: 'string', multiple: true },
   cookie: { type: 'string', multiple: true },
@@ -29,11 +32,14 @@ export const FETCH_FLAGS = {
 
 export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a batch, and every page of a crawl):
   --format markdown|text|html            the format of content (default markdown)
-  --formats F,F,...                      several formats of one fetch (markdown, text, html, raw_html, links,
-                                         changes: how the page changed since your last fetch of it);
+  --formats F,F,...                      several formats of one fetch (markdown, text, html, raw_html, chunks,
+                                         links, changes: how the page changed since your last fetch of it);
                                          fetch prints the whole envelope as JSON then
   --timeout-ms N                         time allowed for the fetch (1-120000)
   --max-bytes N                          cap on the bytes of content (the class cap applies when lower)
+  --max-tokens N                         cap on the tokens (o200k_base) of content
+  --chunk-tokens N                       with --formats chunks: at most N tokens a piece (64-8192, default 512)
+  --chunk-overlap N                      with chunks: each piece begins with N tokens of the one before
   --max-age-s N                          how old a cached copy may be; 0 fetches anew
   --header 'Name: value'                 an extra request header (fleet callers; repeat for more)
   --cookie 'name=value'                  a cookie for the URL's site, never sent elsewhere (repeat for more)
@@ -60,6 +66,9 @@ type FetchFlagValues = {
   formats?: string;
   'timeout-ms'?: string;
   'max-bytes'?: string;
+  'max-tokens'?: string;
+  'chunk-tokens'?: string;
+  'chunk-overlap'?: string;
   'max-age-s'?: string;
   header?: string[];
   cookie?: string[];
@@ -86,6 +95,9 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     formats: v.formats?.split(',').map((f) => f.trim()),
     timeout_ms: int('timeout-ms', v['timeout-ms'], 1),
     max_bytes: int('max-bytes', v['max-bytes'], 1),
+    max_tokens: int('max-tokens', v['max-tokens'], 1),
+    chunk_tokens: int('chunk-tokens', v['chunk-tokens'], 1),
+    chunk_overlap: int('chunk-overlap', v['chunk-overlap']),
     max_age_s: int('max-age-s', v['max-age-s']),
     headers: headerMap(v.header),
     cookies: v.cookie?.join('; '),
@@ -113,6 +125,9 @@ export const FIELD_FLAGS: Record<string, string> = {
   formats: '--formats',
   timeout_ms: '--timeout-ms',
   max_bytes: '--max-bytes',
+  max_tokens: '--max-tokens',
+  chunk_tokens: '--chunk-tokens',
+  chunk_overlap: '--chunk-overlap',
   max_age_s: '--max-age-s',
   headers: '--header',
   cookies: '--cookie',

@@ -1,17 +1,5 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  registerDecorator,
-  type ValidationArguments,
-} from 'class-validator';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, MaxLength, Min } from 'class-validator';
 import {
   IsHeaderMap,
   IsCookies,
@@ -23,36 +11,17 @@ import {
   MAX_URL_LENGTH,
 } from './validators';
 import { ACTION_TYPES, IsActions, MAX_ACTIONS } from './actions';
+import {
+  CHUNK_TOKENS,
+  FETCH_FORMATS,
+  FORMATS,
+  IsChunkOverlap,
+  IsFormatList,
+  RENDER_MODES,
+} from './format-rules';
 import type { PageAction } from '../render/render-types';
 
-export const FORMATS = ['markdown', 'text', 'html'] as const;
-/** What `formats` may name: the content formats, and the links list. */
-export const RENDER_MODES = ['never', 'auto', 'always'] as const;
-export const FETCH_FORMATS = [...FORMATS, 'raw_html', 'links', 'changes'] as const;
-
-/**
- * A non-empty list of FETCH_FORMATS, each at most once. One rule (not IsArray and IsIn with
- * `each`): a DTO with `each` rules loses the compiled check of flat bodies (validation.pipe.ts).
- */
-function IsFormatList(): PropertyDecorator {
-  return (target, propertyName) =>
-    registerDecorator({
-      name: 'isFormatList',
-      target: target.constructor,
-      propertyName: propertyName as string,
-      options: {
-        message: (args: ValidationArguments) =>
-          `${args.property} must be a list of distinct formats, at least one, of: ${FETCH_FORMATS.join(', ')}`,
-      },
-      validator: {
-        validate: (value: unknown) =>
-          Array.isArray(value) &&
-          value.length > 0 &&
-          new Set(value).size === value.length &&
-          value.every((f) => (FETCH_FORMATS as readonly unknown[]).includes(f)),
-      },
-    });
-}
+export { FORMATS, RENDER_MODES, FETCH_FORMATS, CHUNK_TOKENS } from './format-rules';
 
 /** The options of one fetch: the body of POST /v1/fetch, and of each batch target. */
 export class FetchOptionsDto {
@@ -64,14 +33,15 @@ export class FetchOptionsDto {
   /**
    * Several formats from one fetch and one extraction: the envelope's `formats` has each content
    * format asked (`{markdown, text, html}`) and "raw_html" the page's html as served (after a
-   * render, the browser's), "links" gives `links`, "changes" gives `changes` (the page against
+   * render, the browser's), "chunks" the markdown in pieces of at most `chunk_tokens` tokens each
+   * (`{id, heading_path, text, tokens}`), "links" gives `links`, "changes" gives `changes` (the page against
    * your previous fetch of it with the same options). `content` is "" unless `format` is given
    * too. Each name at most once.
    */
   @ApiPropertyOptional({ enum: FETCH_FORMATS, isArray: true, uniqueItems: true, minItems: 1 })
   @IsOptional()
   @IsFormatList()
-  formats?: ('markdown' | 'text' | 'html' | 'raw_html' | 'links' | 'changes')[];
+  formats?: ('markdown' | 'text' | 'html' | 'raw_html' | 'chunks' | 'links' | 'changes')[];
 
   /** Total time allowed for the fetch, in milliseconds. */
   @IsOptional()
@@ -85,6 +55,32 @@ export class FetchOptionsDto {
   @IsInt()
   @Min(1)
   max_bytes?: number;
+
+  /**
+   * Cap on the tokens (o200k_base) of `content` and the texts of `formats`, shared as `max_bytes`
+   * is; both caps hold, and `truncated` says either cut.
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  max_tokens?: number;
+
+  /** With "chunks" in `formats`: at most this many tokens a piece (default 512). */
+  @IsOptional()
+  @IsInt()
+  @Min(CHUNK_TOKENS.min)
+  @Max(CHUNK_TOKENS.max)
+  chunk_tokens?: number;
+
+  /**
+   * With "chunks": each piece after the first of its section begins with this many tokens (at
+   * most) of the piece before, within `chunk_tokens`; at most half of `chunk_tokens` (default 0).
+   */
+  @IsOptional()
+  @IsInt()
+  @Min(0)
+  @IsChunkOverlap()
+  chunk_overlap?: number;
 
   /** How old a cached copy may be, in seconds; 0 fetches anew (and still stores). */
   @IsOptional()

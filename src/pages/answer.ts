@@ -11,11 +11,17 @@ import type { Format } from '../extract/write';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
+import type { StoredFormat } from './page-types';
 import type { ActionResults } from '../render/render-types';
 import type { PageChanges } from './changes';
+import { countTokens, cutToTokens, TOKENIZER } from '../common/tokens';
+import { chunksOf, DEFAULT_CHUNK_TOKENS, type ChunkAsk } from './chunks';
 
-/** A text an envelope's `formats` may hold: a content format, or the page's html as served. */
-export type OutFormat = Format | 'raw_html';
+/**
+ * A text an envelope's `formats` may hold: a content format, the page's html as served, or its
+ * markdown in pieces ("chunks": a list, written from the markdown as sent).
+ */
+export type OutFormat = Format | 'raw_html' | 'chunks';
 /** What `formats` may ask for: those texts, the links list, and the changes since the last fetch. */
 export type AskedFormat = OutFormat | 'links' | 'changes';
 
@@ -31,9 +37,20 @@ export interface Asked {
   raw: boolean;
   /** The page against the caller's previous fetch ("changes" in `formats`; see changes.ts). */
   changes: boolean;
+  /** At most this many tokens of text, shared like the byte cap. */
+  maxTokens?: number;
+  /** How "chunks" are cut, when asked. */
+  chunks?: ChunkAsk;
 }
 
-export function askedOf(p: { format?: Format; formats?: AskedFormat[]; links?: boolean }): Asked {
+export function askedOf(p: {
+  format?: Format;
+  formats?: AskedFormat[];
+  links?: boolean;
+  max_tokens?: number;
+  chunk_tokens?: number;
+  chunk_overlap?: number;
+}): Asked {
   const formats = p.formats?.filter((f): f is OutFormat => f !== 'links' && f !== 'changes');
   return {
     ...(p.format || !p.formats ? { content: p.format ?? 'markdown' } : {}),
@@ -41,20 +58,26 @@ export function askedOf(p: { format?: Format; formats?: AskedFormat[]; links?: b
     links: p.links === true || (p.formats?.includes('links') ?? false),
     raw: p.formats?.includes('raw_html') ?? false,
     changes: p.formats?.includes('changes') ?? false,
+    ...(p.max_tokens !== undefined ? { maxTokens: p.max_tokens } : {}),
+    ...(formats?.includes('chunks')
+      ? { chunks: { tokens: p.chunk_tokens ?? DEFAULT_CHUNK_TOKENS, overlap: p.chunk_overlap ?? 0 } }
+      : {}),
   };
 }
 
 /** Every format the page is written in for this call, each once (the html as served is kept, not written). */
 export function neededFormats(a: Asked): Format[] {
-  const formats = (a.formats ?? []).filter((f): f is Format => f !== 'raw_html');
-  // Changes are of the markdown, written whichever formats are asked.
-  const compared: Format[] = a.changes ? ['markdown'] : [];
+  const formats = (a.formats ?? []).filter((f): f is Format => f !== 'raw_html' && f !== 'chunks');
+  // Changes are of the markdown, written whichever formats are asked; so are chunks.
+  const compared: Format[] = a.changes || a.chunks ? ['markdown'] : [];
   return [...new Set([...(a.content ? [a.content] : []), ...formats, ...compared])];
 }
 
 interface Written {
   text: string;
   digest: () => string;
+  /** Its tokens, counted once: kept with the cached text it is. */
+  tokens: () => number;
   /** Cut before this call's cap (at the cache's cap, or written from a source that was). */
   truncated: boolean;
 }
@@ -62,24 +85,37 @@ interface Written {
 /** The page in one format, if it has been written in it (an html page's markdown and text may not). */
 export function writtenIn(page: Page, f: OutFormat): Written | undefined {
   const m = page.meta;
-  const source = { text: page.source, digest: () => page.digest, truncated: m.truncated };
+  const source = {
+    text: page.source,
+    digest: () => page.digest,
+    tokens: () => (m.source_tokens ??= countTokens(page.source)),
+    truncated: m.truncated,
+  };
   // As served: an html page's kept beside its article; a PDF's is the html read from it, a JSON
   // or text page's its text.
   if (f === 'raw_html' && m.kind === 'html') {
     const r = m.formats?.raw_html;
-    return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
+    return r && stored(r);
   }
   if (f === 'raw_html') return source;
+  if (f === 'chunks') return writtenIn(page, 'markdown');
   // An html page's source is its article as html; a PDF's, its html.
   if (m.kind === 'html' || m.kind === 'pdf') {
     if (f === 'html') return source;
     const r = m.formats?.[f];
-    return r && { text: r.text, digest: () => r.digest, truncated: r.truncated };
+    return r && stored(r);
   }
   if (m.kind !== 'json' || f === 'text') return source;
   const text = jsonFormats(page.source, [f])[f]!;
-  return { text, digest: () => sha256Hex(text), truncated: m.truncated };
+  return { text, digest: () => sha256Hex(text), tokens: () => countTokens(text), truncated: m.truncated };
 }
+
+const stored = (r: StoredFormat): Written => ({
+  text: r.text,
+  digest: () => r.digest,
+  tokens: () => (r.tokens ??= countTokens(r.text)),
+  truncated: r.truncated,
+});
 
 /**
  * Byte budgets for texts that share a cap, max-min fair: each gets an equal share, and what a
@@ -97,8 +133,9 @@ export function shares(sizes: number[], cap: number): number[] {
 }
 
 /**
- * The envelope: `content` (with `format`) and each text of `formats` share the cap, fairly (see
- * shares); the links fill what they leave, in document order.
+ * The envelope: `content` (with `format`) and each text of `formats` share the caps, fairly (see
+ * shares): first `max_tokens`, then the bytes; the links fill what they leave, in document order.
+ * `metadata.tokens` counts the first text sent (`content`, or with `formats` alone their first).
  */
 export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: number): FetchEnvelope {
   const formats = asked.formats ?? [];
@@ -109,11 +146,15 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     page.meta.actions && actionsWithin(page.meta.actions, outputCap - (shotFits ? shot.data.length : 0));
   const cap = outputCap - (shotFits ? shot.data.length : 0) - (acts?.bytes ?? 0);
   const parts = [...(asked.content ? [asked.content] : []), ...formats].map((f) => writtenIn(page, f)!);
+  const byTokens = tokenCuts(parts, asked.maxTokens);
   const budgets = shares(
-    parts.map((w) => Buffer.byteLength(w.text, 'utf8')),
+    byTokens.map((t) => Buffer.byteLength(t.text, 'utf8')),
     cap,
   );
-  const cuts = parts.map((w, i) => truncateUtf8(w.text, budgets[i]));
+  const cuts = byTokens.map((t, i) => {
+    const c = truncateUtf8(t.text, budgets[i]);
+    return { ...c, truncated: c.truncated || t.truncated, tokens: c.truncated ? undefined : t.tokens };
+  });
   const textBytes = cuts.reduce((n, c) => n + c.bytes, 0);
   const bytes = textBytes + (shotFits ? shot.data.length : 0) + (acts?.bytes ?? 0);
   const links = asked.links ? linksWithin(page.meta.links ?? [], cap - textBytes) : undefined;
@@ -123,6 +164,10 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     acts?.cut === true;
   const first = asked.content ? cuts[0] : undefined;
   const offset = asked.content ? 1 : 0;
+  const tokens =
+    cuts.length === 0
+      ? 0
+      : (cuts[0].tokens ?? (cuts[0].truncated ? countTokens(cuts[0].text) : parts[0].tokens()));
   return {
     url: withoutUserinfo(url),
     final_url: page.meta.final_url,
@@ -141,15 +186,40 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     ...(page.meta.browser ? { render: page.meta.browser } : {}),
     ...(shotFits ? { screenshot: shot } : {}),
     ...(acts ? { actions: acts.results } : {}),
-    metadata: page.meta.metadata ?? NO_METADATA,
+    metadata: { ...(page.meta.metadata ?? NO_METADATA), tokens, tokenizer: TOKENIZER },
     ...(asked.formats
-      ? { formats: Object.fromEntries(formats.map((f, i) => [f, cuts[offset + i].text])) }
+      ? {
+          formats: Object.fromEntries(
+            formats.map((f, i) => {
+              const text = cuts[offset + i].text;
+              return [f, f === 'chunks' ? chunksOf(text, asked.chunks!) : text];
+            }),
+          ),
+        }
       : {}),
     ...(links ? { links: links.links } : {}),
     fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
     // `content`'s digest; with `formats` alone, the page's (its source's, whatever was asked).
     digest: `sha256:${!first ? page.digest : first.truncated ? sha256Hex(first.text) : parts[0].digest()}`,
   };
+}
+
+/**
+ * Each text within its share of `max` tokens (when asked): the tokens of those counted, whether
+ * cut.
+ */
+function tokenCuts(
+  parts: Written[],
+  max: number | undefined,
+): { text: string; tokens?: number; truncated: boolean }[] {
+  if (max === undefined) return parts.map((w) => ({ text: w.text, truncated: false }));
+  const counts = parts.map((w) => w.tokens());
+  const budgets = shares(counts, max);
+  return parts.map((w, i) =>
+    counts[i] <= budgets[i]
+      ? { text: w.text, tokens: counts[i], truncated: false }
+      : cutToTokens(w.text, budgets[i], counts[i]),
+  );
 }
 
 /**

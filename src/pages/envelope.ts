@@ -3,6 +3,7 @@ import type { Metadata } from '../extract/metadata';
 import type { Format } from '../extract/extract';
 import { VERDICTS, type Verdict } from '../extract/verdict';
 import type { ActionResults, RenderScreenshot } from '../render/render-types';
+import type { Chunk } from './chunks';
 import { CHANGE_STATUSES, type ChangeStatus, type PageChanges } from './changes';
 
 @ApiSchema({ name: 'MetadataDto' })
@@ -19,12 +20,37 @@ export class PageMetadata implements Metadata {
     example: 12,
   })
   pages?: number;
+  @ApiProperty({
+    description:
+      "Tokens of `content` as sent (with `formats` alone, of their first text), in `tokenizer`'s encoding.",
+    example: 9,
+  })
+  tokens: number;
+  @ApiProperty({ description: 'The encoding `tokens` counts in.', example: 'o200k_base' })
+  tokenizer: string;
 }
 
 @ApiSchema({ name: 'LinkDto' })
 export class PageLink {
   @ApiProperty() url: string;
   @ApiProperty() text: string;
+}
+
+@ApiSchema({ name: 'ChunkDto' })
+export class PageChunk implements Chunk {
+  @ApiProperty({
+    description: 'A digest of its heading path and text: the same piece of a page keeps its id.',
+    example: '3f1c9a0b7d2e4f61',
+  })
+  id: string;
+  @ApiProperty({
+    type: [String],
+    description: 'The headings it is under, outermost first.',
+    example: ['Guide', 'Install'],
+  })
+  heading_path: string[];
+  @ApiProperty({ description: 'Its markdown.' }) text: string;
+  @ApiProperty({ description: 'Its tokens (o200k_base).', example: 412 }) tokens: number;
 }
 
 /** The page in each content format asked for with `formats`, from the one fetch and extraction. */
@@ -43,6 +69,12 @@ export class PageFormats {
       "With \"raw_html\" in `formats`: the page's html as served, decoded to UTF-8 (after a render, the browser's page); a PDF's html as read, a JSON or text page's text.",
   })
   raw_html?: string;
+  @ApiPropertyOptional({
+    type: [PageChunk],
+    description:
+      'With "chunks": the markdown as sent, in pieces: each heading begins one, and a section over `chunk_tokens` is split at blank lines, then at line ends, then between tokens. Without `chunk_overlap` the texts joined are the markdown. Counted in `bytes` and the caps as the markdown.',
+  })
+  chunks?: PageChunk[];
 }
 
 @ApiSchema({ name: 'RenderCountsDto' })

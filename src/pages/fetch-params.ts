@@ -16,6 +16,11 @@ export interface FetchParams {
   formats?: AskedFormat[];
   timeout_ms?: number;
   max_bytes?: number;
+  /** Cap on the tokens of the texts sent, shared as max_bytes is. */
+  max_tokens?: number;
+  /** With "chunks" in `formats`: tokens a piece, and of the piece before that begin the next. */
+  chunk_tokens?: number;
+  chunk_overlap?: number;
   max_age_s?: number;
   headers?: Record<string, string>;
   /** false: robots.txt is not asked (fleet callers only). */

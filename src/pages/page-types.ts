@@ -18,6 +18,8 @@ export interface StoredFormat {
   digest: string;
   /** Cut at the cache's cap (or written from a source that was). */
   truncated: boolean;
+  /** Its tokens (common/tokens.ts), once counted. */
+  tokens?: number;
 }
 
 /**
@@ -28,6 +30,8 @@ export type PageMeta = Pick<FetchEnvelope, 'url' | 'final_url' | 'status' | 'con
   kind?: SourceKind;
   /** The source was cut at the cache's cap. */
   truncated: boolean;
+  /** The source's tokens, once counted (a JSON or text page's content, an html page's html). */
+  source_tokens?: number;
   /** Some links were left out, at the extraction's bounds or the cache's cap. */
   links_cut?: boolean;
   /** An html source in markdown and text, as far as asked for yet (html is the source itself). */

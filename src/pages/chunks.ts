@@ -1,0 +1,162 @@
+/**
+ * The "chunks" format: a page's markdown in pieces for retrieval. Each heading begins a piece,
+ * which holds its section up to the next heading, split at blank lines (then at line ends, then
+ * between tokens) wherever it has more than `tokens` tokens. Without overlap the pieces, joined,
+ * are the markdown; with it each piece after the first of its section begins with the end of the
+ * one before (at most `overlap` tokens of it), within the same `tokens`.
+ */
+import { createHash } from 'node:crypto';
+import { countTokens, cutToTokens, tailOfTokens } from '../common/tokens';
+
+export interface Chunk {
+  /** A digest of its heading path and text: the same piece of the same page has the same id. */
+  id: string;
+  /** The headings it is under, outermost first ([] before the first heading). */
+  heading_path: string[];
+  text: string;
+  tokens: number;
+}
+
+export interface ChunkAsk {
+  /** At most this many tokens a piece. */
+  tokens: number;
+  /** Tokens of the piece before that begin each next piece of a section (0: none). */
+  overlap: number;
+}
+
+export const DEFAULT_CHUNK_TOKENS = 512;
+
+const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?\n?$/;
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+
+interface Section {
+  path: string[];
+  /** Its blocks: each a run of lines with the blank lines after it (a fenced block whole). */
+  blocks: string[];
+}
+
+export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
+  const out: Chunk[] = [];
+  const seen = new Map<string, number>();
+  for (const s of sectionsOf(markdown)) {
+    let previous: string | undefined;
+    for (const body of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0))) {
+      const text = previous === undefined ? body : withOverlap(previous, body, ask);
+      previous = body;
+      const digest = createHash('sha256')
+        .update(JSON.stringify([s.path, text]))
+        .digest('hex')
+        .slice(0, 16);
+      const n = (seen.get(digest) ?? 0) + 1;
+      seen.set(digest, n);
+      out.push({
+        id: n === 1 ? digest : `${digest}-${n}`,
+        heading_path: s.path,
+        text,
+        tokens: countTokens(text),
+      });
+    }
+  }
+  return out;
+}
+
+/** The markdown's sections: each heading outside a fenced block begins one. */
+function sectionsOf(markdown: string): Section[] {
+  const sections: Section[] = [];
+  const path: { level: number; text: string }[] = [];
+  let current: Section = { path: [], blocks: [] };
+  let block = '';
+  let fence: string | undefined;
+  let blankRun = false;
+  const endBlock = () => {
+    if (block) current.blocks.push(block);
+    block = '';
+    blankRun = false;
+  };
+  for (const line of markdown.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
+    const f = FENCE.exec(line)?.[1];
+    if (fence !== undefined) {
+      block += line;
+      if (f && f[0] === fence[0] && f.length >= fence.length) fence = undefined;
+      continue;
+    }
+    const h = HEADING.exec(line);
+    if (h) {
+      endBlock();
+      if (current.blocks.length > 0) sections.push(current);
+      const level = h[1].length;
+      while (path.length > 0 && path[path.length - 1].level >= level) path.pop();
+      path.push({ level, text: (h[2] ?? '').trim() });
+      current = { path: path.map((p) => p.text), blocks: [] };
+      block = line;
+      continue;
+    }
+    const blank = line.trim() === '';
+    if (!blank && blankRun) endBlock();
+    if (f) fence = f;
+    block += line;
+    blankRun = blank;
+  }
+  endBlock();
+  if (current.blocks.length > 0) sections.push(current);
+  return sections;
+}
+
+/**
+ * Blocks packed in order into texts of at most `limit` tokens: a block over the limit alone is
+ * split at its line ends, and a line over it between tokens.
+ */
+function pack(blocks: string[], limit: number): string[] {
+  const out: string[] = [];
+  let units: { text: string; tokens: number }[] = [];
+  let sum = 0;
+  const flush = () => {
+    // Tokens are counted a block at a time: joined, two blocks may read a token differently.
+    while (units.length > 0) {
+      const text = units.map((u) => u.text).join('');
+      if (units.length === 1 || countTokens(text) <= limit) {
+        out.push(text);
+        units = [];
+        sum = 0;
+        return;
+      }
+      const last = units.pop()!;
+      flush();
+      units = [last];
+      sum = last.tokens;
+    }
+  };
+  const add = (text: string, tokens: number) => {
+    if (sum + tokens > limit) flush();
+    units.push({ text, tokens });
+    sum += tokens;
+  };
+  for (const block of blocks) {
+    const tokens = countTokens(block);
+    if (tokens <= limit) {
+      add(block, tokens);
+      continue;
+    }
+    for (const line of block.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
+      let rest = line;
+      while (rest) {
+        const cut = cutToTokens(rest, limit);
+        // One character over the limit alone still makes a piece.
+        const text = cut.text || String.fromCodePoint(rest.codePointAt(0)!);
+        add(text, cut.text ? cut.tokens : countTokens(text));
+        rest = rest.slice(text.length);
+      }
+    }
+  }
+  flush();
+  return out;
+}
+
+/** `body` after the end of the piece before it, in at most `ask.tokens` tokens together. */
+function withOverlap(previous: string, body: string, ask: ChunkAsk): string {
+  for (let n = ask.overlap; n > 0; n--) {
+    const text = tailOfTokens(previous, n) + body;
+    if (countTokens(text) <= ask.tokens) return text;
+  }
+  return body;
+}

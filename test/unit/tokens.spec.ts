@@ -1,0 +1,121 @@
+import { encode } from 'gpt-tokenizer/cjs/encoding/o200k_base';
+import { countTokens, cutToTokens, tailOfTokens, TOKENIZER } from '../../src/common/tokens';
+import { chunksOf } from '../../src/pages/chunks';
+
+/** The library's own count, special-token spellings read as text. */
+const theirs = (s: string) => encode(s, { disallowedSpecial: new Set() }).length;
+
+const MIXED = 'héllo wörld — 日本語のテキスト, ελληνικά και 😀 emoji.\n\n| a | b |\n|---|---|\n';
+
+describe('tokens: o200k_base counts and cuts', () => {
+  it("counts as the library does, a special token's spelling as text, and names its encoding", () => {
+    expect(TOKENIZER).toBe('o200k_base');
+    for (const s of ['', 'a', MIXED, MIXED.repeat(50), 'say <|endoftext|> then <|im_start|>'])
+      expect(countTokens(s)).toBe(theirs(s));
+  });
+
+  it('a cut keeps at most the tokens asked, is a prefix, and never halves a character', () => {
+    const text = MIXED.repeat(40);
+    for (const max of [1, 2, 3, 7, 50, 333]) {
+      const cut = cutToTokens(text, max);
+      expect(cut.truncated).toBe(true);
+      expect(cut.tokens).toBeLessThanOrEqual(max);
+      expect(cut.tokens).toBe(theirs(cut.text));
+      expect(text.startsWith(cut.text)).toBe(true);
+      expect(cut.text).not.toMatch(/\uFFFD|[\uD800-\uDBFF]$/);
+      // Within a few tokens of the bound: a cut is not far shorter than asked.
+      expect(cut.tokens).toBeGreaterThanOrEqual(max - 3);
+    }
+    expect(cutToTokens('short', 10)).toEqual({ text: 'short', tokens: 1, truncated: false });
+  });
+
+  it("a tail is the text's end in at most about n tokens, whole characters", () => {
+    const text = MIXED.repeat(3);
+    const tail = tailOfTokens(text, 5);
+    expect(text.endsWith(tail)).toBe(true);
+    expect(tail.length).toBeGreaterThan(0);
+    expect(theirs(tail)).toBeLessThanOrEqual(6);
+    expect(tailOfTokens('abc', 10)).toBe('abc');
+    expect(tailOfTokens('abc', 0)).toBe('');
+  });
+});
+
+/** A page of three heading levels with sections long enough to be split. */
+function docsPage(): string {
+  const para = (k: number) => `Paragraph ${k} says something about the section it is in, at some length.\n\n`;
+  const body = (n: number) => Array.from({ length: n }, (_, k) => para(k)).join('');
+  return (
+    'Lead text before any heading.\n\n' +
+    `# Guide\n\n${body(2)}` +
+    `## Install\n\n${body(60)}` +
+    '### On Linux\n\n```sh\n# not a heading: inside a fence\napt-get install sift\n\n```\n\n' +
+    `### On macOS #\n\n${body(3)}` +
+    `## Use\n\nOne ${'very '.repeat(900)}long line.\n`
+  );
+}
+
+describe('chunks: the markdown in pieces by heading', () => {
+  it('each at most chunk_tokens, joined the whole markdown, with the right heading paths', () => {
+    const md = docsPage();
+    const chunks = chunksOf(md, { tokens: 200, overlap: 0 });
+    expect(chunks.map((c) => c.text).join('')).toBe(md);
+    for (const c of chunks) {
+      expect(c.tokens).toBe(theirs(c.text));
+      expect(c.tokens).toBeLessThanOrEqual(200);
+    }
+    const paths = [...new Set(chunks.map((c) => c.heading_path.join(' > ')))];
+    expect(paths).toEqual([
+      '',
+      'Guide',
+      'Guide > Install',
+      'Guide > Install > On Linux',
+      'Guide > Install > On macOS',
+      'Guide > Use',
+    ]);
+    // The fenced "# …" line stays in its section; a long section is several pieces.
+    expect(chunks.find((c) => c.text.includes('not a heading'))!.heading_path).toEqual([
+      'Guide',
+      'Install',
+      'On Linux',
+    ]);
+    expect(chunks.filter((c) => c.heading_path.join() === 'Guide,Install').length).toBeGreaterThan(3);
+    expect(chunks.filter((c) => c.heading_path.join() === 'Guide,Use').length).toBeGreaterThan(3);
+  });
+
+  it('ids are the same for the same page, distinct within it, and follow the text', () => {
+    const md = docsPage();
+    const a = chunksOf(md, { tokens: 200, overlap: 0 });
+    const b = chunksOf(md, { tokens: 200, overlap: 0 });
+    expect(b.map((c) => c.id)).toEqual(a.map((c) => c.id));
+    expect(new Set(a.map((c) => c.id)).size).toBe(a.length);
+    // A change in one section leaves the other sections' ids as they were.
+    const changed = chunksOf(md.replace('Lead text', 'Other lead text'), { tokens: 200, overlap: 0 });
+    expect(changed[0].id).not.toBe(a[0].id);
+    expect(changed.slice(1).map((c) => c.id)).toEqual(a.slice(1).map((c) => c.id));
+    // Repeated text under the same headings still gets distinct ids.
+    const twice = chunksOf('# X\n\n' + 'same\n\n'.repeat(400), { tokens: 50, overlap: 0 });
+    expect(new Set(twice.map((c) => c.id)).size).toBe(twice.length);
+  });
+
+  it('with overlap a piece begins with the end of the one before in its section, still within chunk_tokens', () => {
+    const md = docsPage();
+    const chunks = chunksOf(md, { tokens: 200, overlap: 40 });
+    const install = chunks.filter((c) => c.heading_path.join() === 'Guide,Install');
+    for (const c of chunks) expect(c.tokens).toBeLessThanOrEqual(200);
+    for (let i = 1; i < install.length; i++) {
+      const prev = install[i - 1].text;
+      // Some text from the end of the piece before begins this one.
+      const shared = [...Array(prev.length).keys()].find((k) => install[i].text.startsWith(prev.slice(k)));
+      expect(shared).toBeDefined();
+      expect(prev.length - shared!).toBeGreaterThan(20);
+    }
+    // The first piece of each section has nothing before it.
+    expect(chunks.find((c) => c.heading_path.join() === 'Guide,Use')!.text.startsWith('## Use')).toBe(true);
+  });
+
+  it('an empty page has no pieces; a page without headings has them under []', () => {
+    expect(chunksOf('', { tokens: 512, overlap: 0 })).toEqual([]);
+    const plain = chunksOf('just text\n', { tokens: 512, overlap: 0 });
+    expect(plain).toEqual([{ id: expect.any(String), heading_path: [], text: 'just text\n', tokens: 3 }]);
+  });
+});
