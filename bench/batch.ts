@@ -46,7 +46,7 @@ server.keepAliveTimeout = 60000;
 server.listen(0, '127.0.0.1', () => process.stdout.write(String(server.address().port) + '\\n'));
 `;
 
-async function startServer(): Promise<{ origin: string; child: ChildProcess }> {
+export async function startServer(): Promise<{ origin: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['-e', SERVER], { stdio: ['ignore', 'pipe', 'inherit'] });
   const port = await new Promise<string>((resolve) =>
     child.stdout!.once('data', (d) => resolve(String(d).trim())),
@@ -75,7 +75,7 @@ async function plainScript(urls: string[]): Promise<void> {
 const WORKERS = Number(process.env.SIFT_EXTRACT_WORKERS ?? defaultExtractWorkers());
 
 /** CPU seconds of each thread of a process (every thread is named "node": told apart by tid). */
-function threadCpu(pid: number): Map<string, number> {
+export function threadCpu(pid: number): Map<string, number> {
   const out = new Map<string, number>();
   for (const tid of fs.readdirSync(`/proc/${pid}/task`)) {
     try {
@@ -103,16 +103,17 @@ function byKind(pid: number, before: Map<string, number>, after: Map<string, num
   return { main, 'extraction workers': workers, 'GC and other helpers': helpers } as Record<string, number>;
 }
 
-async function runJob(
+export async function runJob(
   siftUrl: string,
   H: Record<string, string>,
   urls: string[],
+  options?: Record<string, unknown>,
 ): Promise<{ seconds: number; status: string }> {
   const t = performance.now();
   const sub = await request(`${siftUrl}/v1/batch`, {
     method: 'POST',
     headers: H,
-    body: JSON.stringify({ targets: urls.map((url) => ({ url })) }),
+    body: JSON.stringify({ targets: urls.map((url) => ({ url })), ...(options ? { options } : {}) }),
   });
   const job = (await sub.body.json()) as { id: string };
   let view = { status: 'queued' };
@@ -126,7 +127,7 @@ async function runJob(
 }
 
 /** CPU seconds a process has used, all its threads (utime + stime). */
-function cpuS(pid: number): number {
+export function cpuS(pid: number): number {
   const f = fs.readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
   return (Number(f[11]) + Number(f[12])) / 100;
 }

@@ -21,6 +21,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   reach: () => import('./reach').then((m) => m.benchReach()),
   monitor: () => import('./monitor').then((m) => m.benchMonitor()),
   scheduler: () => import('./scheduler').then((m) => m.benchScheduler()),
+  tokens: () => import('./tokens').then((m) => m.benchTokens()),
 };
 
 async function main(): Promise<void> {

@@ -8,6 +8,7 @@ export const FETCH_FLAGS = {
   formats: { type: 'string' },
   'timeout-ms': { type: 'string' },
   'max-bytes': { type: 'string' },
+  tokens: { type: 'boolean' },
   'max-tokens': { type: 'string' },
   'chunk-tokens': { type: 'string' },
   'chunk-overlap': { type: 'string' },
@@ -37,6 +38,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
                                          fetch prints the whole envelope as JSON then
   --timeout-ms N                         time allowed for the fetch (1-120000)
   --max-bytes N                          cap on the bytes of content (the class cap applies when lower)
+  --tokens                               count the tokens (o200k_base) of content (in --json's metadata)
   --max-tokens N                         cap on the tokens (o200k_base) of content
   --chunk-tokens N                       with --formats chunks: at most N tokens a piece (64-8192, default 512)
   --chunk-overlap N                      with chunks: each piece begins with N tokens of the one before
@@ -66,6 +68,7 @@ type FetchFlagValues = {
   formats?: string;
   'timeout-ms'?: string;
   'max-bytes'?: string;
+  tokens?: boolean;
   'max-tokens'?: string;
   'chunk-tokens'?: string;
   'chunk-overlap'?: string;
@@ -95,6 +98,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     formats: v.formats?.split(',').map((f) => f.trim()),
     timeout_ms: int('timeout-ms', v['timeout-ms'], 1),
     max_bytes: int('max-bytes', v['max-bytes'], 1),
+    tokens: v.tokens || undefined,
     max_tokens: int('max-tokens', v['max-tokens'], 1),
     chunk_tokens: int('chunk-tokens', v['chunk-tokens'], 1),
     chunk_overlap: int('chunk-overlap', v['chunk-overlap']),
@@ -125,6 +129,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   formats: '--formats',
   timeout_ms: '--timeout-ms',
   max_bytes: '--max-bytes',
+  tokens: '--tokens',
   max_tokens: '--max-tokens',
   chunk_tokens: '--chunk-tokens',
   chunk_overlap: '--chunk-overlap',

@@ -56,9 +56,14 @@ export class FetchOptionsDto {
   @Min(1)
   max_bytes?: number;
 
+  /** true: `metadata.tokens` is the content's tokens (o200k_base), `metadata.tokenizer` its encoding. */
+  @IsOptional()
+  @IsBoolean()
+  tokens?: boolean;
+
   /**
    * Cap on the tokens (o200k_base) of `content` and the texts of `formats`, shared as `max_bytes`
-   * is; both caps hold, and `truncated` says either cut.
+   * is; both caps hold, and `truncated` says either cut. Counts the tokens as `tokens` does.
    */
   @IsOptional()
   @IsInt()

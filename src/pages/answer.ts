@@ -37,6 +37,8 @@ export interface Asked {
   raw: boolean;
   /** The page against the caller's previous fetch ("changes" in `formats`; see changes.ts). */
   changes: boolean;
+  /** `metadata.tokens`: asked by `tokens`, `max_tokens` or "chunks" (the count costs CPU). */
+  tokens: boolean;
   /** At most this many tokens of text, shared like the byte cap. */
   maxTokens?: number;
   /** How "chunks" are cut, when asked. */
@@ -47,6 +49,7 @@ export function askedOf(p: {
   format?: Format;
   formats?: AskedFormat[];
   links?: boolean;
+  tokens?: boolean;
   max_tokens?: number;
   chunk_tokens?: number;
   chunk_overlap?: number;
@@ -58,6 +61,7 @@ export function askedOf(p: {
     links: p.links === true || (p.formats?.includes('links') ?? false),
     raw: p.formats?.includes('raw_html') ?? false,
     changes: p.formats?.includes('changes') ?? false,
+    tokens: p.tokens === true || p.max_tokens !== undefined || (formats?.includes('chunks') ?? false),
     ...(p.max_tokens !== undefined ? { maxTokens: p.max_tokens } : {}),
     ...(formats?.includes('chunks')
       ? { chunks: { tokens: p.chunk_tokens ?? DEFAULT_CHUNK_TOKENS, overlap: p.chunk_overlap ?? 0 } }
@@ -135,7 +139,8 @@ export function shares(sizes: number[], cap: number): number[] {
 /**
  * The envelope: `content` (with `format`) and each text of `formats` share the caps, fairly (see
  * shares): first `max_tokens`, then the bytes; the links fill what they leave, in document order.
- * `metadata.tokens` counts the first text sent (`content`, or with `formats` alone their first).
+ * `metadata.tokens`, when asked, counts the first text sent (`content`, or with `formats` alone
+ * their first).
  */
 export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: number): FetchEnvelope {
   const formats = asked.formats ?? [];
@@ -164,8 +169,9 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     acts?.cut === true;
   const first = asked.content ? cuts[0] : undefined;
   const offset = asked.content ? 1 : 0;
-  const tokens =
-    cuts.length === 0
+  const tokens = !asked.tokens
+    ? undefined
+    : cuts.length === 0
       ? 0
       : (cuts[0].tokens ?? (cuts[0].truncated ? countTokens(cuts[0].text) : parts[0].tokens()));
   return {
@@ -186,7 +192,10 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     ...(page.meta.browser ? { render: page.meta.browser } : {}),
     ...(shotFits ? { screenshot: shot } : {}),
     ...(acts ? { actions: acts.results } : {}),
-    metadata: { ...(page.meta.metadata ?? NO_METADATA), tokens, tokenizer: TOKENIZER },
+    metadata:
+      tokens === undefined
+        ? (page.meta.metadata ?? NO_METADATA)
+        : { ...(page.meta.metadata ?? NO_METADATA), tokens, tokenizer: TOKENIZER },
     ...(asked.formats
       ? {
           formats: Object.fromEntries(

@@ -29,6 +29,11 @@ export const DEFAULT_CHUNK_TOKENS = 512;
 const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?\n?$/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
+interface Piece {
+  text: string;
+  tokens: number;
+}
+
 interface Section {
   path: string[];
   /** Its blocks: each a run of lines with the blank lines after it (a fenced block whole). */
@@ -40,9 +45,9 @@ export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
   const seen = new Map<string, number>();
   for (const s of sectionsOf(markdown)) {
     let previous: string | undefined;
-    for (const body of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0))) {
-      const text = previous === undefined ? body : withOverlap(previous, body, ask);
-      previous = body;
+    for (const piece of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0))) {
+      const { text, tokens } = previous === undefined ? piece : withOverlap(previous, piece, ask);
+      previous = piece.text;
       const digest = createHash('sha256')
         .update(JSON.stringify([s.path, text]))
         .digest('hex')
@@ -53,7 +58,7 @@ export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
         id: n === 1 ? digest : `${digest}-${n}`,
         heading_path: s.path,
         text,
-        tokens: countTokens(text),
+        tokens,
       });
     }
   }
@@ -106,16 +111,17 @@ function sectionsOf(markdown: string): Section[] {
  * Blocks packed in order into texts of at most `limit` tokens: a block over the limit alone is
  * split at its line ends, and a line over it between tokens.
  */
-function pack(blocks: string[], limit: number): string[] {
-  const out: string[] = [];
+function pack(blocks: string[], limit: number): Piece[] {
+  const out: Piece[] = [];
   let units: { text: string; tokens: number }[] = [];
   let sum = 0;
   const flush = () => {
     // Tokens are counted a block at a time: joined, two blocks may read a token differently.
     while (units.length > 0) {
       const text = units.map((u) => u.text).join('');
-      if (units.length === 1 || countTokens(text) <= limit) {
-        out.push(text);
+      const tokens = units.length === 1 ? units[0].tokens : countTokens(text);
+      if (units.length === 1 || tokens <= limit) {
+        out.push({ text, tokens });
         units = [];
         sum = 0;
         return;
@@ -140,7 +146,11 @@ function pack(blocks: string[], limit: number): string[] {
     for (const line of block.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
       let rest = line;
       while (rest) {
-        const cut = cutToTokens(rest, limit);
+        // A window of the line, so that a long one is not read again whole for each piece (a
+        // token is rarely over 16 characters; a window read in fewer tokens is a piece whole).
+        let window = Math.min(rest.length, limit * 8);
+        if (window < rest.length && /[\uD800-\uDBFF]/.test(rest[window - 1])) window--;
+        const cut = cutToTokens(rest.slice(0, window), limit);
         // One character over the limit alone still makes a piece.
         const text = cut.text || String.fromCodePoint(rest.codePointAt(0)!);
         add(text, cut.text ? cut.tokens : countTokens(text));
@@ -153,10 +163,11 @@ function pack(blocks: string[], limit: number): string[] {
 }
 
 /** `body` after the end of the piece before it, in at most `ask.tokens` tokens together. */
-function withOverlap(previous: string, body: string, ask: ChunkAsk): string {
+function withOverlap(previous: string, body: Piece, ask: ChunkAsk): Piece {
   for (let n = ask.overlap; n > 0; n--) {
-    const text = tailOfTokens(previous, n) + body;
-    if (countTokens(text) <= ask.tokens) return text;
+    const text = tailOfTokens(previous, n) + body.text;
+    const tokens = countTokens(text);
+    if (tokens <= ask.tokens) return { text, tokens };
   }
   return body;
 }

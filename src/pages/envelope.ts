@@ -20,14 +20,14 @@ export class PageMetadata implements Metadata {
     example: 12,
   })
   pages?: number;
-  @ApiProperty({
+  @ApiPropertyOptional({
     description:
-      "Tokens of `content` as sent (with `formats` alone, of their first text), in `tokenizer`'s encoding.",
+      'With `tokens: true`, `max_tokens` or "chunks": the tokens of `content` as sent (with `formats` alone, of their first text), in `tokenizer`\'s encoding.',
     example: 9,
   })
-  tokens: number;
-  @ApiProperty({ description: 'The encoding `tokens` counts in.', example: 'o200k_base' })
-  tokenizer: string;
+  tokens?: number;
+  @ApiPropertyOptional({ description: 'The encoding `tokens` counts in.', example: 'o200k_base' })
+  tokenizer?: string;
 }
 
 @ApiSchema({ name: 'LinkDto' })

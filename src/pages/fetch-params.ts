@@ -16,6 +16,8 @@ export interface FetchParams {
   formats?: AskedFormat[];
   timeout_ms?: number;
   max_bytes?: number;
+  /** `metadata.tokens`: the content's tokens. */
+  tokens?: boolean;
   /** Cap on the tokens of the texts sent, shared as max_bytes is. */
   max_tokens?: number;
   /** With "chunks" in `formats`: tokens a piece, and of the piece before that begin the next. */

@@ -60,16 +60,18 @@ describe.each(BACKENDS)('tokens and chunks on %s', (backend) => {
     await pg?.drop();
   });
 
-  it("every envelope counts its content's tokens as the library does, and names the encoding", async () => {
-    const whole = await fetchIt({ url: fx.url('/long') });
+  it("tokens: true counts the content's tokens as the library does and names the encoding; unasked, nothing is counted", async () => {
+    const plain = await fetchIt({ url: fx.url('/long') });
+    expect([plain.metadata.tokens, plain.metadata.tokenizer]).toEqual([undefined, undefined]);
+    const whole = await fetchIt({ url: fx.url('/long'), tokens: true });
     expect(whole.metadata.tokenizer).toBe('o200k_base');
     expect(whole.metadata.tokens).toBe(theirs(whole.content));
     expect(whole.metadata.tokens).toBeGreaterThan(20_000);
-    expect(whole.truncated).toBe(false);
+    expect([whole.truncated, whole.content]).toEqual([false, plain.content]);
     // From the cache, in another format; a JSON page as served.
-    const text = await fetchIt({ url: fx.url('/long'), format: 'text' });
+    const text = await fetchIt({ url: fx.url('/long'), format: 'text', tokens: true });
     expect([text.cached, text.metadata.tokens]).toEqual([true, theirs(text.content)]);
-    const json = await fetchIt({ url: fx.url('/data.json'), format: 'text' });
+    const json = await fetchIt({ url: fx.url('/data.json'), format: 'text', tokens: true });
     expect(json.metadata.tokens).toBe(theirs(json.content));
   });
 
@@ -79,7 +81,7 @@ describe.each(BACKENDS)('tokens and chunks on %s', (backend) => {
     expect(cut.metadata.tokens).toBe(theirs(cut.content));
     expect(cut.metadata.tokens).toBeLessThanOrEqual(1000);
     expect(cut.metadata.tokens).toBeGreaterThan(990);
-    const whole = await fetchIt({ url: fx.url('/long') });
+    const whole = await fetchIt({ url: fx.url('/long'), tokens: true });
     expect(whole.content.startsWith(cut.content)).toBe(true);
     expect(cut.digest).not.toBe(whole.digest);
     // Shared between content and the texts of formats, as bytes are.
@@ -98,7 +100,11 @@ describe.each(BACKENDS)('tokens and chunks on %s', (backend) => {
     expect([bytes.truncated, bytes.metadata.tokens]).toEqual([true, theirs(bytes.content)]);
     // A cap that cuts nothing.
     const roomy = await fetchIt({ url: fx.url('/long'), max_tokens: 100_000 });
-    expect([roomy.truncated, roomy.content]).toEqual([false, whole.content]);
+    expect([roomy.truncated, roomy.content, roomy.metadata.tokens]).toEqual([
+      false,
+      whole.content,
+      whole.metadata.tokens,
+    ]);
   });
 
   it('chunks: at most chunk_tokens each, joined the markdown, heading paths of three levels, ids that hold', async () => {
@@ -172,6 +178,7 @@ describe.each(BACKENDS)('tokens and chunks on %s', (backend) => {
       [{ chunk_overlap: 300 }, 'chunk_overlap'],
       [{ chunk_tokens: 100, chunk_overlap: 51 }, 'chunk_overlap'],
       [{ chunk_overlap: -1 }, 'chunk_overlap'],
+      [{ tokens: 'yes' }, 'tokens'],
     ] as const) {
       const r = await http()
         .post('/v1/fetch')

@@ -113,6 +113,14 @@ describe('chunks: the markdown in pieces by heading', () => {
     expect(chunks.find((c) => c.heading_path.join() === 'Guide,Use')!.text.startsWith('## Use')).toBe(true);
   });
 
+  it('a line of 500 KB is cut into pieces without reading it again whole for each', () => {
+    const line = 'word🦊 and 12345 more, '.repeat(22_000);
+    const chunks = chunksOf(line, { tokens: 64, overlap: 0 });
+    expect(chunks.map((c) => c.text).join('')).toBe(line);
+    expect(Math.max(...chunks.map((c) => c.tokens))).toBeLessThanOrEqual(64);
+    expect(chunks.every((c) => !/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/.test(c.text))).toBe(true);
+  });
+
   it('an empty page has no pieces; a page without headings has them under []', () => {
     expect(chunksOf('', { tokens: 512, overlap: 0 })).toEqual([]);
     const plain = chunksOf('just text\n', { tokens: 512, overlap: 0 });
