@@ -14,9 +14,11 @@ const job = (id: string) => `/v1/batch/${encodeURIComponent(id)}`;
  */
 export function httpPort(call: RestCall): SiftPort {
   return {
-    fetchPage: async (body, offset, maxChars) => {
-      const envelope = (await call('POST', '/v1/fetch', body)) as { content: string };
-      return JSON.stringify(pageOfContent(envelope, offset, maxChars));
+    fetchPage: async (body, offset, maxChars, maxTokens) => {
+      const envelope = (await call('POST', '/v1/fetch', body)) as Record<string, unknown> & {
+        content: string;
+      };
+      return pageOfContent(envelope, offset, maxChars, maxTokens);
     },
     batchSubmit: (body) => call('POST', '/v1/batch', body),
     batchStatus: (id) => call('GET', job(id)),

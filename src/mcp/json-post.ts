@@ -13,21 +13,23 @@ const MAX_BATCH = 100;
 
 /**
  * Tool texts as JSON string literals: a cached page's text is the same string each time it is
- * asked for (PageService.fetchWritten), and escaping it again is most of writing its answer.
+ * asked for, and escaping it again is much of writing its answer.
  */
 const literals = new SizedLru<string>(16 * 1024 * 1024, (l) => l.length * 2);
 
 /** A JSON-RPC message as JSON; a tool's single text answer with its text's literal kept. */
 export function encodeMessage(body: unknown): string {
   const m = body as { id?: unknown; result?: { content?: unknown; isError?: unknown } };
-  const content = m?.result?.content as { type?: unknown; text?: unknown }[] | undefined;
-  const only = Object.keys(m?.result ?? {}).length === 1 && content?.length === 1 ? content[0] : undefined;
+  const { content, ...others } = (m?.result ?? {}) as { content?: { type?: unknown; text?: unknown }[] };
+  const only = content?.length === 1 ? content[0] : undefined;
   const text = only?.type === 'text' && Object.keys(only).length === 2 ? only.text : undefined;
   if (typeof text !== 'string' || text.length < 4096) return JSON.stringify(body);
   let literal = literals.get(text);
   if (literal === undefined) literals.set(text, (literal = JSON.stringify(text)));
   const rest = JSON.stringify({ ...m, result: undefined }).slice(1, -1);
-  return `{${rest}${rest ? ',' : ''}"result":{"content":[{"type":"text","text":${literal}}]}}`;
+  // The result's other fields (structuredContent) as they are.
+  const more = JSON.stringify(others).slice(1, -1);
+  return `{${rest}${rest ? ',' : ''}"result":{"content":[{"type":"text","text":${literal}}]${more ? `,${more}` : ''}}}`;
 }
 
 /**

@@ -12,6 +12,7 @@ import { MapService } from '../crawl';
 import type { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
 import type { Caller } from '../pages/caller-policy';
+import type { FetchEnvelope } from '../pages/envelope';
 import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './tools';
 
 /** The services an in-process port calls. */
@@ -44,15 +45,17 @@ async function admitted<T>(s: SiftServices, caller: Caller, work: () => Promise<
  */
 export function servicePort(s: SiftServices, caller: Caller, signal?: () => AbortSignal): SiftPort {
   return {
-    // A cache hit asked again for the same page of content is answered with the text written the
-    // first time (PageService.fetchWritten).
-    async fetchPage(body: Body, offset: number, maxChars: number) {
+    async fetchPage(body: Body, offset: number, maxChars: number, maxTokens?: number) {
       const req = await commandOf(FetchRequestDto, body);
-      return admitted(s, caller, () =>
-        s.pages.fetchWritten(caller, req, signal, `mcp ${offset} ${maxChars}`, (e) =>
-          JSON.stringify(pageOfContent(e, offset, maxChars)),
-        ),
-      );
+      return admitted(s, caller, async () => {
+        const { envelope } = await s.pages.fetchDetailed(caller, req, signal);
+        return pageOfContent(
+          envelope as FetchEnvelope & Record<string, unknown>,
+          offset,
+          maxChars,
+          maxTokens,
+        );
+      });
     },
     async batchSubmit(body: Body) {
       const { job } = await s.batch.submit(caller, await commandOf(BatchSubmitDto, body));

@@ -97,6 +97,13 @@ export const fetchShape = {
     .max(1_000_000)
     .optional()
     .describe(`At most this many characters of content (default ${DEFAULT_MAX_CHARS}).`),
+  max_tokens: z
+    .number()
+    .int()
+    .min(100)
+    .max(1_000_000)
+    .optional()
+    .describe('At most this many tokens (o200k_base) of content, within max_chars.'),
   offset: z
     .number()
     .int()
@@ -183,10 +190,11 @@ function optionsOf(a: Partial<Record<keyof typeof pageOptions, unknown>>): Body 
 }
 
 /** The body of POST /v1/fetch (max_chars and offset are the tool's own). */
-export function fetchBody(a: Omit<Args<typeof fetchShape>, 'max_chars' | 'offset'>): Body {
+export function fetchBody(a: Omit<Args<typeof fetchShape>, 'max_chars' | 'max_tokens' | 'offset'>): Body {
   const { changes, ...rest } = a;
-  // The content stays in `format`; the changes come beside it.
-  return strip(changes ? { ...rest, format: rest.format ?? 'markdown', formats: ['changes'] } : rest);
+  // The content stays in `format`; the changes come beside it. An agent is told the tokens.
+  const body = { ...rest, tokens: true };
+  return strip(changes ? { ...body, format: rest.format ?? 'markdown', formats: ['changes'] } : body);
 }
 
 /** The body of POST /v1/monitors. */

@@ -3,6 +3,7 @@
 // server code: the command line's stdio server loads it too.
 import type { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { z } from 'zod';
+import { boundResults, OUTPUTS, type ContentPage, type ResultsPage } from './content-pages';
 import {
   batchBody,
   batchShape,
@@ -23,6 +24,14 @@ import {
 } from './tool-args';
 
 export { DEFAULT_MAX_CHARS, RESULTS_MAX_LIMIT, type Body } from './tool-args';
+export {
+  boundResults,
+  pageOfContent,
+  RESULTS_MAX_CHARS,
+  sliceEnd,
+  type ContentPage,
+  type ResultsPage,
+} from './content-pages';
 
 /**
  * What the tools ask of sift; each answer is plain JSON. A tool hands its arguments on as the body
@@ -30,8 +39,8 @@ export { DEFAULT_MAX_CHARS, RESULTS_MAX_LIMIT, type Body } from './tool-args';
  * in process or by calling the route.
  */
 export interface SiftPort {
-  /** The page's envelope as JSON text, its content cut to one page (see pageOfContent). */
-  fetchPage(body: Body, offset: number, maxChars: number): Promise<string>;
+  /** The page's envelope, its content cut to one page (see pageOfContent). */
+  fetchPage(body: Body, offset: number, maxChars: number, maxTokens?: number): Promise<ContentPage>;
   batchSubmit(body: Body): Promise<unknown>;
   batchStatus(id: string): Promise<unknown>;
   batchResults(id: string, cursor: number, limit: number): Promise<ResultsPage>;
@@ -42,14 +51,6 @@ export interface SiftPort {
   monitorList(): Promise<unknown>;
   monitorRuns(id: string): Promise<unknown>;
 }
-
-export interface ResultsPage {
-  results: ({ idx: number; result?: { content?: string } | null } & Record<string, unknown>)[];
-  next: number | null;
-}
-
-/** A batch_results answer stays under about this much JSON (agent clients cap a result at 25k tokens). */
-export const RESULTS_MAX_CHARS = 80_000;
 
 /**
  * Each tool's arguments as one object schema, made once for every server: the SDK would make one
@@ -68,9 +69,11 @@ const INPUTS = {
   none: z.object({}),
 };
 
-type ToolResult = { content: { type: 'text'; text: string }[]; isError?: boolean };
-
-const textResult = (text: string): ToolResult => ({ content: [{ type: 'text', text }] });
+type ToolResult = {
+  content: { type: 'text'; text: string }[];
+  structuredContent?: Record<string, unknown>;
+  isError?: boolean;
+};
 
 /**
  * A sift error (SiftError, or the REST API's error envelope) as the tool's answer: `isError` and
@@ -107,57 +110,6 @@ function isSiftError(e: unknown): e is { code: string; message: string; hint: st
   return typeof f?.code === 'string' && typeof f?.message === 'string' && typeof f?.hint === 'string';
 }
 
-/** Where a slice of at most `max` characters from `offset` ends, never between a surrogate pair. */
-export function sliceEnd(s: string, offset: number, max: number): number {
-  let end = Math.min(s.length, offset + max);
-  if (end < s.length && end > offset + 1) {
-    const c = s.charCodeAt(end - 1);
-    if (c >= 0xd800 && c <= 0xdbff) end--;
-  }
-  return end;
-}
-
-/** The envelope with its content cut to one page: `offset`, `total_chars` and `next_offset` (null at the end). */
-export function pageOfContent<T extends { content: string }>(env: T, offset: number, max: number) {
-  const total = env.content.length;
-  const from = Math.min(offset, total);
-  const end = sliceEnd(env.content, from, max);
-  return {
-    ...env,
-    content: env.content.slice(from, end),
-    offset: from,
-    total_chars: total,
-    next_offset: end < total ? end : null,
-  };
-}
-
-/**
- * A results page held under RESULTS_MAX_CHARS of JSON: results after the budget wait for `next`;
- * a first result larger than the budget alone has its content cut (`content_truncated`), and the
- * fetch tool pages it whole.
- */
-export function boundResults(page: ResultsPage, max = RESULTS_MAX_CHARS): ResultsPage {
-  const kept: ResultsPage['results'] = [];
-  let total = 0;
-  for (const r of page.results) {
-    const size = JSON.stringify(r).length;
-    if (kept.length > 0 && total + size > max) {
-      return { results: kept, next: kept[kept.length - 1].idx };
-    }
-    if (size > max && r.result && typeof r.result.content === 'string') {
-      const room = Math.max(0, r.result.content.length - (size - max) - 200);
-      const end = sliceEnd(r.result.content, 0, room);
-      kept.push({
-        ...r,
-        result: { ...r.result, content: r.result.content.slice(0, end) },
-        content_truncated: true,
-      });
-    } else kept.push(r);
-    total += size;
-  }
-  return { results: kept, next: page.next };
-}
-
 const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 
@@ -171,14 +123,16 @@ export function registerTools(
   portOf: () => SiftPort,
   onFault?: (err: unknown) => void,
 ): void {
+  // The answer in structuredContent (each tool's outputSchema says its shape), and as text: the
+  // content itself for fetch, the JSON for the others (clients that read no structuredContent).
   const run = async (
     tool: string,
     work: (port: SiftPort) => Promise<unknown>,
-    asText = false,
+    text: (out: Record<string, unknown>) => string = (out) => JSON.stringify(out),
   ): Promise<ToolResult> => {
     try {
-      const out = await work(portOf());
-      return textResult(asText ? (out as string) : JSON.stringify(out));
+      const out = (await work(portOf())) as Record<string, unknown>;
+      return { content: [{ type: 'text', text: text(out) }], structuredContent: out };
     } catch (err) {
       return errorResult(err, onFault, TOOL_NAMES[tool]);
     }
@@ -187,15 +141,16 @@ export function registerTools(
     'fetch',
     {
       description:
-        'Fetch one URL and return its main content (markdown by default). Long content comes a page of max_chars at a time: call again with offset = next_offset until next_offset is null.',
+        'Fetch one URL and return its main content (markdown by default) as the text, the rest of the page (title, status, verdict, metadata with its tokens) beside it. Long content comes a page of max_chars (or max_tokens) at a time: call again with offset = next_offset until next_offset is null.',
       inputSchema: INPUTS.fetch,
+      outputSchema: OUTPUTS.fetch,
       annotations: { title: 'Fetch a page', ...READ },
     },
-    ({ max_chars, offset, ...args }) =>
+    ({ max_chars, max_tokens, offset, ...args }) =>
       run(
         'fetch',
-        (port) => port.fetchPage(fetchBody(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS),
-        true,
+        (port) => port.fetchPage(fetchBody(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS, max_tokens),
+        (page) => page.content as string,
       ),
   );
   server.registerTool(
@@ -204,6 +159,7 @@ export function registerTools(
       description:
         'Start a job that fetches many URLs; returns the job (its id). Read it with batch_status and batch_results.',
       inputSchema: INPUTS.batch,
+      outputSchema: OUTPUTS.job,
       annotations: { title: 'Submit a batch', ...WRITE },
     },
     (args) => run('batch_submit', (port) => port.batchSubmit(batchBody(args))),
@@ -213,6 +169,7 @@ export function registerTools(
     {
       description: "A batch's or a crawl's status and counts.",
       inputSchema: INPUTS.id,
+      outputSchema: OUTPUTS.job,
       annotations: { title: 'Job status', ...READ, openWorldHint: false },
     },
     ({ id }) => run('batch_status', (port) => port.batchStatus(id)),
@@ -223,6 +180,7 @@ export function registerTools(
       description:
         "A job's results in order, a bounded page at a time: pass the answer's next as cursor until next is null.",
       inputSchema: INPUTS.results,
+      outputSchema: OUTPUTS.results,
       annotations: { title: 'Job results', ...READ, openWorldHint: false },
     },
     ({ id, cursor, limit }) =>
@@ -236,6 +194,7 @@ export function registerTools(
       description:
         'Start a job that reads a site from url, following its links and sitemaps within the limits; returns the job. Read it with batch_status and batch_results.',
       inputSchema: INPUTS.crawl,
+      outputSchema: OUTPUTS.job,
       annotations: { title: 'Crawl a site', ...WRITE },
     },
     (args) => run('crawl', (port) => port.crawl(crawlBody(args))),
@@ -245,6 +204,7 @@ export function registerTools(
     {
       description: "A site's URLs (the page's links and its sitemaps' entries) without reading the pages.",
       inputSchema: INPUTS.map,
+      outputSchema: OUTPUTS.map,
       annotations: { title: 'Map a site', ...READ },
     },
     (args) => run('map', (port) => port.map(mapBody(args))),
@@ -254,6 +214,7 @@ export function registerTools(
     {
       description: 'Stop a live batch or crawl; its unstarted targets never run.',
       inputSchema: INPUTS.id,
+      outputSchema: OUTPUTS.job,
       annotations: {
         title: 'Cancel a job',
         readOnlyHint: false,
@@ -269,6 +230,7 @@ export function registerTools(
       description:
         'Watch pages (urls) or a site (crawl_url) on a schedule: each run reads them again, asking the site whether they changed, and the pages that changed or went are reported (page.changed, page.removed) with a diff, to the webhook and in the run. Returns the monitor.',
       inputSchema: INPUTS.monitor,
+      outputSchema: OUTPUTS.monitor,
       annotations: { title: 'Create a monitor', ...WRITE },
     },
     (args) => run('monitor_create', (port) => port.monitorCreate(monitorBody(args))),
@@ -278,6 +240,7 @@ export function registerTools(
     {
       description: 'Your monitors: their schedules, next run, runs so far and last run.',
       inputSchema: INPUTS.none,
+      outputSchema: OUTPUTS.monitors,
       annotations: { title: 'List monitors', ...READ, openWorldHint: false },
     },
     () => run('monitor_list', (port) => port.monitorList()),
@@ -288,6 +251,7 @@ export function registerTools(
       description:
         "A monitor's last runs, newest first: each a job; read its results (each page's changes) with batch_results.",
       inputSchema: INPUTS.monitorId,
+      outputSchema: OUTPUTS.runs,
       annotations: { title: 'Monitor runs', ...READ, openWorldHint: false },
     },
     ({ id }) => run('monitor_runs', (port) => port.monitorRuns(id)),

@@ -17,7 +17,11 @@ const RESTRICTED = 'restricted-token-49-mcp';
 const SLOW_LOOKUP_MS = 1500;
 
 type Rpc = { jsonrpc: '2.0'; id: number; method: string; params: Record<string, unknown> };
-type Answer = { id: number; result?: { content: { text: string }[]; isError?: boolean }; error?: unknown };
+type Answer = {
+  id: number;
+  result?: { content: { text: string }[]; structuredContent?: object; isError?: boolean };
+  error?: unknown;
+};
 
 describe('MCP answers only to its own request', () => {
   let t: TestApp;
@@ -80,7 +84,11 @@ describe('MCP answers only to its own request', () => {
     const text = await r.text();
     return { status: r.status, body: text ? (JSON.parse(text) as Answer | Answer[]) : undefined };
   };
-  const toolText = (a: Answer) => a.result?.content[0]?.text ?? '';
+  // The whole answer: its structuredContent (a fetch's text is its content alone), or an error's text.
+  const toolText = (a: Answer) =>
+    a.result?.structuredContent
+      ? JSON.stringify(a.result.structuredContent)
+      : (a.result?.content[0]?.text ?? '');
 
   it('a POST that repeats an id is refused; no call of it answers the next POST of anyone', async () => {
     const repeated = await post(RESTRICTED, [

@@ -156,7 +156,8 @@ describe('MCP over Streamable HTTP: the POST rules, and servers lent again', () 
     return { status: r.status, body: text ? (JSON.parse(text) as Record<string, any>) : undefined };
   };
   const fetchCall = (id: number, url: string) => rpc('tools/call', id, { name: 'fetch', arguments: { url } });
-  const toolBody = (answer: Record<string, any>) => JSON.parse(answer.result.content[0].text);
+  const toolBody = (answer: Record<string, any>) =>
+    answer.result.isError ? JSON.parse(answer.result.content[0].text) : answer.result.structuredContent;
 
   beforeAll(async () => {
     fx = await site().start();

@@ -1,6 +1,8 @@
 // The MCP tools as an agent calls them, over any transport: the checks test/e2e/mcp.spec.ts runs
 // over Streamable HTTP and over stdio.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
+import { encode } from 'gpt-tokenizer/cjs/encoding/o200k_base';
 import { waitUntil } from './wait';
 import { articleHtml, Fixture, html, send } from './fixture';
 
@@ -17,12 +19,40 @@ const TOOLS = [
   'monitor_runs',
 ];
 
-type CallResult = { content: { type: string; text: string }[]; isError?: boolean };
+type CallResult = {
+  content: { type: string; text: string }[];
+  structuredContent?: Record<string, any>;
+  isError?: boolean;
+};
 
-/** A tool's answer, its one text content parsed as JSON. */
+/**
+ * A tool's answer: its structuredContent, whose text content is the same answer as JSON (fetch:
+ * the content itself, plain markdown); an error's, its one text content parsed as JSON.
+ */
 export async function call(c: Client, name: string, args: Record<string, unknown>) {
   const r = (await c.callTool({ name, arguments: args })) as CallResult;
-  return { isError: r.isError === true, body: JSON.parse(r.content[0].text) as Record<string, any> };
+  expect(r.content).toHaveLength(1);
+  if (r.isError) return { isError: true, body: JSON.parse(r.content[0].text) as Record<string, any> };
+  const body = r.structuredContent!;
+  expect(body).toEqual(expect.any(Object));
+  if (name === 'fetch') expect(r.content[0].text).toBe(body.content);
+  else expect(JSON.parse(r.content[0].text)).toEqual(body);
+  return { isError: false, body };
+}
+
+/** Each tool's structuredContent checked against its outputSchema as listed, by the SDK's own validator. */
+export async function outputsValidate(c: Client, calls: [string, Record<string, unknown>][]): Promise<void> {
+  const tools = (await c.listTools()).tools;
+  const ajv = new AjvJsonSchemaValidator();
+  for (const [name, args] of calls) {
+    const schema = tools.find((t) => t.name === name)!.outputSchema!;
+    expect([name, schema.type]).toEqual([name, 'object']);
+    const r = (await c.callTool({ name, arguments: args })) as CallResult;
+    const checked = ajv.getValidator(schema)(r.structuredContent);
+    expect([name, checked.valid, checked.errorMessage]).toEqual([name, true, undefined]);
+    // Something that is not the answer does not pass.
+    expect(ajv.getValidator(schema)({ nothing: 1 }).valid).toBe(false);
+  }
 }
 
 const HOME =
@@ -58,7 +88,9 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   const f = await call(c, 'fetch', { url: fx.url('/a') });
   expect(f.isError).toBe(false);
   expect(f.body.content).toContain('Paragraph 3 of the article');
+  expect(f.body.content.startsWith('{')).toBe(false);
   expect(f.body.next_offset).toBeNull();
+  expect(f.body.metadata.tokens).toBe(encode(f.body.content).length);
   // With changes: the content as before, and the page against this caller's previous fetch of it.
   const seen = [];
   for (let i = 0; i < 2; i++) {
@@ -108,6 +140,16 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   });
   expect(['cancelled', 'done', 'partial', 'cancelling']).toContain(x.body.status);
 
+  await outputsValidate(c, [
+    ['fetch', { url: fx.url('/a') }],
+    ['map', { url: fx.url('/'), sitemap: 'skip' }],
+    ['batch_status', { id: b.body.id }],
+    ['batch_results', { id: b.body.id }],
+    ['cancel', { id: cr.body.id }],
+    ['monitor_list', {}],
+    ['monitor_runs', { id: mon.body.id }],
+  ]);
+
   const missing = await call(c, 'batch_status', { id: 'no-such-job' });
   expect(missing).toEqual({
     isError: true,
@@ -133,6 +175,18 @@ export async function pagesJoin(c: Client, fx: Fixture): Promise<void> {
   expect(whole.length).toBe(total);
   expect(whole).toContain('Paragraph 17999 🦊');
   for (const p of parts) expect(/[\uD800-\uDBFF]$/.test(p)).toBe(false);
+
+  // By tokens: each page at most max_tokens (o200k_base), and they join to the same whole.
+  const byTokens: string[] = [];
+  offset = 0;
+  while (offset !== null && byTokens.length < 200) {
+    const { body } = await call(c, 'fetch', { url: fx.url('/big'), max_tokens: 120_000, offset });
+    expect(encode(body.content).length).toBeLessThanOrEqual(120_000);
+    byTokens.push(body.content);
+    offset = body.next_offset;
+  }
+  expect(byTokens.length).toBeGreaterThan(3);
+  expect(byTokens.join('')).toBe(whole);
 }
 
 /** A restricted token reaches no private address through any tool: a site of its own is never hit. */
