@@ -10,6 +10,7 @@ import * as m0008 from './0008-statement-counts';
 import * as m0009 from './0009-counts-planned-per-statement';
 import * as m0010 from './0010-browser-profiles';
 import * as m0011 from './0011-page-history-monitors';
+import * as m0012 from './0012-search-index';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -24,6 +25,7 @@ export const migrations: Record<string, Migration> = {
   '0009-counts-planned-per-statement': m0009,
   '0010-browser-profiles': m0010,
   '0011-page-history-monitors': m0011,
+  '0012-search-index': m0012,
 };
 
 /**

@@ -64,6 +64,9 @@ client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the
   monitor list                           your monitors: schedule, runs, next run, why a slot was passed
   monitor runs ID                        a monitor's runs, newest first (read each with results ID)
   monitor pause ID | resume ID | rm ID   stop its runs, start them again, delete it (its runs stay)
+  search WORDS... [--site HOST] [--jobs ID,...] [--limit N] [--json]
+                                         the pages your jobs fetched that have every word, best first:
+                                         each its URL, title, job and idx, and a snippet
   webhook-secret                         print a new webhook secret (whsec_…)
   mcp                                    sift's tools for agents (MCP) on stdin/stdout
   help                                   this text
@@ -112,6 +115,7 @@ const COMMANDS: Record<string, Command> = {
   watch: async (args) => (await import('./cli/results')).watchCmd(args),
   mcp: async (args) => (await import('./cli/mcp')).mcpCmd(args),
   monitor: async (args) => (await import('./cli/monitor')).monitorCmd(args),
+  search: async (args) => (await import('./cli/search')).searchCmd(args),
   'webhook-secret': async (args) => {
     parse('webhook-secret', args, {}, 0);
     console.log(`whsec_${randomBytes(32).toString('base64')}`);

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import { JobStreams } from './job-streams';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
+import { SearchController } from './search.controller';
 import { BatchController } from './batch.controller';
 import { CrawlController } from './crawl.controller';
 import { CrawlModule } from '../crawl';
@@ -35,6 +36,7 @@ import { MonitorsModule } from '../monitors/monitors.module';
     FirecrawlTeamController,
     ProfilesController,
     MonitorsController,
+    SearchController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -6,10 +6,11 @@ import { JobEvents } from './job-events';
 import { JobLifecycle } from './job-lifecycle';
 import { JobRecovery } from './job-recovery';
 import { JobSignals } from './job-signals';
+import { SearchService } from './search.service';
 
 @Module({
   imports: [DcacheModule, ProfilesModule],
-  providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals],
-  exports: [BatchService, JobLifecycle, JobRecovery, JobSignals],
+  providers: [BatchService, JobLifecycle, JobRecovery, JobEvents, JobSignals, SearchService],
+  exports: [BatchService, JobLifecycle, JobRecovery, JobSignals, SearchService],
 })
 export class BatchModule {}

@@ -14,6 +14,7 @@ export { BatchSubmitDto, RedeliverDto } from './batch.dto';
 export { CrawlSubmitDto, MapRequestDto } from './crawl.dto';
 export { CreateProfileDto } from './profile.dto';
 export { CreateMonitorDto } from './monitor.dto';
+export { SearchRequestDto } from './search.dto';
 export {
   DeleteQueryDto,
   DeliveriesQueryDto,

@@ -10,7 +10,7 @@ export const MONITOR_KNOBS = {
   ),
   historyTtlS: int(
     { env: 'SIFT_HISTORY_TTL_S', default: 30 * 86400, min: 60 },
-    "a page's history is forgotten this long (s) after it was last fetched with `changes` (30 days)",
+    "a page's history is forgotten this long (s) after it was last fetched with `changes`, and a page fetched outside a job leaves the search index as long after its last fetch (30 days)",
   ),
   monitorTickMs: int(
     { env: 'SIFT_MONITOR_TICK_MS', default: 1000, min: 10, max: 60_000 },

@@ -6,6 +6,7 @@ import { HostStore } from './host-store';
 import { ProfileStore } from './profile-store';
 import { HistoryStore } from './history-store';
 import { MonitorStore } from './monitor-store';
+import { SearchStore } from './search-store';
 import { ContentCache } from './content-cache';
 import { Dcache, openDcache } from './dcache';
 import { BatchReader, Db } from './db';
@@ -41,6 +42,7 @@ export function openDcacheFor(
     { provide: ProfileStore, useFactory: (d: Dcache) => d.profiles, inject: [Dcache] },
     { provide: HistoryStore, useFactory: (d: Dcache) => d.history, inject: [Dcache] },
     { provide: MonitorStore, useFactory: (d: Dcache) => d.monitors, inject: [Dcache] },
+    { provide: SearchStore, useFactory: (d: Dcache) => d.search, inject: [Dcache] },
   ],
   exports: [
     Dcache,
@@ -53,6 +55,7 @@ export function openDcacheFor(
     ProfileStore,
     HistoryStore,
     MonitorStore,
+    SearchStore,
   ],
 })
 export class DcacheModule {}

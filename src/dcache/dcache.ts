@@ -6,6 +6,7 @@ import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
 import { ProfileStore } from './profile-store';
 import { HistoryStore } from './history-store';
+import { SearchStore } from './search-store';
 import { MonitorStore } from './monitor-store';
 import { HostStore } from './host-store';
 import {
@@ -50,6 +51,7 @@ export class Dcache {
   readonly hosts: HostStore;
   readonly profiles: ProfileStore;
   readonly history: HistoryStore;
+  readonly search: SearchStore;
   readonly monitors: MonitorStore;
   /** The PostgreSQL URL (undefined on SQLite). */
   private readonly url?: string;
@@ -77,6 +79,7 @@ export class Dcache {
     this.hosts = new HostStore(this.kysely);
     this.profiles = new ProfileStore(this.kysely);
     this.history = new HistoryStore(this.db);
+    this.search = new SearchStore(this.db);
     this.monitors = new MonitorStore(this.kysely);
   }
 

@@ -219,6 +219,23 @@ export interface MonitorTable {
   updated_at: number;
 }
 
+/** A page a caller can search again (see search-store.ts); its full-text index is the database's. */
+export interface SearchDocTable {
+  id: Generated<number>;
+  /** The caller's key (class:name). */
+  owner: string;
+  /** A job's target; null for a page of /v1/fetch. */
+  job_id: string | null;
+  idx: number | null;
+  url: string;
+  /** The URL's host. */
+  site: string;
+  title: string;
+  body: string;
+  /** Unix milliseconds: when it was written. */
+  at: number;
+}
+
 export interface Tables {
   batch_job: BatchJobTable;
   batch_target: BatchTargetTable;
@@ -235,4 +252,5 @@ export interface Tables {
   browser_profile: BrowserProfileTable;
   page_version: PageVersionTable;
   monitor: MonitorTable;
+  search_doc: SearchDocTable;
 }

@@ -10,8 +10,18 @@ import { TimeSlicer } from '../common/time-slice';
  * itself (restart, lost instance). Each takes the jobs' rows first (see locks.ts).
  */
 
-/** The tables whose rows belong to one job (by job_id), beside batch_job itself (and a crawl's URLs). */
-const JOB_TABLES = ['batch_target', 'batch_event', 'batch_webhook', 'batch_delivery', 'crawl_seen'] as const;
+/**
+ * The tables whose rows belong to one job (by job_id), beside batch_job itself: a crawl's URLs,
+ * and its pages in the search index, go with it.
+ */
+const JOB_TABLES = [
+  'batch_target',
+  'batch_event',
+  'batch_webhook',
+  'batch_delivery',
+  'crawl_seen',
+  'search_doc',
+] as const;
 
 /** The column that numbers a job's rows in a table from 0 or 1 up (a crawl's URLs: their target's idx). */
 const NUMBERED_BY = {
@@ -19,6 +29,7 @@ const NUMBERED_BY = {
   batch_event: 'seq',
   batch_delivery: 'seq',
   crawl_seen: 'idx',
+  search_doc: 'idx',
 } as const;
 
 /** Jobs of one caller an eviction reads at once. */

@@ -120,4 +120,16 @@ export const OUTPUTS = {
   monitor: z.looseObject({ id: z.string(), name: z.string() }),
   monitors: z.looseObject({ monitors: z.array(z.looseObject({ id: z.string() })) }),
   runs: z.looseObject({ runs: z.array(JOB) }),
+  search: z.looseObject({
+    hits: z.array(
+      z.looseObject({
+        url: z.string(),
+        title: z.string(),
+        snippet: z.string(),
+        score: z.number(),
+        job_id: z.string().nullable(),
+        idx: z.number().nullable(),
+      }),
+    ),
+  }),
 };

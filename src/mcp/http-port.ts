@@ -30,5 +30,6 @@ export function httpPort(call: RestCall): SiftPort {
     monitorCreate: (body) => call('POST', '/v1/monitors', body),
     monitorList: () => call('GET', '/v1/monitors'),
     monitorRuns: (id) => call('GET', `/v1/monitors/${encodeURIComponent(id)}/runs`),
+    search: (body) => call('POST', '/v1/search', body),
   };
 }

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { BatchService } from '../batch/batch.service';
+import { SearchService } from '../batch/search.service';
 import { MapService } from '../crawl';
 import { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
@@ -106,6 +107,7 @@ export class McpHttp {
     private readonly batch: BatchService,
     private readonly maps: MapService,
     private readonly monitors: MonitorService,
+    private readonly searches: SearchService,
     private readonly config: AppConfig,
     private readonly stopping: Stopping,
   ) {
@@ -189,7 +191,14 @@ export class McpHttp {
     // ended: an answer can reach no POST but its own.
     const served = this.idle.pop() ?? (await this.build());
     served.port = servicePort(
-      { pages: this.pages, batch: this.batch, maps: this.maps, monitors: this.monitors, admit },
+      {
+        pages: this.pages,
+        batch: this.batch,
+        maps: this.maps,
+        monitors: this.monitors,
+        search: this.searches,
+        admit,
+      },
       caller,
       gone.signal,
     );

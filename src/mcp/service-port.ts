@@ -1,4 +1,5 @@
 import { BatchService } from '../batch/batch.service';
+import type { SearchService } from '../batch/search.service';
 import {
   BatchSubmitDto,
   commandOf,
@@ -7,6 +8,7 @@ import {
   FetchRequestDto,
   MapRequestDto,
   ResultsQueryDto,
+  SearchRequestDto,
 } from '../commands';
 import { MapService } from '../crawl';
 import type { MonitorService } from '../monitors/monitor.service';
@@ -21,6 +23,7 @@ export interface SiftServices {
   batch: BatchService;
   maps: MapService;
   monitors: MonitorService;
+  search: SearchService;
   /** Takes a place among the caller's fetches in flight or throws 429; returns its release. */
   admit?: AdmitFetch;
 }
@@ -49,6 +52,7 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: () => Abor
       const req = await commandOf(FetchRequestDto, body);
       return admitted(s, caller, async () => {
         const { envelope } = await s.pages.fetchDetailed(caller, req, signal);
+        s.pages.remember(caller, envelope);
         return pageOfContent(
           envelope as FetchEnvelope & Record<string, unknown>,
           offset,
@@ -82,5 +86,6 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: () => Abor
     monitorCreate: async (body) => s.monitors.create(caller, await commandOf(CreateMonitorDto, body)),
     monitorList: async () => ({ monitors: await s.monitors.list(caller) }),
     monitorRuns: async (id) => ({ runs: await s.monitors.runs(caller, id) }),
+    search: async (body) => s.search.search(caller, await commandOf(SearchRequestDto, body)),
   };
 }

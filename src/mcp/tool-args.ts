@@ -160,6 +160,14 @@ export const monitorShape = {
     .optional()
     .describe('changed (default): the webhook hears of runs that found a change; always: of every run.'),
 };
+export const searchShape = {
+  query: asSent(z.string()).describe(
+    'Words to find in the pages your jobs fetched (batches, crawls, monitor runs): a page has every one; English words match their other forms.',
+  ),
+  jobs: asSent(z.array(z.string())).optional().describe('Only pages of these jobs.'),
+  site: asSent(z.string()).optional().describe('Only pages of this host (or a host under it).'),
+  limit: asSent(z.number().int()).optional().describe('At most this many hits (default 10, at most 100).'),
+};
 export const monitorIdShape = {
   id: z.string().describe("The monitor's id, from monitor_create or monitor_list."),
 };
@@ -196,6 +204,9 @@ export function fetchBody(a: Omit<Args<typeof fetchShape>, 'max_chars' | 'max_to
   const body = { ...rest, tokens: true };
   return strip(changes ? { ...body, format: rest.format ?? 'markdown', formats: ['changes'] } : body);
 }
+
+/** The body of POST /v1/search. */
+export const searchBody = (a: Args<typeof searchShape>): Body => strip(a);
 
 /** The body of POST /v1/monitors. */
 export function monitorBody(a: Args<typeof monitorShape>): Body {

@@ -19,6 +19,8 @@ import {
   monitorIdShape,
   monitorShape,
   resultsShape,
+  searchBody,
+  searchShape,
   TOOL_NAMES,
   type Body,
 } from './tool-args';
@@ -50,6 +52,7 @@ export interface SiftPort {
   monitorCreate(body: Body): Promise<unknown>;
   monitorList(): Promise<unknown>;
   monitorRuns(id: string): Promise<unknown>;
+  search(body: Body): Promise<unknown>;
 }
 
 /**
@@ -66,6 +69,7 @@ const INPUTS = {
   map: z.object(mapShape),
   monitor: z.object(monitorShape),
   monitorId: z.object(monitorIdShape),
+  search: z.object(searchShape),
   none: z.object({}),
 };
 
@@ -114,7 +118,7 @@ const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
 
 /**
- * Registers the seven tools on a server, each calling the port `portOf` gives when the call comes
+ * Registers the tools on a server, each calling the port `portOf` gives when the call comes
  * (a server kept for many requests serves each with its caller's port); faults not sift's errors go
  * to `onFault`.
  */
@@ -255,5 +259,16 @@ export function registerTools(
       annotations: { title: 'Monitor runs', ...READ, openWorldHint: false },
     },
     ({ id }) => run('monitor_runs', (port) => port.monitorRuns(id)),
+  );
+  server.registerTool(
+    'search',
+    {
+      description:
+        'Find again pages your jobs fetched (batches, crawls, monitor runs) by their words, best first: each hit its url, title, a snippet, its score, and the job_id and idx of its result (read it whole with batch_results).',
+      inputSchema: INPUTS.search,
+      outputSchema: OUTPUTS.search,
+      annotations: { title: 'Search fetched pages', ...READ, openWorldHint: false },
+    },
+    (args) => run('search', (port) => port.search(searchBody(args))),
   );
 }

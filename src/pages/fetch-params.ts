@@ -6,6 +6,7 @@ import type { CookiesAsk } from './cookies';
 import type { FetchEnvelope } from './envelope';
 import type { PageMeta } from './page-types';
 import type { Link } from '../extract/links';
+import { linkBytes } from './links-budget';
 
 /** What one fetch asks: POST /v1/fetch's body, a batch target's options with its URL. */
 export interface FetchParams {
@@ -77,6 +78,24 @@ export interface Answer {
 export type Written = Buffer | string;
 
 export const writtenSize = (w: Written) => (typeof w === 'string' ? w.length * 2 : w.length);
+
+/** About the bytes an answer holds in memory: what it was written as, and its envelope's texts. */
+export function answerBytes(a: Answer): number {
+  const e = a.envelope;
+  const texts = Object.values(e.formats ?? {}).reduce(
+    (n, t) =>
+      n +
+      (typeof t === 'string' ? t.length : t.reduce((m: number, c: { text: string }) => m + c.text.length, 0)),
+    0,
+  );
+  return (
+    [...a.written.values()].reduce((n, w) => n + writtenSize(w), 0) +
+    (e.content.length + texts) * 2 +
+    (e.screenshot?.data.length ?? 0) +
+    (e.actions ? JSON.stringify(e.actions).length : 0) +
+    (e.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0)
+  );
+}
 
 /**
  * What stops the caller's wait: a signal, or what makes one when a wait begins (a cache hit never

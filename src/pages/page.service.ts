@@ -11,6 +11,7 @@ import { SingleFlight, type Waiter } from '../fetch/single-flight';
 import type { ExtractOptions, Format } from '../extract/extract';
 import { askedOf, envelopeOf, neededFormats, withChanges, writtenIn } from './answer';
 import { ChangeTracker } from './changes';
+import { FetchedPages } from './fetched-pages';
 import {
   checkHeaders,
   checkPageScripts,
@@ -22,7 +23,6 @@ import {
   type OptionRules,
 } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
-import { linkBytes } from './links-budget';
 import { PageLoader, type Page } from './page-loader';
 import { pageMetaOf } from './page-types';
 import { cookiesOf, withStored } from './cookies';
@@ -36,7 +36,7 @@ export const DEFAULT_MAX_AGE_S = 3600;
 
 export type { CallerSignal, FetchCallOptions, FetchOutcome, FetchParams, Written } from './fetch-params';
 import {
-  writtenSize,
+  answerBytes,
   type Answer,
   type CallerSignal,
   type FetchCallOptions,
@@ -60,16 +60,7 @@ export class PageService {
    * escaping the envelope is most of the cost of a hit). An entry counts only while the cache
    * hands out the same page.
    */
-  private readonly answers = new SizedLru<Answer>(
-    16 * 1024 * 1024,
-    (a) =>
-      [...a.written.values()].reduce((n, w) => n + writtenSize(w), 0) +
-      a.envelope.content.length * 2 +
-      (a.envelope.screenshot?.data.length ?? 0) +
-      (a.envelope.actions ? JSON.stringify(a.envelope.actions).length : 0) +
-      Object.values(a.envelope.formats ?? {}).reduce((n, t) => n + t.length * 2, 0) +
-      (a.envelope.links ?? []).reduce((n, l) => n + linkBytes(l) * 2, 0),
-  );
+  private readonly answers = new SizedLru<Answer>(16 * 1024 * 1024, answerBytes);
   constructor(
     private readonly config: AppConfig,
     private readonly cache: ContentCache,
@@ -78,6 +69,7 @@ export class PageService {
     private readonly metrics: Metrics,
     private readonly profiles: ProfileService,
     private readonly changes: ChangeTracker,
+    private readonly fetched: FetchedPages,
   ) {
     this.rules = optionRulesOf(config);
   }
@@ -102,11 +94,17 @@ export class PageService {
     write: (envelope: FetchEnvelope) => W,
   ): Promise<W> {
     const { envelope, answer } = await this.fetchDetailed(caller, p, signal);
+    this.fetched.remember(caller, envelope);
     const kept = answer?.written.get(as);
     if (kept !== undefined) return kept as W;
     const out = write(envelope);
     if (answer) this.answers.set(answer.key, { ...answer, written: new Map(answer.written).set(as, out) });
     return out;
+  }
+
+  /** The page findable by the caller's searches (a page fetched outside a job: see FetchedPages). */
+  remember(caller: Caller, envelope: FetchEnvelope): void {
+    this.fetched.remember(caller, envelope);
   }
 
   async fetchDetailed(

@@ -13,6 +13,7 @@ import { BrowserStep } from './browser-step';
 import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
 import { ChangeTracker } from './changes';
+import { FetchedPages } from './fetched-pages';
 import { PageService } from './page.service';
 import { ProfilesModule } from '../profiles';
 
@@ -62,6 +63,7 @@ const storeCap = (config: AppConfig) =>
     },
     PageService,
     ChangeTracker,
+    FetchedPages,
   ],
   exports: [PageService, ChangeTracker, FetchModule, RenderModule, ProfilesModule],
 })

@@ -9,6 +9,7 @@ import {
   Db,
   HistoryStore,
   HostStore,
+  SearchStore,
   SWEEP_LOCK,
   evictBatchOldest,
   sweepBatch,
@@ -33,6 +34,7 @@ export class SweeperService {
     private readonly cache: ContentCache,
     private readonly hosts: HostStore,
     private readonly history: HistoryStore,
+    private readonly search: SearchStore,
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
@@ -76,6 +78,9 @@ export class SweeperService {
       // Pages' histories no fetch asked changes of for SIFT_HISTORY_TTL_S.
       const versions = await this.history.sweep(this.clock.nowMs() - this.config.historyTtlS * 1000);
       if (versions > 0) this.log.log(`forgot ${versions} page versions`);
+      // Pages fetched outside a job and not fetched again for as long: no longer found by search.
+      const pages = await this.search.sweepFetches(this.clock.nowMs() - this.config.historyTtlS * 1000);
+      if (pages > 0) this.log.log(`forgot ${pages} fetched pages from the search index`);
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };
     } finally {

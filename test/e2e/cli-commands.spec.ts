@@ -303,6 +303,16 @@ describe('sift CLI commands', () => {
     expect(ndjson(out).map((l) => [l.idx, l.result?.verdict])).toEqual([[2, 'error_page']]);
     const bad = await sift(['batch', urls, '--on-restart', 'never'], client());
     expect([bad.code, bad.err]).toEqual([1, expect.stringContaining('--on-restart must be one of')]);
+
+    // The job's pages are found again by their words.
+    const found = await sift(['search', 'kept', 'section', '--jobs', id, '--limit', '5'], client());
+    expect([found.code, found.err]).toEqual([0, '# 1 page, best first\n']);
+    expect(found.out).toContain(`${fx.url('/links')}\n  Linked  (job ${id}, idx 0)\n  `);
+    expect(found.out).toMatch(/Kept section/);
+    const none = await sift(['search', 'nowhere', '--json'], client());
+    expect(JSON.parse(none.out)).toEqual({ hits: [] });
+    const empty = await sift(['search'], client());
+    expect([empty.code, empty.err]).toEqual([2, expect.stringContaining('search needs words')]);
   });
 
   it('Ctrl-C during batch --wait writes the finished results and says how to resume or cancel; watch takes it up', async () => {

@@ -43,6 +43,7 @@ describe('OpenAPI', () => {
         '/v1/monitors/{id}/runs',
         '/v1/profiles',
         '/v1/profiles/{name}',
+        '/v1/search',
         '/v2/scrape',
         '/v2/batch/scrape',
         '/v2/batch/scrape/{id}',
@@ -67,6 +68,7 @@ describe('OpenAPI', () => {
     expect(doc.paths['/healthz'].get.security).toEqual([]);
     expect(doc.paths['/v1/fetch'].post.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/mcp'].post.operationId).toBe('mcp');
+    expect(doc.paths['/v1/search'].post.operationId).toBe('search');
     expect(doc.paths['/v1/batch'].post.operationId).toBe('submitBatch');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const fetchReq = doc.components.schemas.FetchRequestDto;
@@ -136,12 +138,18 @@ describe('response shapes', () => {
         await http()
           .post('/v1/fetch')
           .set(fleet)
-          .send({ url: fx.url('/page'), format: 'markdown', formats: ['text', 'html', 'links', 'changes'] })
+          .send({
+            url: fx.url('/page'),
+            format: 'markdown',
+            formats: ['text', 'html', 'links', 'changes', 'chunks'],
+            tokens: true,
+          })
       ).body;
       expect(keys(linked)).toEqual(
         props('FetchResponseDto').filter((k) => ![...whenRendered, 'verdict_hint'].includes(k)),
       );
-      expect(keys(linked.formats)).toEqual(['html', 'text']);
+      expect(keys(linked.formats)).toEqual(['chunks', 'html', 'text']);
+      expect(keys(linked.formats.chunks[0])).toEqual(props('ChunkDto'));
       expect(keys(linked.changes)).toEqual(props('ChangesDto'));
       expect(keys(linked.changes.diff)).toEqual(props('ChangesDiffDto'));
       expect(keys(linked.metadata)).toEqual(props('MetadataDto').filter((k) => k !== 'pages'));

@@ -17,6 +17,7 @@ const TOOLS = [
   'monitor_create',
   'monitor_list',
   'monitor_runs',
+  'search',
 ];
 
 type CallResult = {
@@ -80,7 +81,9 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   for (const t of tools) {
     expect(t.inputSchema.type).toBe('object');
     expect(t.annotations?.readOnlyHint).toBe(
-      ['fetch', 'map', 'batch_status', 'batch_results', 'monitor_list', 'monitor_runs'].includes(t.name),
+      ['fetch', 'map', 'batch_status', 'batch_results', 'monitor_list', 'monitor_runs', 'search'].includes(
+        t.name,
+      ),
     );
   }
   expect(tools.find((t) => t.name === 'cancel')?.annotations?.destructiveHint).toBe(true);
@@ -130,6 +133,13 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   const r2 = await call(c, 'batch_results', { id: b.body.id, cursor: r1.body.next, limit: 1 });
   expect([r2.body.results[0].idx, r2.body.next]).toEqual([1, null]);
 
+  // The batch's pages found again by their words.
+  const found = await call(c, 'search', { query: 'paragraph article', jobs: [b.body.id] });
+  expect(found.body.hits.map((h: { url: string }) => h.url).sort()).toEqual([fx.url('/a'), fx.url('/b')]);
+  expect(found.body.hits[0]).toMatchObject({ job_id: b.body.id, snippet: expect.any(String) });
+  const noWord = await call(c, 'search', { query: '!!!' });
+  expect([noWord.isError, noWord.body.code]).toEqual([true, 'invalid_request']);
+
   const cr = await call(c, 'crawl', { url: fx.url('/'), limit: 3, sitemap: 'skip' });
   expect(cr.isError).toBe(false);
   const x = await call(c, 'cancel', { id: cr.body.id });
@@ -148,6 +158,7 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
     ['cancel', { id: cr.body.id }],
     ['monitor_list', {}],
     ['monitor_runs', { id: mon.body.id }],
+    ['search', { query: 'paragraph', jobs: [b.body.id] }],
   ]);
 
   const missing = await call(c, 'batch_status', { id: 'no-such-job' });

@@ -1,5 +1,5 @@
 import { duplicateOf, type PageFindings } from '../../crawl';
-import { lockJob } from '../../dcache';
+import { lockJob, SearchStore } from '../../dcache';
 import type { At } from './at';
 import { recordCrawlPage } from './grow-crawl';
 import { appendPageChange } from './monitor-run';
@@ -49,6 +49,8 @@ async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
   // The job's status is checked in the update itself.
   const end = endOf(outcome, found, dup);
   if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
+  // Found again by /v1/search, from this commit on (a duplicate's page is its first's).
+  if (end.status === 'done' && end.result) await SearchStore.indexResult(tx, jobId, idx);
   if (facts.monitorId && outcome.kind === 'done' && dup === undefined)
     await appendPageChange(at, jobId, idx, outcome.result);
   if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);
