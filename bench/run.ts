@@ -22,6 +22,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   monitor: () => import('./monitor').then((m) => m.benchMonitor()),
   scheduler: () => import('./scheduler').then((m) => m.benchScheduler()),
   tokens: () => import('./tokens').then((m) => m.benchTokens()),
+  search: () => import('./search').then((m) => m.benchSearch()),
 };
 
 async function main(): Promise<void> {
