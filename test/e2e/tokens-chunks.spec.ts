@@ -169,6 +169,24 @@ describe.each(BACKENDS)('tokens and chunks on %s', (backend) => {
     expect(tokens).toBeGreaterThan(400);
   });
 
+  it("Firecrawl's /v2/scrape takes chunks as sift's own format, the document's `chunks`", async () => {
+    const r = await http()
+      .post('/v2/scrape')
+      .set(fleet)
+      .send({ url: fx.url('/docs'), formats: ['markdown', { type: 'chunks', chunkTokens: 200 }] });
+    expect([r.status, r.body.success]).toEqual([200, true]);
+    const chunks: { text: string; tokens: number; heading_path: string[] }[] = r.body.data.chunks;
+    expect(chunks.map((c) => c.text).join('')).toBe(r.body.data.markdown);
+    expect(Math.max(...chunks.map((c) => c.tokens))).toBeLessThanOrEqual(200);
+    expect(chunks[0].heading_path).toEqual(['Guide']);
+    const bad = await http()
+      .post('/v2/scrape')
+      .set(fleet)
+      .send({ url: fx.url('/docs'), formats: [{ type: 'chunks', chunkTokens: 10 }] });
+    expect([bad.status, bad.body.success]).toEqual([400, false]);
+    expect(bad.body.error).toContain('chunkTokens');
+  });
+
   it('bad token and chunk options are 400s that name the field', async () => {
     for (const [bad, field] of [
       [{ max_tokens: 0 }, 'max_tokens'],

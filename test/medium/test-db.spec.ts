@@ -32,7 +32,7 @@ function sample(type: string, where: string): unknown {
 }
 
 /**
- * Writes one row in each table, every column without a default given a sample value. A table whose
+ * Writes one row in each table, every column without a default (and not generated) given a sample value. A table whose
  * foreign key points at one not written yet is tried again after the others.
  */
 async function writeRowInEach(db: Kysely<any>, tables: string[]): Promise<void> {
@@ -43,7 +43,8 @@ async function writeRowInEach(db: Kysely<any>, tables: string[]): Promise<void> 
     for (const t of left) {
       const { rows } = await sql<{ column_name: string; data_type: string }>`
         SELECT column_name, data_type FROM information_schema.columns
-        WHERE table_schema = current_schema() AND table_name = ${t} AND column_default IS NULL`.execute(db);
+        WHERE table_schema = current_schema() AND table_name = ${t} AND column_default IS NULL
+          AND is_generated = 'NEVER'`.execute(db);
       const row = Object.fromEntries(
         rows.map((c) => [c.column_name, sample(c.data_type, `${t}.${c.column_name}`)]),
       );

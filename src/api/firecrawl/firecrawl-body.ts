@@ -24,6 +24,8 @@ const FIRECRAWL_NAMES: Record<string, string> = {
   allow_subdomains: 'allowSubdomains',
   allow_external: 'allowExternalLinks',
   ignore_query: 'ignoreQueryParameters',
+  chunk_tokens: 'formats: chunks.chunkTokens',
+  chunk_overlap: 'formats: chunks.chunkOverlap',
 };
 
 /** A message of sift's with its field names as Firecrawl's; a crawl's `options.` is `scrapeOptions.`. */

@@ -43,7 +43,12 @@ export interface Wanted {
   fullPage?: boolean;
   /** changeTracking: the page against the previous scrape, with the diff when asked. */
   changeTracking?: { diff: boolean };
+  /** sift's own format `chunks` ({type: "chunks", chunkTokens?, chunkOverlap?}): the markdown in pieces. */
+  chunks?: { tokens?: unknown; overlap?: unknown };
 }
+
+/** What sift's `chunks` format takes. */
+const CHUNK_KEYS = new Set(['type', 'chunkTokens', 'chunkOverlap']);
 
 function check(body: Body, allowed: Set<string>, where = ''): void {
   for (const k of Object.keys(body)) {
@@ -76,6 +81,8 @@ export function wantedOf(formats: unknown, where = ''): Wanted {
     )
       w[type] = true;
     else if (type === 'changeTracking') w.changeTracking = changeTrackingOf(o, where);
+    else if (type === 'chunks' && Object.keys(o).every((k) => CHUNK_KEYS.has(k)))
+      w.chunks = { tokens: o.chunkTokens, overlap: o.chunkOverlap };
     else throw new FirecrawlUnsupported(`${where}formats: ${type.slice(0, 40)}`);
   }
   return w;
@@ -95,6 +102,7 @@ export function fetchOptionsOf(
     ...(wanted.rawHtml ? ['raw_html'] : []),
     ...(wanted.links ? ['links'] : []),
     ...(wanted.changeTracking ? ['changes'] : []),
+    ...(wanted.chunks ? ['chunks'] : []),
   ];
   // Markdown alone (Firecrawl's default) is sift's `format`: a flat body, checked by the DTO's fast path.
   const markdownOnly = formats.length === 0 || (formats.length === 1 && wanted.markdown);
@@ -116,6 +124,8 @@ export function fetchOptionsOf(
   set('actions', actionsOf(body.actions, where));
   set('proxy', proxyOf(body, where, proxies));
   set('profile', profileOf(body.profile, where));
+  set('chunk_tokens', wanted.chunks?.tokens);
+  set('chunk_overlap', wanted.chunks?.overlap);
   return { options, wanted };
 }
 
@@ -134,6 +144,7 @@ export function documentOf(e: FetchEnvelope, wanted: Wanted): Body {
     ...(wanted.changeTracking && e.changes
       ? { changeTracking: changeTrackingDoc(e.changes, wanted.changeTracking.diff) }
       : {}),
+    ...(wanted.chunks ? { chunks: f.chunks ?? [] } : {}),
     ...(e.actions
       ? {
           actions: {
@@ -173,6 +184,7 @@ export function wantedOfEnvelope(e: FetchEnvelope): Wanted {
     links: e.links !== undefined,
     screenshot: e.screenshot !== undefined,
     ...(e.changes ? { changeTracking: { diff: true } } : {}),
+    ...(f.chunks ? { chunks: {} } : {}),
   };
 }
 
