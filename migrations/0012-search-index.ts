@@ -1,10 +1,10 @@
 import { Kysely, PostgresAdapter, sql } from 'kysely';
 
 // Frozen in time: literals only. What a caller can search again: each done target's page (its
-// title and text) under its job, and each page it fetched outside a job, indexed for full-text search: SQLite's FTS5 (an external-content
-// table over search_doc, kept by triggers, ranked by bm25) and PostgreSQL's tsvector (a generated
-// column with a GIN index, ranked by ts_rank). Both stem English words (porter; 'english').
-// Results stored before this migration are indexed by it.
+// title and text) under its job, and each page it fetched outside a job, indexed for full-text
+// search: SQLite's FTS5 (an external-content table over search_doc, kept by triggers, ranked by
+// bm25) and PostgreSQL's tsvector (a generated column with a GIN index, ranked by ts_rank). Both
+// stem English words (porter; 'english'). Results stored before this migration are indexed by it.
 export async function up(db: Kysely<any>): Promise<void> {
   const pg = db.getExecutor().adapter instanceof PostgresAdapter;
   const big = pg ? sql.raw('BIGINT') : sql.raw('INTEGER');
@@ -42,28 +42,65 @@ export async function up(db: Kysely<any>): Promise<void> {
       INSERT INTO search_fts (search_fts, rowid, title, body) VALUES ('delete', OLD.id, OLD.title, OLD.body);
     END`.execute(db);
   }
-  // The results stored so far.
-  await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at)
-    ${pg ? PG_DOC : SQLITE_DOC}
-    WHERE t.status = 'done' AND t.result IS NOT NULL`.execute(db);
+  await indexStored(db);
 }
 
+/** Results a page at a time, read and written by key. */
+const PAGE = 200;
+/** A document's text is at most this many characters. */
+const INDEXED_CHARS = 262_144;
+
 /**
- * A done target as a search document: its job's caller, its URL and host, the envelope's title,
- * its text (content, or the markdown or text of `formats`), at most 262,144 characters, and when
- * it was written (Unix ms).
+ * The results stored so far, each as a document: its job's caller, its final URL, the host of the
+ * URL asked, its title and its text (content, or the markdown or text of `formats`), without NUL
+ * or lone surrogates, and when it was written (Unix ms). Read in JavaScript, not by the database's
+ * JSON functions: PostgreSQL's refuse a string holding \u0000.
  */
-const SQLITE_DOC = sql.raw(`SELECT j.caller_class || ':' || j.caller, t.job_id, t.idx,
-      coalesce(json_extract(t.result, '$.final_url'), t.url), t.host,
-      coalesce(json_extract(t.result, '$.title'), ''),
-      substr(coalesce(nullif(json_extract(t.result, '$.content'), ''),
-        json_extract(t.result, '$.formats.markdown'), json_extract(t.result, '$.formats.text'), ''), 1, 262144),
-      CAST(coalesce(t.updated_at, j.created_at) * 1000 AS INTEGER)
-    FROM batch_target t JOIN batch_job j ON j.id = t.job_id`);
-const PG_DOC = sql.raw(`SELECT j.caller_class || ':' || j.caller, t.job_id, t.idx,
-      coalesce(t.result::json->>'final_url', t.url), t.host,
-      coalesce(t.result::json->>'title', ''),
-      substr(coalesce(nullif(t.result::json->>'content', ''),
-        t.result::json->'formats'->>'markdown', t.result::json->'formats'->>'text', ''), 1, 262144),
-      (coalesce(t.updated_at, j.created_at) * 1000)::bigint
-    FROM batch_target t JOIN batch_job j ON j.id = t.job_id`);
+async function indexStored(db: Kysely<any>): Promise<void> {
+  let after = { job: '', idx: -1 };
+  for (;;) {
+    const rows = (
+      await sql<{ job_id: string; idx: number; result: string; at: number; owner: string }>`
+      SELECT t.job_id, t.idx, t.result, coalesce(t.updated_at, j.created_at) AS at,
+        j.caller_class || ':' || j.caller AS owner
+      FROM batch_target t JOIN batch_job j ON j.id = t.job_id
+      WHERE t.status = 'done' AND t.result IS NOT NULL
+        AND (t.job_id > ${after.job} OR (t.job_id = ${after.job} AND t.idx > ${after.idx}))
+      ORDER BY t.job_id, t.idx LIMIT ${PAGE}`.execute(db)
+    ).rows;
+    if (rows.length === 0) return;
+    for (const r of rows) {
+      const d = docOf(r.result);
+      if (!d) continue;
+      await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at)
+        VALUES (${r.owner}, ${r.job_id}, ${Number(r.idx)}, ${d.url}, ${d.site}, ${d.title}, ${d.body},
+          ${Math.round(Number(r.at) * 1000)})`.execute(db);
+    }
+    const last = rows[rows.length - 1];
+    after = { job: last.job_id, idx: Number(last.idx) };
+  }
+}
+
+function docOf(result: string): { url: string; site: string; title: string; body: string } | undefined {
+  let e: Record<string, any>;
+  try {
+    e = JSON.parse(result) as Record<string, any>;
+  } catch {
+    return undefined;
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const clean = (s: string) =>
+    s
+      .replace(/\0/g, '')
+      .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+  const body = str(e.content) || str(e.formats?.markdown) || str(e.formats?.text);
+  const url = str(e.final_url) || str(e.url);
+  if (!body || !url) return undefined;
+  let site = '';
+  try {
+    site = new URL(str(e.url) || url).host;
+  } catch {
+    // no site
+  }
+  return { url: clean(url), site, title: clean(str(e.title)), body: clean(body.slice(0, INDEXED_CHARS)) };
+}

@@ -1,4 +1,5 @@
-import { sql, type RawBuilder } from 'kysely';
+import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
+import type { Tables } from './schema';
 import type { Db, Tx } from './db';
 
 /** A page found again: where it is, what it says near the words asked, and how well it matched. */
@@ -37,18 +38,39 @@ export class SearchStore {
   constructor(private readonly db: Db) {}
 
   /** The target's result as a document, if it has one (a crawl's duplicate has none). */
-  static async indexResult(tx: Tx, jobId: string, idx: number): Promise<void> {
+  static async indexResult(tx: Tx, jobId: string, idx: number, result: string, atMs: number): Promise<void> {
+    const d = documentOf(result);
+    if (!d) return;
     await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at)
-      ${tx.pg ? PG_DOC : SQLITE_DOC}
-      WHERE t.job_id = ${jobId} AND t.idx = ${idx} AND t.result IS NOT NULL
+      SELECT j.caller_class || ':' || j.caller, ${jobId}, ${idx}, ${d.url}, ${d.site}, ${d.title}, ${d.body}, ${atMs}
+      FROM batch_job j WHERE j.id = ${jobId}
       ON CONFLICT (job_id, idx) DO NOTHING`.execute(tx.q);
+  }
+
+  /** Takes out the documents of the job's targets whose results were cleared (a restart's retry). */
+  static async unindexCleared(tx: Tx, jobId: string): Promise<void> {
+    await sql`DELETE FROM search_doc WHERE job_id = ${jobId}
+      AND idx IN (SELECT idx FROM batch_target WHERE job_id = ${jobId} AND result IS NULL)`.execute(tx.q);
   }
 
   /**
    * A page the caller fetched outside a job (/v1/fetch, a scrape, MCP's fetch): its one document
    * for that URL, replaced.
    */
-  async indexFetch(d: { owner: string; url: string; site: string; title: string; body: string; at: number }) {
+  async indexFetch(page: {
+    owner: string;
+    url: string;
+    site: string;
+    title: string;
+    body: string;
+    at: number;
+  }) {
+    const d = {
+      ...page,
+      url: indexable(page.url),
+      title: indexable(page.title),
+      body: indexable(page.body.slice(0, INDEXED_CHARS)),
+    };
     await this.db.transaction(async (tx) => {
       await tx.q
         .deleteFrom('search_doc')
@@ -58,23 +80,68 @@ export class SearchStore {
         .execute();
       await tx.q
         .insertInto('search_doc')
-        .values({ ...d, body: d.body.slice(0, INDEXED_CHARS), job_id: null, idx: null })
+        .values({ ...d, job_id: null, idx: null })
         .execute();
     });
   }
 
-  /** Forgets pages fetched outside a job last fetched before `beforeMs`. */
+  /**
+   * Forgets pages fetched outside a job last fetched before `beforeMs`, and each caller's oldest
+   * past its newest FETCHED_PER_CALLER, SWEEP_ROWS a statement (on SQLite each deleted document is
+   * read again by its full-text index, holding the loop). Returns how many went.
+   */
   async sweepFetches(beforeMs: number): Promise<number> {
-    const r = await this.db.q
-      .deleteFrom('search_doc')
+    let total = await this.deleteByIds(
+      this.db.q.selectFrom('search_doc').select('id').where('job_id', 'is', null).where('at', '<', beforeMs),
+    );
+    const over = await this.db.q
+      .selectFrom('search_doc')
+      .select(['owner', (eb) => eb.fn.countAll<number>().as('n')])
       .where('job_id', 'is', null)
-      .where('at', '<', beforeMs)
-      .executeTakeFirst();
-    return Number(r.numDeletedRows);
+      .groupBy('owner')
+      .having((eb) => eb.fn.countAll(), '>', FETCHED_PER_CALLER)
+      .execute();
+    for (const o of over) {
+      const extra = Number(o.n) - FETCHED_PER_CALLER;
+      total += await this.deleteByIds(
+        this.db.q
+          .selectFrom('search_doc')
+          .select('id')
+          .where('job_id', 'is', null)
+          .where('owner', '=', o.owner)
+          .orderBy('at')
+          .orderBy('id'),
+        extra,
+      );
+    }
+    return total;
+  }
+
+  /** Deletes the rows `ids` selects (up to `max`), SWEEP_ROWS at a time. */
+  private async deleteByIds(
+    ids: SelectQueryBuilder<Tables, 'search_doc', { id: number }>,
+    max = Number.MAX_SAFE_INTEGER,
+  ): Promise<number> {
+    let done = 0;
+    while (done < max) {
+      const rows = await ids.limit(Math.min(SWEEP_ROWS, max - done)).execute();
+      if (rows.length === 0) break;
+      await this.db.q
+        .deleteFrom('search_doc')
+        .where(
+          'id',
+          'in',
+          rows.map((r) => Number(r.id)),
+        )
+        .execute();
+      done += rows.length;
+      await new Promise((r) => setImmediate(r));
+    }
+    return done;
   }
 
   async search(a: SearchAsk): Promise<SearchHit[]> {
-    if (a.words.length === 0) return [];
+    if (a.words.length === 0 || a.jobs?.length === 0) return [];
     const rows = this.db.pg ? await this.searchPg(a) : await this.searchSqlite(a);
     return rows.map((r) => ({
       url: r.url,
@@ -124,22 +191,52 @@ export class SearchStore {
 
 const likeEscaped = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Documents deleted by one statement of the sweep. */
+const SWEEP_ROWS = 200;
+/** Pages fetched outside a job kept findable per caller, the newest. */
+export const FETCHED_PER_CALLER = 10_000;
+
+/** What a text may not hold in the index: NUL (PostgreSQL's text has none), lone surrogates. */
+export function indexable(text: string): string {
+  return text
+    .replace(/\0/g, '')
+    .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
+}
+
 /**
- * A done target as a document, as migration 0012 wrote those before it: its job's caller, its URL
- * and host, the envelope's title, its text (content, or the markdown or text of `formats`), at
- * most INDEXED_CHARS characters, and when it was written (Unix ms).
+ * A stored result (an envelope's JSON) as a document: its final URL, the host of the URL asked
+ * (`site`), its title, and its text (content, or the markdown or text of `formats`), at most
+ * INDEXED_CHARS characters. Undefined for no text.
  */
-const SQLITE_DOC = sql.raw(`SELECT j.caller_class || ':' || j.caller, t.job_id, t.idx,
-      coalesce(json_extract(t.result, '$.final_url'), t.url), t.host,
-      coalesce(json_extract(t.result, '$.title'), ''),
-      substr(coalesce(nullif(json_extract(t.result, '$.content'), ''),
-        json_extract(t.result, '$.formats.markdown'), json_extract(t.result, '$.formats.text'), ''), 1, ${INDEXED_CHARS}),
-      CAST(coalesce(t.updated_at, j.created_at) * 1000 AS INTEGER)
-    FROM batch_target t JOIN batch_job j ON j.id = t.job_id`);
-const PG_DOC = sql.raw(`SELECT j.caller_class || ':' || j.caller, t.job_id, t.idx,
-      coalesce(t.result::json->>'final_url', t.url), t.host,
-      coalesce(t.result::json->>'title', ''),
-      substr(coalesce(nullif(t.result::json->>'content', ''),
-        t.result::json->'formats'->>'markdown', t.result::json->'formats'->>'text', ''), 1, ${INDEXED_CHARS}),
-      (coalesce(t.updated_at, j.created_at) * 1000)::bigint
-    FROM batch_target t JOIN batch_job j ON j.id = t.job_id`);
+export function documentOf(
+  result: string,
+): { url: string; site: string; title: string; body: string } | undefined {
+  let e: {
+    url?: unknown;
+    final_url?: unknown;
+    title?: unknown;
+    content?: unknown;
+    formats?: Record<string, unknown>;
+  };
+  try {
+    e = JSON.parse(result) as typeof e;
+  } catch {
+    return undefined;
+  }
+  const str = (v: unknown) => (typeof v === 'string' ? v : '');
+  const body = str(e.content) || str(e.formats?.markdown) || str(e.formats?.text);
+  const url = str(e.final_url) || str(e.url);
+  if (!body || !url) return undefined;
+  let site = '';
+  try {
+    site = new URL(str(e.url) || url).host;
+  } catch {
+    // left empty: found by no site filter
+  }
+  return {
+    url: indexable(url),
+    site,
+    title: indexable(str(e.title)),
+    body: indexable(body.slice(0, INDEXED_CHARS)),
+  };
+}

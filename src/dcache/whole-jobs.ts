@@ -63,7 +63,9 @@ export async function deleteJobs(tx: Tx, ids: string[]): Promise<void> {
   for (const { ids: part, span, step: targetStep } of await partsOf(tx, ids)) {
     for (const table of JOB_TABLES) {
       const key = (NUMBERED_BY as Record<string, 'idx' | 'seq' | undefined>)[table];
-      const step = table === 'batch_target' ? targetStep : ROWS_PER_STATEMENT;
+      // A target's result and its search document (read again by SQLite's full-text index as it
+      // goes) are deleted by the bytes they hold.
+      const step = table === 'batch_target' || table === 'search_doc' ? targetStep : ROWS_PER_STATEMENT;
       // A large job by ranges of its numbers; what is left (the last events) in one more.
       for (let from = 0; key && span > step && from < span; from += step) {
         await tx.q

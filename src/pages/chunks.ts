@@ -26,8 +26,23 @@ export interface ChunkAsk {
 
 export const DEFAULT_CHUNK_TOKENS = 512;
 
-const HEADING = /^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*\r?\n?$/;
+const HEADING = /^ {0,3}(#{1,6})(?=[ \t\r\n]|$)/;
 const FENCE = /^ {0,3}(`{3,}|~{3,})/;
+/** A heading's text in a path is cut to this many characters. */
+const HEADING_CHARS = 200;
+
+/** An ATX heading's level and text (its closing #s left out), or undefined for another line. */
+function headingOf(line: string): { level: number; text: string } | undefined {
+  const m = HEADING.exec(line);
+  if (!m) return undefined;
+  let text = line.slice(m[0].length).trim();
+  // A closing sequence: #s at the end, after a space or alone.
+  let end = text.length;
+  while (end > 0 && text.charCodeAt(end - 1) === 35) end--;
+  if (end < text.length && (end === 0 || text[end - 1] === ' ' || text[end - 1] === '\t'))
+    text = text.slice(0, end).trimEnd();
+  return { level: m[1].length, text: text.slice(0, HEADING_CHARS) };
+}
 
 interface Piece {
   text: string;
@@ -85,13 +100,13 @@ function sectionsOf(markdown: string): Section[] {
       if (f && f[0] === fence[0] && f.length >= fence.length) fence = undefined;
       continue;
     }
-    const h = HEADING.exec(line);
+    const h = headingOf(line);
     if (h) {
       endBlock();
       if (current.blocks.length > 0) sections.push(current);
-      const level = h[1].length;
+      const level = h.level;
       while (path.length > 0 && path[path.length - 1].level >= level) path.pop();
-      path.push({ level, text: (h[2] ?? '').trim() });
+      path.push({ level, text: h.text });
       current = { path: path.map((p) => p.text), blocks: [] };
       block = line;
       continue;

@@ -35,9 +35,10 @@ export class FetchedPages {
     const last = this.indexed.get(key);
     if (last?.digest === e.digest && now - last.atMs < REFRESH_MS) return;
     this.indexed.set(key, { digest: e.digest, atMs: now });
-    const url = new URL(e.final_url);
+    // The site is the URL asked's host, as for a job's pages.
+    const site = URL.canParse(e.url) ? new URL(e.url).host : '';
     this.search
-      .indexFetch({ owner, url: e.final_url, site: url.host, title: e.title, body, at: now })
+      .indexFetch({ owner, url: e.final_url, site, title: e.title, body, at: now })
       .catch((err: Error) => {
         this.indexed.delete(key);
         this.log.warn(`a fetched page was not indexed for search: ${err.message}`);

@@ -90,6 +90,9 @@ describe.each(BACKENDS)('search on %s', (backend) => {
       pages[p] = send(200, 'text/html', page(title, words));
       pages[`/other${p}`] = send(200, 'text/html', page(`${title} (copy)`, words));
     }
+    // What PostgreSQL's text refuses (NUL), and a lone surrogate by an entity.
+    pages['/nul'] = send(200, 'text/plain', 'The lighthouse keeper\u0000 logs every passing ship at dusk.');
+    pages['/lone'] = send(200, 'text/html', page('Surrogates', 'The harbourmaster &#xD800; counts ferries.'));
     fx = await new Fixture(pages).start();
     pg = backend === 'postgres' ? await createPgDatabase() : undefined;
     ({ app } = await createTestApp(
@@ -184,6 +187,17 @@ describe.each(BACKENDS)('search on %s', (backend) => {
     await app.get(SweeperService).tick();
     clock.t -= 31 * 86400_000;
     expect(await search({ query: 'nightly restore' }, OTHER)).toEqual([]);
+  });
+
+  it('a page holding NUL or a lone surrogate is stored, indexed and found; jobs: [] finds nothing', async () => {
+    const id = await batch(['/nul', '/lone']);
+    expect((await search({ query: 'lighthouse keeper', jobs: [id] })).map((h) => h.url)).toEqual([
+      fx.url('/nul'),
+    ]);
+    expect((await search({ query: 'harbourmaster ferries', jobs: [id] })).map((h) => h.url)).toEqual([
+      fx.url('/lone'),
+    ]);
+    expect(await search({ query: 'lighthouse', jobs: [] })).toEqual([]);
   });
 
   it('bad searches are 400s naming the field', async () => {

@@ -252,6 +252,11 @@ describeEachBackend('JobLifecycle', (db) => {
   });
 
   describe('after a restart, by policy', () => {
+    /** A done target's result: a page, which search indexes. */
+    const PAGE = '{"url":"http://a.test/0","title":"T","content":"the keeper logs ships"}';
+    const docs = async (id: string) =>
+      (await d.kysely.selectFrom('search_doc').select('idx').where('job_id', '=', id).execute()).length;
+
     /** A job as a crash left it: queued, or running with targets in every state. */
     async function leftBehind(policy: RestartPolicy, running: boolean): Promise<string> {
       const { job } = await life.submit(draft(4, { onRestart: policy }), limits);
@@ -265,7 +270,7 @@ describeEachBackend('JobLifecycle', (db) => {
             jobId: job.id,
             idx: idx,
             holder: ME,
-            outcome: end === 'done' ? done('{"r":0}') : failed,
+            outcome: end === 'done' ? done(PAGE) : failed,
           });
       }
       return job.id;
@@ -286,7 +291,7 @@ describeEachBackend('JobLifecycle', (db) => {
       }
       const t = (await store.batchTargets(running))!;
       expect(t.map((x) => x.status)).toEqual(['done', 'failed', 'failed', 'failed']);
-      expect(t[0].result).toBe('{"r":0}');
+      expect(t[0].result).toBe(PAGE);
       expect(t[1]).toMatchObject({ code: SERVER_RESTARTED, error: expect.stringMatching(/restarted/) });
       expect(t[2].code).toBe('connect_error'); // failed before the restart: its own error stays
       expect(await store.batchJob(running)).toMatchObject({ targetsDone: 4, targetsFailed: 3 });
@@ -295,7 +300,10 @@ describeEachBackend('JobLifecycle', (db) => {
     it('retry: a queued job stays queued; a running one is queued again with every target pending', async () => {
       const queued = await leftBehind('retry', false);
       const running = await leftBehind('retry', true);
+      expect(await docs(running)).toBe(1);
       expect(await recovery.afterRestart()).toEqual({ failed: 0, requeued: 1, resumed: 0 });
+      // The result it runs again is gone from search with it.
+      expect(await docs(running)).toBe(0);
       expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
       expect(await types(queued)).toEqual(['batch.queued']);
       expect(await store.batchJob(running)).toMatchObject({
@@ -315,6 +323,7 @@ describeEachBackend('JobLifecycle', (db) => {
       const queued = await leftBehind('resume', false);
       const running = await leftBehind('resume', true);
       expect(await recovery.afterRestart()).toEqual({ failed: 0, requeued: 0, resumed: 1 });
+      expect(await docs(running)).toBe(1);
       expect(await store.batchJob(queued)).toMatchObject({ status: 'queued' });
       expect(await store.batchJob(running)).toMatchObject({
         status: 'running',

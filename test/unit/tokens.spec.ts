@@ -29,6 +29,29 @@ describe('tokens: o200k_base counts and cuts', () => {
     expect(cutToTokens('short', 10)).toEqual({ text: 'short', tokens: 1, truncated: false });
   });
 
+  it('a word or a run of spaces of 200 KB is counted and cut in linear time, a window at a time', () => {
+    // Merged whole, each would take the library minutes (its merges grow with the square of a word).
+    for (const text of ['a'.repeat(200_000), ' '.repeat(200_000), `x${'日本'.repeat(100_000)}`]) {
+      const n = countTokens(text);
+      expect(n).toBeGreaterThan(0);
+      const cut = cutToTokens(text, 50);
+      expect(cut.tokens).toBeLessThanOrEqual(50);
+      expect(text.startsWith(cut.text)).toBe(true);
+    }
+    // Ordinary text with a long run inside: the rest counts exactly as the library does.
+    const around = `${MIXED}${'b'.repeat(5000)}${MIXED}`;
+    expect(Math.abs(countTokens(around) - theirs(around))).toBeLessThanOrEqual(5);
+  });
+
+  it('cuts one after another hold their length: nothing of one cut reaches the next', () => {
+    const text = 'ünïcödé 日本語 😀 '.repeat(300);
+    for (let i = 0; i < 20; i++) {
+      const max = 7 + ((i * 13) % 90);
+      const cut = cutToTokens(text, max);
+      expect([max, cut.tokens >= max - 3, cut.tokens <= max]).toEqual([max, true, true]);
+    }
+  });
+
   it("a tail is the text's end in at most about n tokens, whole characters", () => {
     const text = MIXED.repeat(3);
     const tail = tailOfTokens(text, 5);
@@ -119,6 +142,19 @@ describe('chunks: the markdown in pieces by heading', () => {
     expect(chunks.map((c) => c.text).join('')).toBe(line);
     expect(Math.max(...chunks.map((c) => c.tokens))).toBeLessThanOrEqual(64);
     expect(chunks.every((c) => !/^[\uDC00-\uDFFF]|[\uD800-\uDBFF]$/.test(c.text))).toBe(true);
+  });
+
+  it('a hostile heading line is read in linear time; a heading in a path is at most 200 characters', () => {
+    const line = `#${' '.repeat(20_000)}\rx\n`;
+    const chunks = chunksOf(`${line}text\n`, { tokens: 512, overlap: 0 });
+    expect(chunks.map((c) => c.text).join('')).toBe(`${line}text\n`);
+    const long = chunksOf(`# ${'H'.repeat(100_000)}\n\nbody\n`, { tokens: 512, overlap: 0 });
+    expect(long[long.length - 1].heading_path[0]).toHaveLength(200);
+    // Closing #s are not the heading's; a # alone is an empty heading; #5 is not a heading.
+    const paths = chunksOf('# A ##\n\nx\n#\n\ny\n#5 z\n', { tokens: 512, overlap: 0 }).map(
+      (c) => c.heading_path,
+    );
+    expect(paths).toEqual([['A'], ['']]);
   });
 
   it('an empty page has no pieces; a page without headings has them under []', () => {

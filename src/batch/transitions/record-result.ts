@@ -50,7 +50,8 @@ async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
   const end = endOf(outcome, found, dup);
   if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
   // Found again by /v1/search, from this commit on (a duplicate's page is its first's).
-  if (end.status === 'done' && end.result) await SearchStore.indexResult(tx, jobId, idx);
+  if (end.status === 'done' && end.result)
+    await SearchStore.indexResult(tx, jobId, idx, end.result, Math.round(now * 1000));
   if (facts.monitorId && outcome.kind === 'done' && dup === undefined)
     await appendPageChange(at, jobId, idx, outcome.result);
   if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);

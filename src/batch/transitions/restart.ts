@@ -1,5 +1,5 @@
 import { DEFAULT_RESTART_POLICY, FINISHED_TARGET_STATUSES } from '../../common/job-status';
-import { failJob, type BatchJob, type Tx } from '../../dcache';
+import { failJob, type BatchJob, type Tx, SearchStore } from '../../dcache';
 import type { JobEvents } from '../job-events';
 
 /** The error of jobs failed by a restart under the `fail` policy. */
@@ -65,6 +65,8 @@ export async function restartJob(
     // A retry starts the whole job again; a resume only what was cut.
     holder: policy === 'resume' ? scope.lost : undefined,
   });
+  // A retry clears the results it runs again: their pages leave the search index with them.
+  if (policy === 'retry' && reset > 0) await SearchStore.unindexCleared(tx, job.id);
   if (job.status !== 'running') {
     await tx.jobs.touchBatchJob(job.id, now);
     return 'kept';
