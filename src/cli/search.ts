@@ -1,14 +1,6 @@
 import { int, parse } from './args';
 import { api, call, usage } from './client';
-
-interface Hit {
-  url: string;
-  title: string;
-  snippet: string;
-  score: number;
-  job_id: string | null;
-  idx: number | null;
-}
+import type { SearchHit } from '../dcache';
 
 /**
  * `sift search WORDS... [--jobs ID,...] [--site HOST] [--limit N] [--json]`: the pages your jobs
@@ -40,7 +32,7 @@ export async function searchCmd(args: string[]): Promise<void> {
     process.stdout.write(`${text}\n`);
     return;
   }
-  const { hits } = JSON.parse(text) as { hits: Hit[] };
+  const { hits } = JSON.parse(text) as { hits: SearchHit[] };
   console.error(`# ${hits.length} ${hits.length === 1 ? 'page' : 'pages'}, best first`);
   for (const h of hits) {
     const where = h.job_id ? `  (job ${h.job_id}, idx ${h.idx})` : '';

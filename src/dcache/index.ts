@@ -38,7 +38,14 @@ export { ClientStore, type Client } from './client-store';
 export { HostStore, type RobotsRow } from './host-store';
 export { ProfileStore, type ProfileRow } from './profile-store';
 export { HistoryStore, type PageVersion } from './history-store';
-export { SearchStore, type SearchAsk, type SearchHit } from './search-store';
+export {
+  pageDocOf,
+  SearchStore,
+  storedDocOf,
+  type PageDoc,
+  type SearchAsk,
+  type SearchHit,
+} from './search-store';
 export { MonitorStore, type MonitorRow, type NewMonitor } from './monitor-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
 export { migrate, openSqlite, openPostgres, type Backend } from './connections';

@@ -37,9 +37,14 @@ export const INDEXED_CHARS = 262_144;
 export class SearchStore {
   constructor(private readonly db: Db) {}
 
-  /** The target's result as a document, if it has one (a crawl's duplicate has none). */
-  static async indexResult(tx: Tx, jobId: string, idx: number, result: string, atMs: number): Promise<void> {
-    const d = documentOf(result);
+  /** The target's page as its document (none for a page without text). */
+  static async indexResult(
+    tx: Tx,
+    jobId: string,
+    idx: number,
+    d: PageDoc | undefined,
+    atMs: number,
+  ): Promise<void> {
     if (!d) return;
     await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at)
       SELECT j.caller_class || ':' || j.caller, ${jobId}, ${idx}, ${d.url}, ${d.site}, ${d.title}, ${d.body}, ${atMs}
@@ -57,20 +62,8 @@ export class SearchStore {
    * A page the caller fetched outside a job (/v1/fetch, a scrape, MCP's fetch): its one document
    * for that URL, replaced.
    */
-  async indexFetch(page: {
-    owner: string;
-    url: string;
-    site: string;
-    title: string;
-    body: string;
-    at: number;
-  }) {
-    const d = {
-      ...page,
-      url: indexable(page.url),
-      title: indexable(page.title),
-      body: indexable(page.body.slice(0, INDEXED_CHARS)),
-    };
+  async indexFetch(owner: string, page: PageDoc, at: number) {
+    const d = { ...page, owner, at };
     await this.db.transaction(async (tx) => {
       await tx.q
         .deleteFrom('search_doc')
@@ -194,49 +187,54 @@ const likeEscaped = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 /** Documents deleted by one statement of the sweep. */
 const SWEEP_ROWS = 200;
 /** Pages fetched outside a job kept findable per caller, the newest. */
-export const FETCHED_PER_CALLER = 10_000;
+const FETCHED_PER_CALLER = 10_000;
 
 /** What a text may not hold in the index: NUL (PostgreSQL's text has none), lone surrogates. */
-export function indexable(text: string): string {
+function indexable(text: string): string {
   return text
     .replace(/\0/g, '')
     .replace(/[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g, '\uFFFD');
 }
 
+/** A page as the index keeps it. */
+export interface PageDoc {
+  url: string;
+  site: string;
+  title: string;
+  body: string;
+}
+
 /**
- * A stored result (an envelope's JSON) as a document: its final URL, the host of the URL asked
+ * An envelope (or its stored JSON) as a document: its final URL, the host of the URL asked
  * (`site`), its title, and its text (content, or the markdown or text of `formats`), at most
- * INDEXED_CHARS characters. Undefined for no text.
+ * INDEXED_CHARS characters, without what the index may not hold. Undefined for no text.
  */
-export function documentOf(
-  result: string,
-): { url: string; site: string; title: string; body: string } | undefined {
-  let e: {
-    url?: unknown;
-    final_url?: unknown;
-    title?: unknown;
-    content?: unknown;
-    formats?: Record<string, unknown>;
-  };
-  try {
-    e = JSON.parse(result) as typeof e;
-  } catch {
-    return undefined;
-  }
+export function pageDocOf(e: {
+  url?: unknown;
+  final_url?: unknown;
+  title?: unknown;
+  content?: unknown;
+  formats?: object;
+}): PageDoc | undefined {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
-  const body = str(e.content) || str(e.formats?.markdown) || str(e.formats?.text);
+  const formats = (e.formats ?? {}) as Record<string, unknown>;
+  const body = str(e.content) || str(formats.markdown) || str(formats.text);
   const url = str(e.final_url) || str(e.url);
   if (!body || !url) return undefined;
-  let site = '';
-  try {
-    site = new URL(str(e.url) || url).host;
-  } catch {
-    // left empty: found by no site filter
-  }
+  const asked = str(e.url) || url;
   return {
     url: indexable(url),
-    site,
+    site: URL.canParse(asked) ? new URL(asked).host : '',
     title: indexable(str(e.title)),
     body: indexable(body.slice(0, INDEXED_CHARS)),
   };
+}
+
+/** A stored result's document (see pageDocOf). */
+export function storedDocOf(result: string): PageDoc | undefined {
+  try {
+    return pageDocOf(JSON.parse(result) as object);
+  } catch {
+    return undefined;
+  }
 }

@@ -1,7 +1,7 @@
 import { Injectable, Logger } from '@nestjs/common';
 import { Clock } from '../common/clock';
 import { SizedLru } from '../common/sized-lru';
-import { callerKeyOf, SearchStore } from '../dcache';
+import { callerKeyOf, pageDocOf, SearchStore } from '../dcache';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
 
@@ -26,22 +26,17 @@ export class FetchedPages {
 
   remember(caller: Caller, e: FetchEnvelope): void {
     if (e.verdict !== 'ok') return;
-    const formats = e.formats ?? {};
-    const body = e.content || formats.markdown || formats.text || '';
-    if (!body) return;
+    const doc = pageDocOf(e);
+    if (!doc) return;
     const owner = callerKeyOf(caller);
     const key = `${owner} ${e.final_url}`;
     const now = this.clock.nowMs();
     const last = this.indexed.get(key);
     if (last?.digest === e.digest && now - last.atMs < REFRESH_MS) return;
     this.indexed.set(key, { digest: e.digest, atMs: now });
-    // The site is the URL asked's host, as for a job's pages.
-    const site = URL.canParse(e.url) ? new URL(e.url).host : '';
-    this.search
-      .indexFetch({ owner, url: e.final_url, site, title: e.title, body, at: now })
-      .catch((err: Error) => {
-        this.indexed.delete(key);
-        this.log.warn(`a fetched page was not indexed for search: ${err.message}`);
-      });
+    this.search.indexFetch(owner, doc, now).catch((err: Error) => {
+      this.indexed.delete(key);
+      this.log.warn(`a fetched page was not indexed for search: ${err.message}`);
+    });
   }
 }

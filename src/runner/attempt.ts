@@ -1,6 +1,7 @@
 import type { Logger } from '@nestjs/common';
 import { INTERNAL_HINTS, InternalFault, SiftError, isStorageUnavailable } from '../common/errors';
 import type { TargetOutcome } from '../batch/job-lifecycle';
+import { pageDocOf } from '../dcache';
 import { withoutUserinfo } from '../common/urls';
 import { MAX_BACKOFF_S } from '../fetch/upstream';
 import type { FetchedPage } from '../crawl';
@@ -94,7 +95,7 @@ export async function attempt(a: {
             },
           }
         : {};
-    return { kind: 'done', result: JSON.stringify(e), verdict: e.verdict, ...page };
+    return { kind: 'done', result: JSON.stringify(e), verdict: e.verdict, doc: pageDocOf(e), ...page };
   }
 }
 

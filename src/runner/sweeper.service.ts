@@ -76,10 +76,11 @@ export class SweeperService {
         this.log.log(`forgot ${forgotten.robots} robots.txt and ${forgotten.hosts} hosts`);
       }
       // Pages' histories no fetch asked changes of for SIFT_HISTORY_TTL_S.
-      const versions = await this.history.sweep(this.clock.nowMs() - this.config.historyTtlS * 1000);
+      const forgetBefore = this.clock.nowMs() - this.config.historyTtlS * 1000;
+      const versions = await this.history.sweep(forgetBefore);
       if (versions > 0) this.log.log(`forgot ${versions} page versions`);
       // Pages fetched outside a job and not fetched again for as long: no longer found by search.
-      const pages = await this.search.sweepFetches(this.clock.nowMs() - this.config.historyTtlS * 1000);
+      const pages = await this.search.sweepFetches(forgetBefore);
       if (pages > 0) this.log.log(`forgot ${pages} fetched pages from the search index`);
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };

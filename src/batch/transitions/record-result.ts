@@ -1,12 +1,12 @@
 import { duplicateOf, type PageFindings } from '../../crawl';
-import { lockJob, SearchStore } from '../../dcache';
+import { lockJob, SearchStore, storedDocOf, type PageDoc } from '../../dcache';
 import type { At } from './at';
 import { recordCrawlPage } from './grow-crawl';
 import { appendPageChange } from './monitor-run';
 
 /** How a fetched target ended. */
 export type TargetOutcome =
-  | { kind: 'done'; result: string; verdict?: string }
+  | { kind: 'done'; result: string; verdict?: string; doc?: PageDoc }
   | { kind: 'failed'; code: string; message: string; hint: string };
 
 /** A target's outcome as `holder` reports it. */
@@ -50,8 +50,11 @@ async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
   const end = endOf(outcome, found, dup);
   if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
   // Found again by /v1/search, from this commit on (a duplicate's page is its first's).
-  if (end.status === 'done' && end.result)
-    await SearchStore.indexResult(tx, jobId, idx, end.result, Math.round(now * 1000));
+  // (The runner gives the page's document; an outcome without one has it read from its result.)
+  if (outcome.kind === 'done' && end.result) {
+    const doc = outcome.doc ?? storedDocOf(end.result);
+    await SearchStore.indexResult(tx, jobId, idx, doc, Math.round(now * 1000));
+  }
   if (facts.monitorId && outcome.kind === 'done' && dup === undefined)
     await appendPageChange(at, jobId, idx, outcome.result);
   if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);
