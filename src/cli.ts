@@ -31,17 +31,23 @@ client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the
                                          --webhook signs with SIFT_WEBHOOK_SECRET (see webhook-secret)
   crawl URL [--limit N] [--max-depth N] [--include-paths GLOB,...] [--exclude-paths GLOB,...]
         [--allow-subdomains] [--allow-external] [--ignore-query] [--sitemap include|skip|only]
-        [fetch options] [--wait [--out FILE]] [--ttl SECONDS] [--on-restart fail|retry|resume]
-        [--idempotency-key KEY] [--webhook URL [--webhook-events TYPE,...]]
+        [--llms-txt include|skip|only] [fetch options] [--wait [--out FILE]] [--ttl SECONDS]
+        [--on-restart fail|retry|resume] [--idempotency-key KEY]
+        [--webhook URL [--webhook-events TYPE,...]]
                                          a job that reads the site from URL, following its links (on
                                          its host, at most N pages, default 100, and N hops, default
-                                         3) and its sitemaps; results carry depth and parent_idx; read
-                                         it as a batch (watch, results, cancel); --wait as for batch
-  map URL [--limit N] [--sitemap include|skip|only] [--include-paths GLOB,...]
-        [--exclude-paths GLOB,...] [--allow-subdomains] [--json]
-                                         the site's URLs, one a line (the page's links and its
-                                         sitemaps' entries, each once), without reading the pages;
-                                         --json: the whole answer
+                                         3), its llms.txt and its sitemaps; results carry depth and
+                                         parent_idx; read it as a batch (watch, results, cancel);
+                                         --wait as for batch
+  map URL [--limit N] [--sitemap include|skip|only] [--llms-txt include|skip|only]
+        [--include-paths GLOB,...] [--exclude-paths GLOB,...] [--allow-subdomains] [--json]
+                                         the site's URLs, one a line (the page's links, its llms.txt's
+                                         and its sitemaps' entries, each once), without reading the
+                                         pages; --json: the whole answer
+  llmstxt (URL [crawl's scope flags] [fetch options] | --job ID) [--full | --out DIR]
+                                         a job that reads the site as crawl does, followed to its end;
+                                         then its llms.txt to stdout (--full: llms-full.txt, each
+                                         page's markdown), or both files into DIR
   retry ID [--wait [--out FILE]] [--idempotency-key KEY]
                                          a new job of the failed and cancelled targets of job ID
   watch ID [--out FILE]                  follow a job's progress until it ends (then its results to FILE)
@@ -105,6 +111,7 @@ const COMMANDS: Record<string, Command> = {
   batch: async (args) => (await import('./cli/jobs')).batchCmd(args),
   crawl: async (args) => (await import('./cli/crawl')).crawlCmd(args),
   map: async (args) => (await import('./cli/crawl')).mapCmd(args),
+  llmstxt: async (args) => (await import('./cli/llmstxt')).llmstxtCmd(args),
   retry: async (args) => (await import('./cli/jobs')).retryCmd(args),
   jobs: async (args) => (await import('./cli/jobs')).jobsCmd(args),
   cancel: async (args) => (await import('./cli/jobs')).cancelCmd(args),

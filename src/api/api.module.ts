@@ -3,6 +3,7 @@ import { JobStreams } from './job-streams';
 import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { SearchController } from './search.controller';
+import { LlmsTxtController } from './llmstxt.controller';
 import { BatchController } from './batch.controller';
 import { CrawlController } from './crawl.controller';
 import { CrawlModule } from '../crawl';
@@ -37,6 +38,7 @@ import { MonitorsModule } from '../monitors/monitors.module';
     ProfilesController,
     MonitorsController,
     SearchController,
+    LlmsTxtController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -18,10 +18,10 @@ class MapLinkDto {
   @ApiProperty({
     type: String,
     nullable: true,
-    description: "The link's text on the seed page; null for a sitemap's entry.",
+    description: "The link's text on the seed page or in the site's llms.txt; null for a sitemap's entry.",
   })
   title: string | null;
-  @ApiProperty({ enum: ['sitemap', 'page'] }) source: 'sitemap' | 'page';
+  @ApiProperty({ enum: ['page', 'llms_txt', 'sitemap'] }) source: 'sitemap' | 'page' | 'llms_txt';
 }
 
 class MapResponseDto {
@@ -70,7 +70,7 @@ export class CrawlController {
     return job;
   }
 
-  /** A site's URLs, from its sitemaps and the seed page's links, without reading the pages. */
+  /** A site's URLs, from the seed page's links, its llms.txt and its sitemaps, without reading the pages. */
   @BodyLimit(SMALL_BODY)
   @Post('map')
   @HttpCode(200)

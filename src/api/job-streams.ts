@@ -53,6 +53,27 @@ export class JobStreams {
   ) {}
 
   /**
+   * A text file written as it is made (text/plain, UTF-8): the first part is made before the
+   * status is sent, so a refusal (a job not found) is still the error envelope.
+   */
+  async text(parts: AsyncIterable<string>, res: Response): Promise<void> {
+    const it = parts[Symbol.asyncIterator]();
+    let next = await it.next();
+    res.status(200).setHeader('Content-Type', 'text/plain; charset=utf-8');
+    const reader = new Reader(res);
+    const stop = AbortSignal.any([reader.gone.signal, this.stopping.signal]);
+    try {
+      while (!next.done && !stop.aborted) {
+        await reader.write(next.value);
+        next = await it.next();
+      }
+    } finally {
+      await it.return?.(undefined);
+      res.end();
+    }
+  }
+
+  /**
    * Every result of the job the filter takes, one JSON line each, in target order; with `follow`,
    * each once it has ended, until the job has ended (see resultLines).
    */

@@ -71,8 +71,10 @@ export class BatchService {
     caller: Caller,
     req: CrawlRequest,
     headerKey?: string,
+    /** A job of kind llmstxt: its pages make the site's llms.txt files (llms-txt.service.ts). */
+    llmsFiles = false,
   ): Promise<{ job: JobView; replayed: boolean }> {
-    const draft = draftCrawl(caller, req, this.draftLimits(caller, headerKey));
+    const draft = draftCrawl(caller, req, this.draftLimits(caller, headerKey), llmsFiles);
     await this.profiles.checkNamed(caller, [req.options]);
     return this.submitDraft(caller, draft);
   }

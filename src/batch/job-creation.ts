@@ -198,7 +198,13 @@ export async function createJob(tx: Tx, events: JobEvents, draft: JobDraft, now:
       fingerprint: draft.fingerprint,
       ttlS: draft.ttlS ?? null,
       parentId: draft.parentId ?? null,
-      kind: draft.monitorId ? 'monitor_run' : draft.crawl ? 'crawl' : 'batch',
+      kind: draft.monitorId
+        ? 'monitor_run'
+        : draft.crawl?.llms_files
+          ? 'llmstxt'
+          : draft.crawl
+            ? 'crawl'
+            : 'batch',
       crawl: draft.crawl ? JSON.stringify(draft.crawl) : null,
       monitorId: draft.monitorId ?? null,
     },

@@ -195,10 +195,20 @@ export interface CrawlRequest extends JobAsk, CrawlAsk {}
  * (checked by crawlSpecFrom) kept with the job; everything every job checks is checked as for a
  * batch.
  */
-export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits): JobDraft {
+export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits, llmsFiles = false): JobDraft {
   const problem = urlProblem(req.url);
   if (problem) throw invalidRequest(`url ${problem}`, 'send the absolute http(s) URL to start from');
   const spec = crawlSpecFrom(req, { callerClass: caller.callerClass, maxTargets: o.maxTargets });
+  if (llmsFiles) {
+    const asked = (req.options ?? {}) as { format?: unknown; formats?: unknown };
+    if (asked.formats !== undefined || (asked.format !== undefined && asked.format !== 'markdown')) {
+      throw invalidRequest(
+        'options.format and options.formats are not taken by an llms.txt job',
+        'leave them out: its pages are read as markdown',
+      );
+    }
+    spec.llms_files = true;
+  }
   renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
   checkPageScripts(caller, (req.options ?? {}) as RenderAsk, o.rules.pageScripts, 'options: ');
   proxyOf(caller, (req.options as { proxy?: string } | undefined)?.proxy, o.rules, 'options: ');

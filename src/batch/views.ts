@@ -18,7 +18,7 @@ import {
 import { withoutUserinfo } from '../common/urls';
 import { crawlSpecOf } from '../crawl';
 
-export const JOB_KINDS = ['batch', 'crawl', 'monitor_run'] as const;
+export const JOB_KINDS = ['batch', 'crawl', 'monitor_run', 'llmstxt'] as const;
 export type JobKind = (typeof JOB_KINDS)[number];
 
 /*
@@ -73,7 +73,7 @@ export class JobView {
   @ApiProperty({
     enum: JOB_KINDS,
     description:
-      "batch: a list of URLs; crawl: a site, read from its seed; monitor_run: a monitor's run (its pages or its crawl, each against the last run).",
+      "batch: a list of URLs; crawl: a site, read from its seed; monitor_run: a monitor's run (its pages or its crawl, each against the last run); llmstxt: a crawl whose pages make the site's llms.txt and llms-full.txt (GET /v1/llmstxt/{id}).",
   })
   kind: JobKind;
   @ApiPropertyOptional({ description: "A monitor's run: the monitor." }) monitor_id?: string;
@@ -189,7 +189,7 @@ export function jobView(j: BatchJob, defaultTtlS: number): JobView {
     on_restart: j.onRestart ?? DEFAULT_RESTART_POLICY,
     ttl_s: ttlS,
     parent_id: j.parentId ?? null,
-    kind: j.kind === 'crawl' || j.kind === 'monitor_run' ? j.kind : 'batch',
+    kind: (JOB_KINDS as readonly string[]).includes(j.kind ?? '') ? (j.kind as JobKind) : 'batch',
     ...(j.monitorId ? { monitor_id: j.monitorId } : {}),
     ...crawlFields(j),
   };

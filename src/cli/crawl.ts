@@ -7,9 +7,10 @@ import type { JobView } from './job-notes';
 import { idemHeader, submitted, WAIT_FLAGS, webhookOf } from './jobs';
 
 /** The flags of the site's scope, shared by crawl and map. */
-const SCOPE_FLAGS = {
+export const SCOPE_FLAGS = {
   limit: { type: 'string' },
   sitemap: { type: 'string' },
+  'llms-txt': { type: 'string' },
   'include-paths': { type: 'string', multiple: true },
   'exclude-paths': { type: 'string', multiple: true },
   'allow-subdomains': { type: 'boolean' },
@@ -25,6 +26,7 @@ const SCOPE_FIELD_FLAGS: Record<string, string> = {
   allow_external: '--allow-external',
   ignore_query: '--ignore-query',
   sitemap: '--sitemap',
+  llms_txt: '--llms-txt',
 };
 
 /**
@@ -65,7 +67,7 @@ export function inCrawlFlags(message: string): string {
 }
 
 /** One request whose refusal is told with the flags. */
-async function post(path: string, body: object, headers: Record<string, string> = {}): Promise<Reply> {
+export async function post(path: string, body: object, headers: Record<string, string> = {}): Promise<Reply> {
   try {
     return await call(api(), 'POST', path, { body, headers });
   } catch (err) {
@@ -74,20 +76,22 @@ async function post(path: string, body: object, headers: Record<string, string> 
   }
 }
 
-type ScopeValues = {
+export type ScopeValues = {
   limit?: string;
   sitemap?: string;
+  'llms-txt'?: string;
   'include-paths'?: string[];
   'exclude-paths'?: string[];
   'allow-subdomains'?: boolean;
 };
 
 /** The scope fields of the flags given; only those given, so the server's defaults hold. */
-function scopeOf(url: string, v: ScopeValues): Record<string, unknown> {
+export function scopeOf(url: string, v: ScopeValues): Record<string, unknown> {
   const o: Record<string, unknown> = {
     url,
     limit: int('limit', v.limit, 1),
     sitemap: v.sitemap,
+    llms_txt: v['llms-txt'],
     include_paths: globList(v['include-paths']),
     exclude_paths: globList(v['exclude-paths']),
     allow_subdomains: v['allow-subdomains'] || undefined,
@@ -137,7 +141,7 @@ export async function crawlCmd(args: string[]): Promise<void> {
 }
 
 interface MapAnswer {
-  links: { url: string; title: string | null; source: 'sitemap' | 'page' }[];
+  links: { url: string; title: string | null; source: 'sitemap' | 'page' | 'llms_txt' }[];
 }
 
 export async function mapCmd(args: string[]): Promise<void> {
@@ -150,9 +154,10 @@ export async function mapCmd(args: string[]): Promise<void> {
     return;
   }
   const { links } = JSON.parse(text) as MapAnswer;
-  const fromSitemaps = links.filter((l) => l.source === 'sitemap').length;
+  const from = (source: string) => links.filter((l) => l.source === source).length;
+  const listed = from('llms_txt') > 0 ? `, ${from('llms_txt')} from llms.txt` : '';
   console.error(
-    `# ${links.length} URLs: ${links.length - fromSitemaps} from the page, ${fromSitemaps} from sitemaps`,
+    `# ${links.length} URLs: ${from('page')} from the page${listed}, ${from('sitemap')} from sitemaps`,
   );
   process.stdout.write(links.map((l) => `${l.url}\n`).join(''));
 }

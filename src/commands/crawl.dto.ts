@@ -13,7 +13,14 @@ import {
 } from 'class-validator';
 import { MAX_MAP_LIMIT } from '../crawl';
 import { MAX_GLOB_CHARS, MAX_REGEX_CHARS } from '../crawl';
-import { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, type SitemapMode } from '../crawl';
+import {
+  LLMS_TXT_MODES,
+  MAX_DEPTH,
+  MAX_GLOBS,
+  SITEMAP_MODES,
+  type LlmsTxtMode,
+  type SitemapMode,
+} from '../crawl';
 import { JobAskDto } from './batch.dto';
 import { IsHttpUrl, MAX_URL_LENGTH } from './validators';
 
@@ -70,6 +77,14 @@ class SiteScopeDto {
   @IsOptional()
   @IsIn(SITEMAP_MODES)
   sitemap?: SitemapMode;
+
+  /**
+   * The site's /llms.txt: include (default): its links beside the rest, one hop from the seed;
+   * skip: not read; only: its links are all that is followed (no links of pages, no sitemaps).
+   */
+  @IsOptional()
+  @IsIn(LLMS_TXT_MODES)
+  llms_txt?: LlmsTxtMode;
 }
 
 export class CrawlSubmitDto extends IntersectionType(SiteScopeDto, JobAskDto) {
@@ -114,3 +129,9 @@ export class MapRequestDto extends SiteScopeDto {
   @Max(MAX_MAP_LIMIT)
   limit?: number;
 }
+
+/**
+ * POST /v1/llmstxt's body: a crawl's (the site, its scope and limit, the pages' options but their
+ * format: its pages are read as markdown).
+ */
+export class LlmsTxtSubmitDto extends CrawlSubmitDto {}

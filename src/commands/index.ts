@@ -11,7 +11,7 @@ import { SiftValidationPipe } from './validation.pipe';
 
 export { FetchOptionsDto, FetchRequestDto } from './fetch.dto';
 export { BatchSubmitDto, RedeliverDto } from './batch.dto';
-export { CrawlSubmitDto, MapRequestDto } from './crawl.dto';
+export { CrawlSubmitDto, LlmsTxtSubmitDto, MapRequestDto } from './crawl.dto';
 export { CreateProfileDto } from './profile.dto';
 export { CreateMonitorDto } from './monitor.dto';
 export { SearchRequestDto } from './search.dto';

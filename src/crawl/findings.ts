@@ -35,8 +35,9 @@ export interface FetchedPage {
 /**
  * What a crawl's fetched page adds to its job, before the lifecycle writes it: where it landed
  * (when a redirect took it to another URL), its digest, and the URLs it leads to within the
- * crawl's scope, robots.txt and depth. The seed adds its site's sitemap entries too (one hop from
- * it), unless the crawl skips them; with `sitemap: only` those are all a crawl follows.
+ * crawl's scope, robots.txt and depth. The seed adds its site's llms.txt links and sitemap
+ * entries too (one hop from it), unless the crawl skips them; with `llms_txt: only` or
+ * `sitemap: only` those are all a crawl follows.
  */
 export async function findingsOf(
   links: SiteLinks,
@@ -56,21 +57,25 @@ export async function findingsOf(
     links: [],
   };
   if (depth >= spec.max_depth) return found;
-  if (spec.sitemap !== 'only') {
+  // Jobs stored before llms.txt was read skip it.
+  const llms = spec.llms_txt ?? 'skip';
+  const seed = depth === 0 ? new URL(t.url) : undefined;
+  const proxy = (spec.options as { proxy?: string } | undefined)?.proxy;
+  const oneHop = async (urls: string[]) => {
+    const kept = await links.inScope(job.caller, urls, rules, spec.limit);
+    found.links.push(...kept.map((l) => ({ ...l, depth: 1, foundOn: null })));
+  };
+  // The site's own list comes first: what it asks to be read is read before the limit is met.
+  if (seed && llms !== 'skip') {
+    await oneHop((await links.llmsTxt(job.caller, seed, signal, proxy)).map((l) => l.url));
+  }
+  if (spec.sitemap !== 'only' && llms !== 'only') {
     const inScope = await links.inScope(job.caller, page.links, rules, spec.limit);
     found.links.push(...inScope.map((l) => ({ ...l, depth: depth + 1, foundOn: t.idx })));
   }
-  if (depth === 0 && spec.sitemap !== 'skip') {
-    const seed = new URL(t.url);
-    const proxy = (spec.options as { proxy?: string } | undefined)?.proxy;
+  if (seed && spec.sitemap !== 'skip' && llms !== 'only') {
     const read = await links.sitemapEntries(job.caller, seed, (u) => rules.scope.allows(u), signal, proxy);
-    const entries = await links.inScope(
-      job.caller,
-      read.entries.map((e) => e.url),
-      rules,
-      spec.limit,
-    );
-    found.links.push(...entries.map((l) => ({ ...l, depth: 1, foundOn: null })));
+    await oneHop(read.entries.map((e) => e.url));
   }
   return found;
 }

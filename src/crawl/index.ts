@@ -22,4 +22,13 @@ export { crawlSpecFrom, type CrawlAsk } from './request';
 export { MAX_GLOB_CHARS } from './scope';
 export { MAX_REGEX_CHARS } from './path-regex';
 export { SiteLinks, linkRulesOf, type LinkRules } from './site-links';
-export { MAX_DEPTH, MAX_GLOBS, SITEMAP_MODES, crawlSpecOf, type CrawlSpec, type SitemapMode } from './spec';
+export {
+  LLMS_TXT_MODES,
+  MAX_DEPTH,
+  MAX_GLOBS,
+  SITEMAP_MODES,
+  crawlSpecOf,
+  type CrawlSpec,
+  type LlmsTxtMode,
+  type SitemapMode,
+} from './spec';

@@ -7,6 +7,7 @@ import {
   MAX_DEPTH,
   MAX_GLOBS,
   type CrawlSpec,
+  type LlmsTxtMode,
   type SitemapMode,
 } from './spec';
 
@@ -24,6 +25,7 @@ export interface CrawlAsk {
   allow_external?: boolean;
   ignore_query?: boolean;
   sitemap?: SitemapMode;
+  llms_txt?: LlmsTxtMode;
   options?: object;
 }
 
@@ -60,8 +62,24 @@ export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxT
     allow_external: req.allow_external ?? false,
     ignore_query: req.ignore_query ?? false,
     sitemap: req.sitemap ?? 'include',
+    llms_txt: llmsTxtModeOf(req),
     options: req.options ?? {},
   };
+}
+
+/**
+ * How a crawl or a map reads the site's llms.txt (include by default). `only` with `sitemap: only`
+ * would leave each of them nothing: 400.
+ */
+export function llmsTxtModeOf(req: { sitemap?: SitemapMode; llms_txt?: LlmsTxtMode }): LlmsTxtMode {
+  const mode = req.llms_txt ?? 'include';
+  if (mode === 'only' && req.sitemap === 'only') {
+    throw invalidRequest(
+      'sitemap: only and llms_txt: only cannot both be asked',
+      'ask for one of them only, or include for both',
+    );
+  }
+  return mode;
 }
 
 /**

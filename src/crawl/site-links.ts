@@ -5,6 +5,7 @@ import { Fetcher } from '../fetch/fetcher';
 import { Robots } from '../fetch/robots';
 import type { Caller } from '../pages/caller-policy';
 import { canonicalUrl } from './canonical';
+import { LLMS_TXT_MAX_BYTES, isLlmsTxt, llmsTxtLinks, type LlmsTxtLink } from './llms-txt';
 import { CrawlScope } from './scope';
 import { readSitemaps, type SitemapResult } from './sitemaps';
 import type { CrawlSpec } from './spec';
@@ -94,6 +95,32 @@ export class SiteLinks {
       out.push({ url: canonicalUrl(raw, { keepPath: true }) ?? raw, canonical });
     }
     return out;
+  }
+
+  /**
+   * The links of the site's /llms.txt, read through the caller's address policy (and the crawl's
+   * proxy) within LLMS_TXT_MAX_BYTES and SITEMAP_TIMEOUT_MS. A site without one, or whose answer
+   * is not a text file or could not be read, has none: the crawl or map goes on without them.
+   */
+  async llmsTxt(caller: Caller, seed: URL, signal?: AbortSignal, proxyName?: string): Promise<LlmsTxtLink[]> {
+    const proxy = proxyName !== undefined ? this.config.proxies.get(proxyName) : undefined;
+    const url = `${seed.origin}/llms.txt`;
+    try {
+      const raw = await this.fetcher.fetch(url, {
+        callerClass: caller.callerClass,
+        caller: caller.name,
+        timeoutMs: SITEMAP_TIMEOUT_MS,
+        truncateAt: LLMS_TXT_MAX_BYTES,
+        signal,
+        proxy,
+      });
+      if (!isLlmsTxt(raw.status, raw.contentType)) return [];
+      return llmsTxtLinks(raw.body.toString('utf8'), raw.finalUrl);
+    } catch (err) {
+      // The caller hung up or the crawl was cancelled: that ends the work, not only this file.
+      if (signal?.aborted) throw err;
+      return [];
+    }
   }
 
   /**

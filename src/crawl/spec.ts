@@ -16,12 +16,18 @@ export interface CrawlSpec {
   allow_external: boolean;
   ignore_query: boolean;
   sitemap: SitemapMode;
+  /** The site's /llms.txt: its links followed beside the rest, not read, or all that is followed (absent in jobs stored before it: skip). */
+  llms_txt?: LlmsTxtMode;
+  /** A job (kind llmstxt) whose pages make the site's llms.txt and llms-full.txt. */
+  llms_files?: boolean;
   /** The fetch options of every page (those of /v1/fetch). */
   options?: object;
 }
 
 export const SITEMAP_MODES = ['include', 'skip', 'only'] as const;
 export type SitemapMode = (typeof SITEMAP_MODES)[number];
+export const LLMS_TXT_MODES = SITEMAP_MODES;
+export type LlmsTxtMode = SitemapMode;
 
 export const DEFAULT_CRAWL_LIMIT = 100;
 export const DEFAULT_MAX_DEPTH = 3;

@@ -120,6 +120,7 @@ const scopeShape = {
   include_paths: asSent(z.array(z.string())).optional().describe('Path globs a URL must match.'),
   exclude_paths: asSent(z.array(z.string())).optional().describe('Path globs that leave a URL out.'),
   sitemap: asSent(SITEMAP).optional().describe("The site's sitemaps: include, skip, only."),
+  llms_txt: asSent(SITEMAP).optional().describe("The site's /llms.txt links: include, skip, only."),
 };
 export const crawlShape = {
   url: asSent(z.string()).describe('The page to start from.'),
@@ -236,7 +237,7 @@ export function batchBody(a: Args<typeof batchShape>): Body {
 
 /** The body of POST /v1/crawl: the page options are the crawl's `options`. */
 export function crawlBody(a: Args<typeof crawlShape>): Body {
-  const { url, limit, max_depth, path_prefix, include_paths, exclude_paths, sitemap } = a;
+  const { url, limit, max_depth, path_prefix, include_paths, exclude_paths, sitemap, llms_txt } = a;
   return strip({
     url,
     limit,
@@ -245,6 +246,7 @@ export function crawlBody(a: Args<typeof crawlShape>): Body {
     include_paths,
     exclude_paths,
     sitemap,
+    llms_txt,
     options: optionsOf(a),
   });
 }

@@ -43,7 +43,8 @@ describe('sift crawl and map', () => {
   beforeAll(async () => {
     ensureBuilt();
     // Eight pages: the seed links to three, they to three more (and back), and one page only the
-    // sitemap names. The sitemap names a linked page too, which must not come twice.
+    // sitemap names. The sitemap names a linked page too, which must not come twice. The llms.txt
+    // names a page two hops away.
     fx = await new Fixture({
       '/': page('Home', ['/a', '/b', '/c']),
       '/a': page('Alpha', ['/a1', '/a2', '/']),
@@ -53,6 +54,7 @@ describe('sift crawl and map', () => {
       '/a2': page('Alpha two', []),
       '/b1': page('Bravo one', []),
       '/orphan': page('Orphan', []),
+      '/llms.txt': send(200, 'text/plain', '# Home\n\n- [The first of Bravo](/b1): a page\n'),
       '/robots.txt': (req, res) =>
         send(
           200,
@@ -99,7 +101,8 @@ describe('sift crawl and map', () => {
       .map((l) => JSON.parse(l) as Line);
     expect(lines.map((l) => [l.idx, l.status])).toEqual([0, 1, 2, 3, 4].map((i) => [i, 'done']));
     expect(lines[0]).toMatchObject({ depth: 0, parent_idx: null });
-    // The rest are the seed's links (found on idx 0) and the sitemap's orphan (found on no page).
+    // The rest are the llms.txt's page and the seed's links (found on idx 0); the limit leaves the
+    // sitemap's orphan out.
     for (const l of lines.slice(1)) expect(l.depth).toBe(1);
     expect(
       lines
@@ -126,8 +129,10 @@ describe('sift crawl and map', () => {
   it('map lists the page links and the sitemap entries, each once; --json is the whole answer', async () => {
     const r = await sift(['map', fx.url('/')], client());
     expect(r.code).toBe(0);
-    expect(r.out).toBe(['/', '/a', '/b', '/c', '/orphan'].map((p) => `${fx.url(p)}\n`).join(''));
-    expect(r.err).toBe('# 5 URLs: 4 from the page, 1 from sitemaps\n');
+    expect(r.out).toBe(['/', '/a', '/b', '/c', '/b1', '/orphan'].map((p) => `${fx.url(p)}\n`).join(''));
+    expect(r.err).toBe('# 6 URLs: 4 from the page, 1 from llms.txt, 1 from sitemaps\n');
+    const only = await sift(['map', fx.url('/'), '--llms-txt', 'only'], client());
+    expect([only.code, only.out]).toEqual([0, `${fx.url('/b1')}\n`]);
 
     // A comma inside braces is the glob's, not a second glob.
     const json = await sift(['map', fx.url('/'), '--include-paths', '/{a,orphan}', '--json'], client());
@@ -152,12 +157,48 @@ describe('sift crawl and map', () => {
       ],
       [['map', fx.url('/'), '--wait'], 'sift: unknown option --wait for map; see sift help\n'],
       [['map'], 'sift: map needs a URL: sift map URL [options]; see sift help\n'],
+      [['llmstxt'], 'sift: llmstxt needs a URL to start from: sift llmstxt URL [options]; see sift help\n'],
+      [
+        ['llmstxt', fx.url('/'), '--full', '--out', 'd'],
+        'sift: --out writes both files; --full is for stdout\n',
+      ],
     ];
     for (const [args, err] of cases) {
       const r = await sift(args, client());
       expect([args, r.code, r.err]).toEqual([args, 2, err]);
     }
   });
+
+  it('llmstxt follows its job, then writes llms.txt; --out both files; --job reads a job again', async () => {
+    const r = await sift(['llmstxt', fx.url('/'), '--limit', '4'], client());
+    expect(r.code).toBe(0);
+    expect(r.err).toMatch(/^job ([0-9a-f-]{36}): llms\.txt of http:\/\/127\.0\.0\.1:\d+\/\n/);
+    expect(r.err).toMatch(/job [0-9a-f-]{36} done: 4\/4 finished\n/);
+    const id = /^job ([0-9a-f-]{36})/.exec(r.err)![1];
+    // The pages have no description of their own: each is described by its first words.
+    const lines = r.out.split('\n');
+    expect(lines.slice(0, 2)).toEqual(['# Home', '']);
+    expect(lines[2]).toMatch(/^> Home: This page has enough words .{100,}…$/);
+    expect(lines.slice(3, 6)).toEqual(['', '## Pages', '']);
+    const listed = ['/', '/b1', '/a', '/b'].map((p, i) => [p, ['Home', 'Bravo one', 'Alpha', 'Bravo'][i]]);
+    for (const [i, [p, title]] of listed.entries()) {
+      expect(
+        lines[6 + i].startsWith(`- [${title}](${fx.url(p)}): ${title}: This page has enough words`),
+      ).toBe(true);
+    }
+    expect(lines.slice(10)).toEqual(['']);
+    const out = path.join(dir, 'llms');
+    const again = await sift(['llmstxt', '--job', id, '--out', out], client());
+    expect(again.code).toBe(0);
+    expect(fs.readFileSync(path.join(out, 'llms.txt'), 'utf8')).toBe(r.out);
+    const full = fs.readFileSync(path.join(out, 'llms-full.txt'), 'utf8');
+    expect(full).toContain(
+      `\n# Bravo one\n\nSource: ${fx.url('/b1')}\n\nBravo one: This page has enough words`,
+    );
+    expect(again.err).toMatch(/wrote .*llms-full\.txt \(\d+ bytes\)\n$/);
+    const stdout = await sift(['llmstxt', '--job', id, '--full'], client());
+    expect(stdout.out).toBe(full);
+  }, 60_000);
 
   it("a crawl over the class's page limit exits 1 with sift's message, naming the flag", async () => {
     const r = await sift(['crawl', fx.url('/'), '--limit', '10001'], client());

@@ -111,7 +111,7 @@ const pageOf = (raw: string) => {
   const p = raw.split('?')[0];
   return p.length > 1 && p.endsWith('/') ? p.slice(0, -1) : p;
 };
-const isPage = (p: string) => p !== '/robots.txt' && !p.startsWith('/sitemap');
+const isPage = (p: string) => p !== '/robots.txt' && p !== '/llms.txt' && !p.startsWith('/sitemap');
 
 function pageHits(site: CrawlSite): Map<string, number> {
   const out = new Map<string, number>();

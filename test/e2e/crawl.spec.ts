@@ -54,7 +54,7 @@ async function eventsOf(
 function pageHits(site: CrawlSite): Map<string, number> {
   const out = new Map<string, number>();
   for (const [k, n] of site.hits) {
-    if (k === '/robots.txt' || k.includes('sitemap')) continue;
+    if (k === '/robots.txt' || k === '/llms.txt' || k.includes('sitemap')) continue;
     out.set(k, n);
   }
   return out;
@@ -225,8 +225,11 @@ describe('crawl (a 500-page site on 127.0.0.1)', () => {
       expect(after.targets_total).toBe(job.targets_total);
       const events = await eventsOf(app, sub.body.id);
       expect(events[events.length - 1].type).toBe('batch.cancelled');
-      // Its robots.txt's Crawl-delay of 1 s spaced the pages it asked for.
-      const times = slow.log.filter((l) => l.path !== '/robots.txt').map((l) => l.at);
+      // Its robots.txt's Crawl-delay of 1 s spaced the pages it asked for (robots.txt and llms.txt
+      // are the site's files, read as its sitemaps are).
+      const times = slow.log
+        .filter((l) => l.path !== '/robots.txt' && l.path !== '/llms.txt')
+        .map((l) => l.at);
       expect(times.length).toBeGreaterThanOrEqual(3);
       for (let i = 1; i < times.length; i++) expect(times[i] - times[i - 1]).toBeGreaterThanOrEqual(950);
     } finally {

@@ -36,6 +36,10 @@ describe('OpenAPI', () => {
         '/v1/batch/{id}/deliveries/redeliver',
         '/v1/crawl',
         '/v1/map',
+        '/v1/llmstxt',
+        '/v1/llmstxt/{id}',
+        '/v1/llmstxt/{id}/llms.txt',
+        '/v1/llmstxt/{id}/llms-full.txt',
         '/v1/monitors',
         '/v1/monitors/{id}',
         '/v1/monitors/{id}/pause',
@@ -69,6 +73,10 @@ describe('OpenAPI', () => {
     expect(doc.paths['/v1/fetch'].post.security).toEqual([{ bearer: [] }]);
     expect(doc.paths['/mcp'].post.operationId).toBe('mcp');
     expect(doc.paths['/v1/search'].post.operationId).toBe('search');
+    expect(doc.paths['/v1/llmstxt'].post.operationId).toBe('submitLlmsTxt');
+    expect(Object.keys(doc.paths['/v1/llmstxt/{id}/llms-full.txt'].get.responses['200'].content)).toEqual([
+      'text/plain',
+    ]);
     expect(doc.paths['/v1/batch'].post.operationId).toBe('submitBatch');
     expect(doc.components.securitySchemes.bearer).toMatchObject({ type: 'http', scheme: 'bearer' });
     const fetchReq = doc.components.schemas.FetchRequestDto;

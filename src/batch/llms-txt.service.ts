@@ -1,0 +1,99 @@
+import { Injectable } from '@nestjs/common';
+import { notFound } from '../common/errors';
+import {
+  llmsFullPage,
+  llmsHead,
+  llmsSiteOf,
+  llmsTxt,
+  type LlmsPage,
+  type LlmsSite,
+} from '../crawl/llms-files';
+import type { Caller } from '../pages/caller-policy';
+import { BatchService } from './batch.service';
+import type { CrawlRequest } from './submission';
+import type { JobView } from './views';
+
+/** A result line as the files read it. */
+interface ResultLine {
+  idx: number;
+  url: string;
+  result: {
+    final_url?: string;
+    title?: string | null;
+    content?: string;
+    metadata?: { description?: string | null };
+  } | null;
+}
+
+/** The results a file is made of: pages read, their verdict ok (not an error page, nor a duplicate). */
+const FILTER = { statuses: ['done'] as const, verdict: 'ok' };
+
+/**
+ * POST /v1/llmstxt's jobs: a crawl (kind llmstxt) whose pages make the site's llms.txt and
+ * llms-full.txt, written from its stored results when asked, so they hold the pages read so far
+ * and every page once the job has ended.
+ */
+@Injectable()
+export class LlmsTxtService {
+  constructor(private readonly batch: BatchService) {}
+
+  submit(caller: Caller, req: CrawlRequest, idemKey?: string): Promise<{ job: JobView; replayed: boolean }> {
+    return this.batch.submitCrawl(caller, req, idemKey, true);
+  }
+
+  /** The caller's llms.txt job (another caller's, or a job of another kind, is not found). */
+  async job(caller: Caller, id: string): Promise<JobView> {
+    const job = await this.batch.get(caller, id);
+    if (job.kind !== 'llmstxt') throw notFound('llms.txt job');
+    return job;
+  }
+
+  /** llms.txt, with the job as it stood when its results were read. */
+  async llmsTxt(caller: Caller, id: string): Promise<{ job: JobView; text: string; pages: number }> {
+    const job = await this.job(caller, id);
+    const pages: LlmsPage[] = [];
+    let seed: LlmsPage | undefined;
+    for await (const { idx, page } of this.pages(caller, id)) {
+      // Its markdown is not needed here: only what a line shows is kept.
+      const kept = { ...page, markdown: '' };
+      if (idx === 0) seed = kept;
+      pages.push(kept);
+    }
+    return { job, text: llmsTxt(this.site(job, seed), pages), pages: pages.length };
+  }
+
+  /** llms-full.txt, a page at a time: the head, then each page's markdown. */
+  async *llmsFull(caller: Caller, id: string): AsyncGenerator<string> {
+    const job = await this.job(caller, id);
+    let head = false;
+    for await (const { idx, page } of this.pages(caller, id)) {
+      if (!head) {
+        head = true;
+        yield llmsHead(this.site(job, idx === 0 ? page : undefined));
+      }
+      yield llmsFullPage(page);
+    }
+    if (!head) yield llmsHead(this.site(job));
+  }
+
+  private site(job: JobView, seed?: LlmsPage): LlmsSite {
+    return llmsSiteOf(job.seed ?? seed?.url ?? 'http://unknown', seed);
+  }
+
+  /** The job's pages in idx order, read from its results a page of lines at a time. */
+  private async *pages(caller: Caller, id: string): AsyncGenerator<{ idx: number; page: LlmsPage }> {
+    for await (const line of this.batch.resultLines(caller, id, FILTER)) {
+      const r = JSON.parse(line) as ResultLine;
+      if (!r.result) continue;
+      yield {
+        idx: r.idx,
+        page: {
+          url: r.result.final_url || r.url,
+          title: r.result.title ?? '',
+          description: r.result.metadata?.description ?? '',
+          markdown: r.result.content ?? '',
+        },
+      };
+    }
+  }
+}
