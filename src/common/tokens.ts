@@ -10,7 +10,7 @@
  * which may count a token or so more per window than the library alone. Everything else counts
  * exactly as the library does.
  */
-import { loadO200k, type O200kEncoding } from '../tuning/o200k';
+import { loadO200k, type O200k } from '../tuning/o200k';
 
 /** The encoding's name, as envelopes report it. */
 export const TOKENIZER = 'o200k_base';
@@ -20,7 +20,7 @@ const MAX_RUN = 1024;
 /** Pieces whose merges the library keeps (its default, 100,000, could hold whole long words). */
 const MERGE_CACHE = 20_000;
 
-let loaded: { encoding: O200kEncoding; split: RegExp } | undefined;
+let loaded: O200k | undefined;
 const o200k = () => {
   if (!loaded) {
     loaded = loadO200k();
@@ -34,12 +34,18 @@ const ORDINARY = { disallowedSpecial: new Set<string>() };
 const isSpace = (c: number) =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x3000;
 
+/** A part of a text the library counts whole: a span as it is, or a window of an over-long run. */
+interface Part {
+  text: string;
+  window: boolean;
+}
+
 /**
  * The text in parts the library counts whole: the spans between over-long runs as they are, each
  * over-long run in windows of MAX_RUN characters (never between a surrogate pair).
  */
-function parts(text: string): string[] {
-  const out: string[] = [];
+function parts(text: string): Part[] {
+  const out: Part[] = [];
   let from = 0;
   let runStart = 0;
   let runSpace = text.length > 0 && isSpace(text.charCodeAt(0));
@@ -47,12 +53,12 @@ function parts(text: string): string[] {
     const space = i < text.length && isSpace(text.charCodeAt(i));
     if (i < text.length && space === runSpace) continue;
     if (i - runStart >= MAX_RUN) {
-      if (runStart > from) out.push(text.slice(from, runStart));
+      if (runStart > from) out.push({ text: text.slice(from, runStart), window: false });
       for (let w = runStart; w < i;) {
         let end = Math.min(i, w + MAX_RUN);
         const c = text.charCodeAt(end - 1);
         if (end < i && c >= 0xd800 && c <= 0xdbff) end--;
-        out.push(text.slice(w, end));
+        out.push({ text: text.slice(w, end), window: true });
         w = end;
       }
       from = i;
@@ -60,15 +66,20 @@ function parts(text: string): string[] {
     runStart = i;
     runSpace = space;
   }
-  if (from < text.length) out.push(from === 0 ? text : text.slice(from));
+  if (from < text.length) out.push({ text: from === 0 ? text : text.slice(from), window: false });
   return out;
 }
 
+/** The last text a TokenTable was made of, and its tokens: its count, asked next, is not made again. */
+let lastTable: { text: string; tokens: number } | undefined;
+
 export function countTokens(text: string): number {
   if (text.length === 0) return 0;
+  if (lastTable !== undefined && text.length === lastTable.text.length && text === lastTable.text)
+    return lastTable.tokens;
   const { encoding } = o200k();
   let n = 0;
-  for (const p of parts(text)) n += encoding.countTokens(p, ORDINARY);
+  for (const p of parts(text)) n += encoding.countTokens(p.text, ORDINARY);
   return n;
 }
 
@@ -76,11 +87,11 @@ export function countTokens(text: string): number {
 function* piecesOf(text: string): Generator<{ text: string; tokens: number }> {
   const { encoding, split } = o200k();
   for (const part of parts(text)) {
-    if (part.length >= MAX_RUN) {
-      yield { text: part, tokens: encoding.countTokens(part, ORDINARY) };
+    if (part.window) {
+      yield { text: part.text, tokens: encoding.countTokens(part.text, ORDINARY) };
       continue;
     }
-    for (const [piece] of part.matchAll(split))
+    for (const [piece] of part.text.matchAll(split))
       yield { text: piece, tokens: encoding.countTokens(piece, ORDINARY) };
   }
 }
@@ -146,4 +157,73 @@ export function tailOfTokens(text: string, n: number): string {
     from -= pieces[i].text.length;
   }
   return text.slice(from);
+}
+
+/**
+ * A text's tokens where they begin: the offsets at which the library's pieces begin (and its end),
+ * with the tokens before each. A part of the text between two of them is read alone in the same
+ * pieces (the split looks ahead only at the end of a run of spaces, and a piece that ends at an
+ * offset ends there whatever follows), so its tokens are a difference, with no count made again.
+ * Offsets inside an over-long run (counted in windows) are left out.
+ */
+export class TokenTable {
+  constructor(
+    readonly text: string,
+    private readonly starts: number[],
+    private readonly before: number[],
+  ) {}
+
+  get tokens(): number {
+    return this.before[this.before.length - 1];
+  }
+
+  /** The tokens of text.slice(from, to), or undefined when either is not an offset of the table. */
+  between(from: number, to: number): number | undefined {
+    const i = this.find(from);
+    const j = i < 0 ? -1 : this.find(to);
+    return j < 0 ? undefined : this.before[j] - this.before[i];
+  }
+
+  private find(offset: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = this.starts[mid];
+      if (v === offset) return mid;
+      if (v < offset) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  }
+}
+
+/** The TokenTable of a text: one pass of the library's split, each piece counted once. */
+export function tokenTable(text: string): TokenTable {
+  const { encoding, split, pieceTokens } = o200k();
+  const starts = [0];
+  const before = [0];
+  let at = 0;
+  let sum = 0;
+  const all = parts(text);
+  for (const [i, part] of all.entries()) {
+    if (!part.window) {
+      for (const [piece] of part.text.matchAll(split)) {
+        sum += pieceTokens(piece);
+        at += piece.length;
+        starts.push(at);
+        before.push(sum);
+      }
+      continue;
+    }
+    // A window of a long run: counted whole, and an offset only where the run's windows end.
+    sum += encoding.countTokens(part.text, ORDINARY);
+    at += part.text.length;
+    if (i + 1 === all.length || !all[i + 1].window) {
+      starts.push(at);
+      before.push(sum);
+    }
+  }
+  lastTable = { text, tokens: sum };
+  return new TokenTable(text, starts, before);
 }

@@ -169,6 +169,11 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
     acts?.cut === true;
   const first = asked.content ? cuts[0] : undefined;
   const offset = asked.content ? 1 : 0;
+  // Chunks first: they count the markdown's tokens once, and its count, asked next, is that one.
+  const texts = formats.map((f, i) => {
+    const text = cuts[offset + i].text;
+    return [f, f === 'chunks' ? chunksOf(text, asked.chunks!) : text] as const;
+  });
   const tokens = !asked.tokens
     ? undefined
     : cuts.length === 0
@@ -196,16 +201,7 @@ export function envelopeOf(url: string, asked: Asked, page: Page, outputCap: num
       tokens === undefined
         ? (page.meta.metadata ?? NO_METADATA)
         : { ...(page.meta.metadata ?? NO_METADATA), tokens, tokenizer: TOKENIZER },
-    ...(asked.formats
-      ? {
-          formats: Object.fromEntries(
-            formats.map((f, i) => {
-              const text = cuts[offset + i].text;
-              return [f, f === 'chunks' ? chunksOf(text, asked.chunks!) : text];
-            }),
-          ),
-        }
-      : {}),
+    ...(asked.formats ? { formats: Object.fromEntries(texts) } : {}),
     ...(links ? { links: links.links } : {}),
     fetched_at: new Date(page.fetchedAt * 1000).toISOString(),
     // `content`'s digest; with `formats` alone, the page's (its source's, whatever was asked).

@@ -6,7 +6,7 @@
  * one before (at most `overlap` tokens of it), within the same `tokens`.
  */
 import { createHash } from 'node:crypto';
-import { countTokens, cutToTokens, tailOfTokens } from '../common/tokens';
+import { countTokens, cutToTokens, tailOfTokens, tokenTable, type TokenTable } from '../common/tokens';
 
 export interface Chunk {
   /** A digest of its heading path and text: the same piece of the same page has the same id. */
@@ -58,9 +58,11 @@ interface Section {
 export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
   const out: Chunk[] = [];
   const seen = new Map<string, number>();
+  // The markdown's tokens counted once: a piece's are read from it (and so is the page's count).
+  const counter = new Counter(tokenTable(markdown));
   for (const s of sectionsOf(markdown)) {
     let previous: string | undefined;
-    for (const piece of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0))) {
+    for (const piece of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0), counter)) {
       const { text, tokens } = previous === undefined ? piece : withOverlap(previous, piece, ask);
       previous = piece.text;
       const digest = createHash('sha256')
@@ -123,18 +125,42 @@ function sectionsOf(markdown: string): Section[] {
 }
 
 /**
+ * The tokens of the markdown's parts, read in order: each part's offset follows from the lengths
+ * of those before it, and its tokens are the table's where it begins and ends where tokens do.
+ */
+class Counter {
+  /** Where the next part read begins. */
+  at = 0;
+
+  constructor(private readonly table: TokenTable) {}
+
+  /** The next part of the markdown, of `text`: its offset and tokens. */
+  next(text: string): { start: number; tokens: number } {
+    const start = this.at;
+    this.at += text.length;
+    return { start, tokens: this.count(start, text) };
+  }
+
+  /** The tokens of `text`, the markdown's from `start`. */
+  count(start: number, text: string): number {
+    return this.table.between(start, start + text.length) ?? countTokens(text);
+  }
+}
+
+/**
  * Blocks packed in order into texts of at most `limit` tokens: a block over the limit alone is
  * split at its line ends, and a line over it between tokens.
  */
-function pack(blocks: string[], limit: number): Piece[] {
+function pack(blocks: string[], limit: number, counter: Counter): Piece[] {
   const out: Piece[] = [];
-  let units: { text: string; tokens: number }[] = [];
+  let units: { text: string; tokens: number; start: number }[] = [];
   let sum = 0;
   const flush = () => {
-    // Tokens are counted a block at a time: joined, two blocks may read a token differently.
+    // Two parts joined may read a token differently where they meet: counted together again,
+    // unless they meet where the markdown's tokens do.
     while (units.length > 0) {
       const text = units.map((u) => u.text).join('');
-      const tokens = units.length === 1 ? units[0].tokens : countTokens(text);
+      const tokens = units.length === 1 ? units[0].tokens : counter.count(units[0].start, text);
       if (units.length === 1 || tokens <= limit) {
         out.push({ text, tokens });
         units = [];
@@ -147,29 +173,34 @@ function pack(blocks: string[], limit: number): Piece[] {
       sum = last.tokens;
     }
   };
-  const add = (text: string, tokens: number) => {
+  const add = (text: string, tokens: number, start: number) => {
     if (sum + tokens > limit) flush();
-    units.push({ text, tokens });
+    units.push({ text, tokens, start });
     sum += tokens;
   };
   for (const block of blocks) {
-    const tokens = countTokens(block);
+    const { start, tokens } = counter.next(block);
     if (tokens <= limit) {
-      add(block, tokens);
+      add(block, tokens, start);
       continue;
     }
+    let lineStart = start;
     for (const line of block.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
       let rest = line;
+      let restStart = lineStart;
+      lineStart += line.length;
       while (rest) {
         // A window of the line, so that a long one is not read again whole for each piece (a
         // token is rarely over 16 characters; a window read in fewer tokens is a piece whole).
         let window = Math.min(rest.length, limit * 8);
         if (window < rest.length && /[\uD800-\uDBFF]/.test(rest[window - 1])) window--;
-        const cut = cutToTokens(rest.slice(0, window), limit);
+        const part = rest.slice(0, window);
+        const cut = cutToTokens(part, limit, counter.count(restStart, part));
         // One character over the limit alone still makes a piece.
         const text = cut.text || String.fromCodePoint(rest.codePointAt(0)!);
-        add(text, cut.text ? cut.tokens : countTokens(text));
+        add(text, cut.text ? cut.tokens : countTokens(text), restStart);
         rest = rest.slice(text.length);
+        restStart += text.length;
       }
     }
   }

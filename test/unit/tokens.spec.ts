@@ -1,5 +1,6 @@
 import { encode } from 'gpt-tokenizer/cjs/encoding/o200k_base';
-import { countTokens, cutToTokens, tailOfTokens, TOKENIZER } from '../../src/common/tokens';
+import { countTokens, cutToTokens, tailOfTokens, tokenTable, TOKENIZER } from '../../src/common/tokens';
+import { prng } from '../support/prng';
 import { chunksOf } from '../../src/pages/chunks';
 
 /** The library's own count, special-token spellings read as text. */
@@ -76,6 +77,80 @@ function docsPage(): string {
     `## Use\n\nOne ${'very '.repeat(900)}long line.\n`
   );
 }
+
+/**
+ * Markdown made to meet tokens where parts of it join: a line ending in punctuation before one
+ * beginning with a slash (the split's punctuation piece takes line ends and slashes after it),
+ * lines of spaces between paragraphs, runs of spaces and letters over a thousand, digits, scripts.
+ */
+function joinsMarkdown(seed: number): string {
+  const rnd = prng(seed);
+  const pick = <T>(xs: T[]) => xs[Math.floor(rnd() * xs.length)];
+  const bits = [
+    'plain words go here',
+    'end of it.\n/path/next',
+    'x.\n\n/after a blank',
+    '   \n  \n',
+    '\t5 digits 12345',
+    MIXED,
+    ' '.repeat(1100),
+    'z'.repeat(1030),
+    '```\n# not a heading\n```',
+    "it's what they'll say",
+  ];
+  const lines: string[] = [];
+  for (let i = 0; i < 400; i++) {
+    if (rnd() < 0.08) lines.push(`${'#'.repeat(1 + Math.floor(rnd() * 3))} Heading ${i}`);
+    lines.push(
+      Array.from({ length: 1 + Math.floor(rnd() * 6) }, () => pick(bits)).join(pick([' ', '', '\n'])),
+    );
+    lines.push(pick(['', '', ' ', '\n']));
+  }
+  return lines.join('\n');
+}
+
+describe('token tables: a text counted once, its parts read from it', () => {
+  it('count as the library does, and a part between two of its offsets as the library counts that part', () => {
+    for (let seed = 1; seed <= 6; seed++) {
+      const md = joinsMarkdown(seed);
+      // Counted before the table is made: a count of the text last made a table of is the table's.
+      const whole = countTokens(md);
+      const table = tokenTable(md);
+      expect(table.tokens).toBe(whole);
+      expect(countTokens(md)).toBe(whole);
+      const rnd = prng(seed * 7);
+      // The offset at or after i where a piece begins.
+      const offsetFrom = (i: number) => {
+        while (table.between(i, i) === undefined) i++;
+        return i;
+      };
+      let missed = 0;
+      for (let k = 0; k < 200; k++) {
+        const at = Math.floor(rnd() * md.length);
+        if (table.between(at, at) === undefined) missed++;
+        const a = offsetFrom(at);
+        const b = offsetFrom(Math.min(md.length, a + Math.floor(rnd() * 3000)));
+        expect([a, b, table.between(a, b)]).toEqual([a, b, countTokens(md.slice(a, b))]);
+      }
+      // Inside a piece is not an offset of the table.
+      expect(missed).toBeGreaterThan(50);
+    }
+  });
+
+  it("every chunk's tokens are the library's count of its text, at most chunk_tokens", () => {
+    for (let seed = 1; seed <= 3; seed++) {
+      const md = joinsMarkdown(seed);
+      for (const size of [64, 512]) {
+        const chunks = chunksOf(md, { tokens: size, overlap: 0 });
+        expect(chunks.map((c) => c.text).join('')).toBe(md);
+        for (const c of chunks) {
+          expect(c.tokens).toBe(countTokens(c.text));
+          expect(c.tokens).toBeLessThanOrEqual(size);
+        }
+      }
+    }
+  });
+});
 
 describe('chunks: the markdown in pieces by heading', () => {
   it('each at most chunk_tokens, joined the whole markdown, with the right heading paths', () => {
