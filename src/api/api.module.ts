@@ -4,6 +4,7 @@ import { BatchModule } from '../batch/batch.module';
 import { DcacheModule } from '../dcache/dcache.module';
 import { SearchController } from './search.controller';
 import { LlmsTxtController } from './llmstxt.controller';
+import { FirecrawlLlmsTxtController } from './firecrawl/firecrawl-llmstxt.controller';
 import { BatchController } from './batch.controller';
 import { CrawlController } from './crawl.controller';
 import { CrawlModule } from '../crawl';
@@ -39,6 +40,7 @@ import { MonitorsModule } from '../monitors/monitors.module';
     MonitorsController,
     SearchController,
     LlmsTxtController,
+    FirecrawlLlmsTxtController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

@@ -11,6 +11,7 @@ import { ProfileService } from '../profiles';
 import { draftCrawl, draftJob, type CrawlRequest, type DraftLimits, type SubmitRequest } from './submission';
 
 import { PENDING_DELIVERIES } from './job-creation';
+import { crawlSpecOf, type CrawlSpec } from '../crawl';
 import { isTerminalJob, type JobStatus } from '../common/job-status';
 import { readResults, resultLines } from './result-lines';
 import {
@@ -72,9 +73,9 @@ export class BatchService {
     req: CrawlRequest,
     headerKey?: string,
     /** A job of kind llmstxt: its pages make the site's llms.txt files (llms-txt.service.ts). */
-    llmsFiles = false,
+    llms?: { full: boolean },
   ): Promise<{ job: JobView; replayed: boolean }> {
-    const draft = draftCrawl(caller, req, this.draftLimits(caller, headerKey), llmsFiles);
+    const draft = draftCrawl(caller, req, this.draftLimits(caller, headerKey), llms);
     await this.profiles.checkNamed(caller, [req.options]);
     return this.submitDraft(caller, draft);
   }
@@ -160,6 +161,11 @@ export class BatchService {
     const now = this.clock.preciseNow();
     await this.store.touchBatchJob(id, now);
     return this.view({ ...job, lease: now });
+  }
+
+  /** What the caller's crawl was asked (undefined for a batch). */
+  async crawlSpec(caller: Caller, id: string): Promise<CrawlSpec | undefined> {
+    return crawlSpecOf((await this.own(caller, id)).crawl);
   }
 
   private async own(caller: Caller, id: string): Promise<BatchJob> {

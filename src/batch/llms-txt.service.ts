@@ -37,8 +37,19 @@ const FILTER = { statuses: ['done'] as const, verdict: 'ok' };
 export class LlmsTxtService {
   constructor(private readonly batch: BatchService) {}
 
-  submit(caller: Caller, req: CrawlRequest, idemKey?: string): Promise<{ job: JobView; replayed: boolean }> {
-    return this.batch.submitCrawl(caller, req, idemKey, true);
+  /** `full`: Firecrawl's showFullText, kept with the job for its status answers. */
+  submit(
+    caller: Caller,
+    req: CrawlRequest,
+    idemKey?: string,
+    full = false,
+  ): Promise<{ job: JobView; replayed: boolean }> {
+    return this.batch.submitCrawl(caller, req, idemKey, { full });
+  }
+
+  /** Whether the job was asked with Firecrawl's showFullText. */
+  async askedFull(caller: Caller, id: string): Promise<boolean> {
+    return (await this.batch.crawlSpec(caller, id))?.llms_full === true;
   }
 
   /** The caller's llms.txt job (another caller's, or a job of another kind, is not found). */

@@ -195,11 +195,16 @@ export interface CrawlRequest extends JobAsk, CrawlAsk {}
  * (checked by crawlSpecFrom) kept with the job; everything every job checks is checked as for a
  * batch.
  */
-export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits, llmsFiles = false): JobDraft {
+export function draftCrawl(
+  caller: Caller,
+  req: CrawlRequest,
+  o: DraftLimits,
+  llms?: { full: boolean },
+): JobDraft {
   const problem = urlProblem(req.url);
   if (problem) throw invalidRequest(`url ${problem}`, 'send the absolute http(s) URL to start from');
   const spec = crawlSpecFrom(req, { callerClass: caller.callerClass, maxTargets: o.maxTargets });
-  if (llmsFiles) {
+  if (llms) {
     const asked = (req.options ?? {}) as { format?: unknown; formats?: unknown };
     if (asked.formats !== undefined || (asked.format !== undefined && asked.format !== 'markdown')) {
       throw invalidRequest(
@@ -208,6 +213,7 @@ export function draftCrawl(caller: Caller, req: CrawlRequest, o: DraftLimits, ll
       );
     }
     spec.llms_files = true;
+    if (llms.full) spec.llms_full = true;
   }
   renderModeOf((req.options ?? {}) as RenderAsk, 'options: ');
   checkPageScripts(caller, (req.options ?? {}) as RenderAsk, o.rules.pageScripts, 'options: ');

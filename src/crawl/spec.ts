@@ -20,6 +20,8 @@ export interface CrawlSpec {
   llms_txt?: LlmsTxtMode;
   /** A job (kind llmstxt) whose pages make the site's llms.txt and llms-full.txt. */
   llms_files?: boolean;
+  /** Asked through Firecrawl with showFullText: its status answers carry llms-full.txt too. */
+  llms_full?: boolean;
   /** The fetch options of every page (those of /v1/fetch). */
   options?: object;
 }

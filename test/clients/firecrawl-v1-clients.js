@@ -40,5 +40,7 @@ async function load(mode, url, params) {
   out.loaderScrape = await settle(load('scrape', `${site}/a`));
   out.loaderCrawl = await settle(load('crawl', `${site}/`, { limit: 3, ignoreSitemap: true }));
   out.loaderMap = await settle(load('map', `${site}/`, { ignoreSitemap: true }));
+  out.llmstxt = await settle(app.generateLLMsText(`${site}/`, { maxUrls: 3, showFullText: true }));
+  out.llmstxtShort = await settle(app.generateLLMsText(`${site}/docs/`, { maxUrls: 2 }));
   process.stdout.write(JSON.stringify(out));
 })();

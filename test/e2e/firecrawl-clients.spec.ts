@@ -54,8 +54,29 @@ describe("Firecrawl's clients against sift's /firecrawl", () => {
       'loaderScrape',
       'loaderCrawl',
       'loaderMap',
+      'llmstxt',
+      'llmstxtShort',
     ])
       expect({ call, error: out[call]?.error }).toEqual({ call, error: undefined });
+
+    // Firecrawl's v1 llms.txt generator: sift's llms.txt job, its files in Firecrawl's answer (the
+    // site's own llms.txt names /docs/ first; the crawls above read none).
+    expect(out.llmstxt.ok).toMatchObject({ success: true, status: 'completed' });
+    const { llmstxt, llmsfulltxt } = out.llmstxt.ok.data;
+    expect(llmstxt.split('\n')[0]).toBe('# Home');
+    for (const [p, title] of [
+      ['/', 'Home'],
+      ['/a', 'Page A'],
+      ['/docs/', 'Docs'],
+    ])
+      expect(llmstxt).toContain(`- [${title}](${site}${p}): `);
+    expect(llmstxt).not.toContain('Page B');
+    expect(llmsfulltxt).toContain(`\n# Page A\n\nSource: ${site}/a\n\n`);
+    expect(llmsfulltxt).toContain('Paragraph 0 of the article about apples');
+    // Without showFullText, the list alone; maxUrls is the crawl's limit.
+    const short = out.llmstxtShort.ok.data;
+    expect(short.llmsfulltxt).toBeUndefined();
+    expect(short.llmstxt.split('\n').filter((l: string) => l.startsWith('- ['))).toHaveLength(2);
 
     const doc = out.scrape.ok;
     expect(doc.success).toBe(true);

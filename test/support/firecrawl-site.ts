@@ -35,6 +35,9 @@ export const firecrawlSite = (): Record<string, Handler> => {
       'text/html',
       html(`<nav>${links}</nav><article><h1>Home</h1><p>${'Home words. '.repeat(40)}</p></article>`, 'Home'),
     ),
+    // An llms.txt naming the docs: Firecrawl's crawls and maps read none, so they never reach them
+    // from '/'; sift's llms.txt job takes its links first.
+    '/llms.txt': send(200, 'text/plain', '# Home\n\n- [Docs](/docs/): the manual\n'),
     '/a': send(200, 'text/html', PAGE_A),
     '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),
     // A docs folder: the guide links up to /docs/ and across to /docs/api/, and down to its pages.

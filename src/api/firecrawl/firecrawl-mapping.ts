@@ -254,6 +254,8 @@ export function crawlOf(body: Body, proxies?: ReadonlySet<string>): Body {
   set('allow_external', body.allowExternalLinks);
   set('ignore_query', body.ignoreQueryParameters);
   set('sitemap', body.sitemap);
+  // Firecrawl's crawls read no llms.txt: they find the pages they would find there.
+  out.llms_txt = 'skip';
   return out;
 }
 
@@ -272,7 +274,8 @@ export function mapOf(body: Body): Body {
   // sift's map lists each canonical URL once; a query is kept, so only false is honoured.
   if (body.ignoreQueryParameters === true)
     throw new FirecrawlUnsupported('ignoreQueryParameters', 'true is not supported by map');
-  const out: Body = { url: body.url };
+  // As Firecrawl's, a map lists no llms.txt's links.
+  const out: Body = { url: body.url, llms_txt: 'skip' };
   const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
   set('limit', body.limit);
   set('sitemap', body.sitemap);

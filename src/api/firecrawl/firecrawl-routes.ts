@@ -31,7 +31,11 @@ const NOT_SERVED: [RegExp, string][] = [
     /^crawl\/params-preview$/,
     'it writes crawl options from a prompt with a language model, which sift does not run: send the options',
   ],
-  [/^(extract|agent|deep-research|llmstxt)\b/, 'it needs a language model, which sift does not run'],
+  [/^(extract|agent|deep-research)\b/, 'it needs a language model, which sift does not run'],
+  [
+    /^llmstxt\b/,
+    "Firecrawl's v2 has no llms.txt route: use its v1 one (/firecrawl/v1/llmstxt) or sift's /v1/llmstxt",
+  ],
   [/^(browser|scrape\/[^/]+\/interact)\b/, 'sift keeps no browser session between requests'],
   [/^parse\b/, 'send the document as a URL to scrape: sift fetches and reads it'],
   [/^monitor\b/, 'sift has no monitors on this API'],

@@ -1,0 +1,81 @@
+import { Body, Controller, Get, HttpCode, Param, Post, UseGuards } from '@nestjs/common';
+import { ApiBearerAuth, ApiTags } from '@nestjs/swagger';
+import { LlmsTxtService } from '../../batch/llms-txt.service';
+import { LlmsTxtSubmitDto } from '../../commands';
+import type { Caller } from '../../pages/caller-policy';
+import { Admission } from '../admission';
+import { AuthGuard } from '../auth.guard';
+import { BodyLimit, SMALL_BODY } from '../body-limit';
+import { CurrentCaller } from '../caller.decorator';
+import { inFirecrawlNames, siftBody } from './firecrawl-body';
+import { FirecrawlUnsupported } from './firecrawl-unsupported';
+
+type Json = Record<string, unknown>;
+
+/** Firecrawl's default maxUrls. */
+const FIRECRAWL_MAX_URLS = 10;
+
+/**
+ * Firecrawl's v1 llms.txt generator (its v2 has none): a sift llms.txt job of `maxUrls` pages. Its
+ * descriptions are the pages' own, not a language model's.
+ */
+@ApiTags('firecrawl')
+@ApiBearerAuth()
+@Controller('firecrawl/v1')
+@UseGuards(AuthGuard)
+export class FirecrawlLlmsTxtController {
+  constructor(
+    private readonly files: LlmsTxtService,
+    private readonly admission: Admission,
+  ) {}
+
+  @BodyLimit(SMALL_BODY)
+  @Post('llmstxt')
+  @HttpCode(200)
+  async firecrawlLlmsTxt(@CurrentCaller() caller: Caller, @Body() sent: Json): Promise<Json> {
+    const { url, maxUrls, showFullText, cache, origin, ...rest } = sent ?? {};
+    const other = Object.keys(rest)[0];
+    if (other !== undefined) throw new FirecrawlUnsupported(other);
+    if (showFullText !== undefined && typeof showFullText !== 'boolean')
+      throw new FirecrawlUnsupported('showFullText', 'must be true or false');
+    // The page cache is used as for any fetch; a client's own tag is not sift's business.
+    if (cache !== undefined && typeof cache !== 'boolean')
+      throw new FirecrawlUnsupported('cache', 'must be true or false');
+    if (origin !== undefined && typeof origin !== 'string')
+      throw new FirecrawlUnsupported('origin', 'must be a string');
+    const submit = await siftBody(LlmsTxtSubmitDto, { url, limit: maxUrls ?? FIRECRAWL_MAX_URLS });
+    const { job } = await inFirecrawlNames(() =>
+      this.files.submit(caller, submit, undefined, showFullText === true),
+    );
+    return { success: true, id: job.id };
+  }
+
+  /** The job's status and its files so far (llms-full.txt when it was asked with showFullText). */
+  @Get('llmstxt/:id')
+  async firecrawlLlmsTxtStatus(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<Json> {
+    const leave = this.admission.enter('stream', caller);
+    try {
+      const { job, text } = await this.files.llmsTxt(caller, id);
+      let full: string | undefined;
+      if (await this.files.askedFull(caller, id)) {
+        full = '';
+        for await (const part of this.files.llmsFull(caller, id)) full += part;
+      }
+      const status =
+        job.status === 'queued' || job.status === 'running'
+          ? 'processing'
+          : job.status === 'done' || job.status === 'partial'
+            ? 'completed'
+            : 'failed';
+      return {
+        success: true,
+        status,
+        data: { llmstxt: text, ...(full !== undefined ? { llmsfulltxt: full } : {}) },
+        expiresAt: job.lease_expires_at,
+        ...(status === 'failed' ? { error: job.error ?? `the job was ${job.status}` } : {}),
+      };
+    } finally {
+      leave();
+    }
+  }
+}
