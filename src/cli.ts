@@ -36,15 +36,17 @@ client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the
         [--webhook URL [--webhook-events TYPE,...]]
                                          a job that reads the site from URL, following its links (on
                                          its host, at most N pages, default 100, and N hops, default
-                                         3), its llms.txt and its sitemaps; results carry depth and
-                                         parent_idx; read it as a batch (watch, results, cancel);
-                                         --wait as for batch
+                                         3) and its sitemaps (its llms.txt with --llms-txt include);
+                                         results carry depth and parent_idx; read it as a batch
+                                         (watch, results, cancel); --wait as for batch
   map URL [--limit N] [--sitemap include|skip|only] [--llms-txt include|skip|only]
         [--include-paths GLOB,...] [--exclude-paths GLOB,...] [--allow-subdomains] [--json]
-                                         the site's URLs, one a line (the page's links, its llms.txt's
-                                         and its sitemaps' entries, each once), without reading the
-                                         pages; --json: the whole answer
-  llmstxt (URL [crawl's scope flags] [fetch options] | --job ID) [--full | --out DIR]
+                                         the site's URLs, one a line (the page's links and its
+                                         sitemaps' entries, and its llms.txt's with --llms-txt, each
+                                         once), without reading the pages; --json: the whole answer
+  llmstxt (URL [--limit N] [--max-depth N] [--include-paths GLOB,...] [--exclude-paths GLOB,...]
+        [--allow-subdomains] [--sitemap MODE] [--llms-txt MODE] [fetch options] | --job ID)
+        [--full | --out DIR]
                                          a job that reads the site as crawl does, followed to its end;
                                          then its llms.txt to stdout (--full: llms-full.txt, each
                                          page's markdown), or both files into DIR

@@ -62,14 +62,21 @@ export class JobStreams {
     res.status(200).setHeader('Content-Type', 'text/plain; charset=utf-8');
     const reader = new Reader(res);
     const stop = AbortSignal.any([reader.gone.signal, this.stopping.signal]);
+    let whole = false;
     try {
       while (!next.done && !stop.aborted) {
         await reader.write(next.value);
         next = await it.next();
       }
+      whole = next.done === true;
+    } catch {
+      // A read that failed part way (the database gone): the file is cut, said below.
     } finally {
-      await it.return?.(undefined);
-      res.end();
+      await it.return?.(undefined).catch(() => undefined);
+      // A file cut short (the server stopping, a failed read) ends as a broken answer, never as
+      // one a client would take for the whole file.
+      if (whole) res.end();
+      else res.destroy();
     }
   }
 

@@ -20,6 +20,7 @@ import { AuthGuard } from './auth.guard';
 import { BodyLimit, SMALL_BODY } from './body-limit';
 import { CurrentCaller } from './caller.decorator';
 import { JobStreams } from './job-streams';
+import { hangup } from '../common/hangup';
 
 @ApiSchema({ name: 'LlmsTxtViewDto' })
 class LlmsTxtView {
@@ -78,12 +79,18 @@ export class LlmsTxtController {
   @Get(':id')
   @ApiOkResponse({ type: LlmsTxtView })
   @ApiErrors(401, 404, 429)
-  async getLlmsTxt(@CurrentCaller() caller: Caller, @Param('id') id: string): Promise<LlmsTxtView> {
+  async getLlmsTxt(
+    @CurrentCaller() caller: Caller,
+    @Param('id') id: string,
+    @Res({ passthrough: true }) res: Response,
+  ): Promise<LlmsTxtView> {
     const leave = this.admission.enter('stream', caller);
+    const gone = hangup(res);
     try {
-      const { job, text, pages } = await this.files.llmsTxt(caller, id);
+      const { job, text, pages } = await this.files.llmsTxt(caller, id, gone.signal());
       return { job, llms_txt: text, pages };
     } finally {
+      gone.done();
       leave();
     }
   }
@@ -99,10 +106,13 @@ export class LlmsTxtController {
     @Res({ passthrough: true }) res: Response,
   ): Promise<void> {
     const leave = this.admission.enter('stream', caller);
+    const gone = hangup(res);
     try {
-      const { text } = await this.files.llmsTxt(caller, id);
+      const { text } = await this.files.llmsTxt(caller, id, gone.signal());
+      gone.done();
       await this.streams.text(one(text), res);
     } finally {
+      gone.done();
       leave();
     }
   }

@@ -60,11 +60,15 @@ export class LlmsTxtService {
   }
 
   /** llms.txt, with the job as it stood when its results were read. */
-  async llmsTxt(caller: Caller, id: string): Promise<{ job: JobView; text: string; pages: number }> {
+  async llmsTxt(
+    caller: Caller,
+    id: string,
+    stop?: AbortSignal,
+  ): Promise<{ job: JobView; text: string; pages: number }> {
     const job = await this.job(caller, id);
     const pages: LlmsPage[] = [];
     let seed: LlmsPage | undefined;
-    for await (const { idx, page } of this.pages(caller, id)) {
+    for await (const { idx, page } of this.pages(caller, id, stop)) {
       // Its markdown is not needed here: only what a line shows is kept.
       const kept = { ...page, markdown: '' };
       if (idx === 0) seed = kept;
@@ -74,10 +78,10 @@ export class LlmsTxtService {
   }
 
   /** llms-full.txt, a page at a time: the head, then each page's markdown. */
-  async *llmsFull(caller: Caller, id: string): AsyncGenerator<string> {
+  async *llmsFull(caller: Caller, id: string, stop?: AbortSignal): AsyncGenerator<string> {
     const job = await this.job(caller, id);
     let head = false;
-    for await (const { idx, page } of this.pages(caller, id)) {
+    for await (const { idx, page } of this.pages(caller, id, stop)) {
       if (!head) {
         head = true;
         yield llmsHead(this.site(job, idx === 0 ? page : undefined));
@@ -91,9 +95,17 @@ export class LlmsTxtService {
     return llmsSiteOf(job.seed ?? seed?.url ?? 'http://unknown', seed);
   }
 
-  /** The job's pages in idx order, read from its results a page of lines at a time. */
-  private async *pages(caller: Caller, id: string): AsyncGenerator<{ idx: number; page: LlmsPage }> {
-    for await (const line of this.batch.resultLines(caller, id, FILTER)) {
+  /**
+   * The job's pages in idx order, read from its results a page of lines at a time, until `stop`
+   * (the client hung up).
+   */
+  private async *pages(
+    caller: Caller,
+    id: string,
+    stop?: AbortSignal,
+  ): AsyncGenerator<{ idx: number; page: LlmsPage }> {
+    for await (const line of this.batch.resultLines(caller, id, FILTER, { stop })) {
+      if (stop?.aborted) return;
       const r = JSON.parse(line) as ResultLine;
       if (!r.result) continue;
       yield {

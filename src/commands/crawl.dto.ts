@@ -79,8 +79,8 @@ class SiteScopeDto {
   sitemap?: SitemapMode;
 
   /**
-   * The site's /llms.txt: include (default): its links beside the rest, one hop from the seed;
-   * skip: not read; only: its links are all that is followed (no links of pages, no sitemaps).
+   * The site's /llms.txt: skip (default): not read; include: its links beside the rest, one hop
+   * from the seed; only: its links are all that is followed (no links of pages, no sitemaps).
    */
   @IsOptional()
   @IsIn(LLMS_TXT_MODES)

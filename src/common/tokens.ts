@@ -34,6 +34,25 @@ const ORDINARY = { disallowedSpecial: new Set<string>() };
 const isSpace = (c: number) =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x3000;
 
+/** What the split's `\s` matches, exactly. */
+const isWhite = (c: number) =>
+  c === 32 ||
+  (c >= 9 && c <= 13) ||
+  c === 0xa0 ||
+  c === 0x1680 ||
+  (c >= 0x2000 && c <= 0x200a) ||
+  c === 0x2028 ||
+  c === 0x2029 ||
+  c === 0x202f ||
+  c === 0x205f ||
+  c === 0x3000 ||
+  c === 0xfeff;
+
+function allWhite(s: string): boolean {
+  for (let i = 0; i < s.length; i++) if (!isWhite(s.charCodeAt(i))) return false;
+  return true;
+}
+
 /** A part of a text the library counts whole: a span as it is, or a window of an over-long run. */
 interface Part {
   text: string;
@@ -164,7 +183,8 @@ export function tailOfTokens(text: string, n: number): string {
  * with the tokens before each. A part of the text between two of them is read alone in the same
  * pieces (the split looks ahead only at the end of a run of spaces, and a piece that ends at an
  * offset ends there whatever follows), so its tokens are a difference, with no count made again.
- * Offsets inside an over-long run (counted in windows) are left out.
+ * Offsets after the second piece of a run of spaces, or inside an over-long run (counted in
+ * windows), are left out.
  */
 export class TokenTable {
   constructor(
@@ -209,8 +229,13 @@ export function tokenTable(text: string): TokenTable {
   for (const [i, part] of all.entries()) {
     if (!part.window) {
       for (const [piece] of part.text.matchAll(split)) {
+        const from = at;
         sum += pieceTokens(piece);
         at += piece.length;
+        // A run of spaces split in two (its last space left to what follows it) would be one
+        // piece in a part that ends with it: not an offset.
+        // The text's end is always one: nothing follows it.
+        if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(piece)) continue;
         starts.push(at);
         before.push(sum);
       }

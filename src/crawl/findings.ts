@@ -57,7 +57,7 @@ export async function findingsOf(
     links: [],
   };
   if (depth >= spec.max_depth) return found;
-  // Jobs stored before llms.txt was read skip it.
+  // Jobs stored before llms.txt was read skip it, as a crawl does unless asked.
   const llms = spec.llms_txt ?? 'skip';
   const seed = depth === 0 ? new URL(t.url) : undefined;
   const proxy = (spec.options as { proxy?: string } | undefined)?.proxy;

@@ -28,7 +28,9 @@ const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 function cut(s: string, n: number): string {
   if (s.length <= n) return s;
-  const head = s.slice(0, n);
+  // Never between the two halves of a character.
+  const c = s.charCodeAt(n - 1);
+  const head = s.slice(0, c >= 0xd800 && c <= 0xdbff ? n - 1 : n);
   const space = head.lastIndexOf(' ');
   return `${(space > n / 2 ? head.slice(0, space) : head).trimEnd()}…`;
 }

@@ -7,6 +7,8 @@
 export const LLMS_TXT_MAX_BYTES = 1024 * 1024;
 /** Links taken from one llms.txt. */
 export const LLMS_TXT_MAX_LINKS = 10_000;
+/** A link's URL, made absolute, is kept up to this length (as a page's links are). */
+const MAX_LINK_CHARS = 2048;
 
 export interface LlmsTxtLink {
   url: string;
@@ -27,6 +29,7 @@ export function llmsTxtLinks(text: string, base: string): LlmsTxtLink[] {
   const seen = new Set<string>();
   for (const m of text.matchAll(LINK)) {
     if (out.length >= LLMS_TXT_MAX_LINKS) break;
+    if (m[2].length > MAX_LINK_CHARS) continue;
     let u: URL;
     try {
       u = new URL(m[2], base);
@@ -35,6 +38,7 @@ export function llmsTxtLinks(text: string, base: string): LlmsTxtLink[] {
     }
     if (u.protocol !== 'http:' && u.protocol !== 'https:') continue;
     u.hash = '';
+    if (u.href.length > MAX_LINK_CHARS) continue;
     if (seen.has(u.href)) continue;
     seen.add(u.href);
     out.push({ url: u.href, title: m[1].trim() });

@@ -68,11 +68,13 @@ export function crawlSpecFrom(req: CrawlAsk, caller: { callerClass: string; maxT
 }
 
 /**
- * How a crawl or a map reads the site's llms.txt (include by default). `only` with `sitemap: only`
- * would leave each of them nothing: 400.
+ * How a crawl or a map reads the site's llms.txt: not at all unless asked. Many sites list there
+ * a markdown copy of each page (`/guide.md`), which a crawl would take as pages of their own; and
+ * a crawl or a monitor asked before llms.txt was read keeps finding what it found. `only` with
+ * `sitemap: only` would leave each of them nothing: 400.
  */
 export function llmsTxtModeOf(req: { sitemap?: SitemapMode; llms_txt?: LlmsTxtMode }): LlmsTxtMode {
-  const mode = req.llms_txt ?? 'include';
+  const mode = req.llms_txt ?? 'skip';
   if (mode === 'only' && req.sitemap === 'only') {
     throw invalidRequest(
       'sitemap: only and llms_txt: only cannot both be asked',

@@ -16,7 +16,7 @@ export interface CrawlSpec {
   allow_external: boolean;
   ignore_query: boolean;
   sitemap: SitemapMode;
-  /** The site's /llms.txt: its links followed beside the rest, not read, or all that is followed (absent in jobs stored before it: skip). */
+  /** The site's /llms.txt: its links followed beside the rest, not read, or all that is followed (absent in jobs stored before it: skip, the default). */
   llms_txt?: LlmsTxtMode;
   /** A job (kind llmstxt) whose pages make the site's llms.txt and llms-full.txt. */
   llms_files?: boolean;

@@ -101,8 +101,7 @@ describe('sift crawl and map', () => {
       .map((l) => JSON.parse(l) as Line);
     expect(lines.map((l) => [l.idx, l.status])).toEqual([0, 1, 2, 3, 4].map((i) => [i, 'done']));
     expect(lines[0]).toMatchObject({ depth: 0, parent_idx: null });
-    // The rest are the llms.txt's page and the seed's links (found on idx 0); the limit leaves the
-    // sitemap's orphan out.
+    // The rest are the seed's links (found on idx 0) and the sitemap's orphan (found on no page).
     for (const l of lines.slice(1)) expect(l.depth).toBe(1);
     expect(
       lines
@@ -129,8 +128,11 @@ describe('sift crawl and map', () => {
   it('map lists the page links and the sitemap entries, each once; --json is the whole answer', async () => {
     const r = await sift(['map', fx.url('/')], client());
     expect(r.code).toBe(0);
-    expect(r.out).toBe(['/', '/a', '/b', '/c', '/b1', '/orphan'].map((p) => `${fx.url(p)}\n`).join(''));
-    expect(r.err).toBe('# 6 URLs: 4 from the page, 1 from llms.txt, 1 from sitemaps\n');
+    expect(r.out).toBe(['/', '/a', '/b', '/c', '/orphan'].map((p) => `${fx.url(p)}\n`).join(''));
+    expect(r.err).toBe('# 5 URLs: 4 from the page, 1 from sitemaps\n');
+    const listed = await sift(['map', fx.url('/'), '--llms-txt', 'include'], client());
+    expect(listed.err).toBe('# 6 URLs: 4 from the page, 1 from llms.txt, 1 from sitemaps\n');
+    expect(listed.out.split('\n')[4]).toBe(fx.url('/b1'));
     const only = await sift(['map', fx.url('/'), '--llms-txt', 'only'], client());
     expect([only.code, only.out]).toEqual([0, `${fx.url('/b1')}\n`]);
 
@@ -180,7 +182,7 @@ describe('sift crawl and map', () => {
     expect(lines.slice(0, 2)).toEqual(['# Home', '']);
     expect(lines[2]).toMatch(/^> Home: This page has enough words .{100,}…$/);
     expect(lines.slice(3, 6)).toEqual(['', '## Pages', '']);
-    const listed = ['/', '/b1', '/a', '/b'].map((p, i) => [p, ['Home', 'Bravo one', 'Alpha', 'Bravo'][i]]);
+    const listed = ['/', '/a', '/b', '/c'].map((p, i) => [p, ['Home', 'Alpha', 'Bravo', 'Charlie'][i]]);
     for (const [i, [p, title]] of listed.entries()) {
       expect(
         lines[6 + i].startsWith(`- [${title}](${fx.url(p)}): ${title}: This page has enough words`),
@@ -192,9 +194,7 @@ describe('sift crawl and map', () => {
     expect(again.code).toBe(0);
     expect(fs.readFileSync(path.join(out, 'llms.txt'), 'utf8')).toBe(r.out);
     const full = fs.readFileSync(path.join(out, 'llms-full.txt'), 'utf8');
-    expect(full).toContain(
-      `\n# Bravo one\n\nSource: ${fx.url('/b1')}\n\nBravo one: This page has enough words`,
-    );
+    expect(full).toContain(`\n# Alpha\n\nSource: ${fx.url('/a')}\n\nAlpha: This page has enough words`);
     expect(again.err).toMatch(/wrote .*llms-full\.txt \(\d+ bytes\)\n$/);
     const stdout = await sift(['llmstxt', '--job', id, '--full'], client());
     expect(stdout.out).toBe(full);

@@ -60,17 +60,17 @@ describe("Firecrawl's clients against sift's /firecrawl", () => {
       expect({ call, error: out[call]?.error }).toEqual({ call, error: undefined });
 
     // Firecrawl's v1 llms.txt generator: sift's llms.txt job, its files in Firecrawl's answer (the
-    // site's own llms.txt names /docs/ first; the crawls above read none).
+    // site's own llms.txt is not read, as the crawls above do not read it).
     expect(out.llmstxt.ok).toMatchObject({ success: true, status: 'completed' });
     const { llmstxt, llmsfulltxt } = out.llmstxt.ok.data;
     expect(llmstxt.split('\n')[0]).toBe('# Home');
     for (const [p, title] of [
       ['/', 'Home'],
       ['/a', 'Page A'],
-      ['/docs/', 'Docs'],
+      ['/b', 'Page B'],
     ])
       expect(llmstxt).toContain(`- [${title}](${site}${p}): `);
-    expect(llmstxt).not.toContain('Page B');
+    expect(llmstxt).not.toContain('/docs/');
     expect(llmsfulltxt).toContain(`\n# Page A\n\nSource: ${site}/a\n\n`);
     expect(llmsfulltxt).toContain('Paragraph 0 of the article about apples');
     // Without showFullText, the list alone; maxUrls is the crawl's limit.

@@ -125,6 +125,8 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
     ({ app } = await createTestApp({
       SIFT_FLEET_ALLOW: '127.0.0.0/8',
       SIFT_TOKENS: TOKENS,
+      // One answer's cap: more than a page, less than all of them (Firecrawl's full text is cut).
+      SIFT_FLEET_OUTPUT_CAP: '1500',
       ...(pg ? { SIFT_DATABASE_URL: pg.url } : {}),
     }));
   });
@@ -136,7 +138,7 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
   beforeEach(() => fx.hits.clear());
 
   it("a crawl takes the llms.txt's links in scope as seeds one hop away, beside the page links and sitemaps", async () => {
-    const { results } = await crawl({ url: fx.url('/') });
+    const { results } = await crawl({ url: fx.url('/'), llms_txt: 'include' });
     expect(paths(results)).toEqual(
       ['/', '/docs/install', '/docs/config', '/api/reference', '/blog/hello', '/about', '/old/news'].sort(),
     );
@@ -154,7 +156,7 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
     expect(fx.hitCount('/llms.txt')).toBe(1);
   });
 
-  it('llms_txt: only follows its links and nothing else; skip never asks for it', async () => {
+  it('llms_txt: only follows its links and nothing else; skip, the default, never asks for it', async () => {
     const only = await crawl({ url: fx.url('/'), llms_txt: 'only' });
     expect(paths(only.results)).toEqual(['/', '/api/reference', '/docs/config', '/docs/install']);
     for (const p of ['/blog/hello', '/about', '/old/news', '/sitemap.xml']) expect(fx.hitCount(p)).toBe(0);
@@ -163,13 +165,21 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
     const skip = await crawl({ url: fx.url('/'), llms_txt: 'skip' });
     expect(paths(skip.results)).toEqual(['/', '/about', '/blog/hello', '/docs/install', '/old/news']);
     expect(fx.hitCount('/llms.txt')).toBe(0);
+    const plain = await crawl({ url: fx.url('/') });
+    expect(paths(plain.results)).toEqual(paths(skip.results));
+    expect(fx.hitCount('/llms.txt')).toBe(0);
   });
 
   it('map: the llms.txt links with their titles, source llms_txt; only: those alone, no page read', async () => {
-    const all = await http()
+    const none = await http()
       .post('/v1/map')
       .set(fleet)
       .send({ url: fx.url('/') });
+    expect(none.body.links.filter((l: { source: string }) => l.source === 'llms_txt')).toEqual([]);
+    const all = await http()
+      .post('/v1/map')
+      .set(fleet)
+      .send({ url: fx.url('/'), llms_txt: 'include' });
     expect(all.status).toBe(200);
     const listed = (all.body.links as { url: string; title: string; source: string }[]).filter(
       (l) => l.source === 'llms_txt',
@@ -218,7 +228,10 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
   });
 
   it('POST /v1/llmstxt: a job whose llms.txt lists every page read with its title and description, by section', async () => {
-    const { id, location, results } = await crawl({ url: fx.url('/'), limit: 20 }, '/v1/llmstxt');
+    const { id, location, results } = await crawl(
+      { url: fx.url('/'), limit: 20, llms_txt: 'include' },
+      '/v1/llmstxt',
+    );
     expect(location).toBe(`/v1/llmstxt/${id}`);
     const got = await http().get(`/v1/llmstxt/${id}`).set(fleet);
     expect(got.status).toBe(200);
@@ -281,5 +294,50 @@ describe.each(BACKENDS)('llms.txt on %s', (backend) => {
     const plain = await crawl({ url: fx.url('/'), limit: 2 });
     const r = await http().get(`/v1/llmstxt/${plain.id}/llms-full.txt`).set(fleet);
     expect(r.status).toBe(404);
+  });
+
+  it("Firecrawl's v1 route: maxUrls named in its refusals, the full text cut at the answer cap and saying so", async () => {
+    const bad = await http()
+      .post('/firecrawl/v1/llmstxt')
+      .set(fleet)
+      .send({ url: fx.url('/'), maxUrls: 0 });
+    expect(bad.status).toBe(400);
+    expect(bad.body).toMatchObject({ success: false });
+    expect(bad.body.error).toMatch(/^maxUrls must be a whole number/);
+    const over = await http()
+      .post('/firecrawl/v1/llmstxt')
+      .set(fleet)
+      .send({ url: fx.url('/'), maxUrls: 10_001 });
+    expect(over.status).toBe(400);
+    expect(over.body.error).toMatch(/^maxUrls 10001 is over the 10000 pages/);
+    const other = await http()
+      .post('/firecrawl/v1/llmstxt')
+      .set(fleet)
+      .send({ url: fx.url('/'), prompt: 'x' });
+    expect([other.status, other.body.error]).toEqual([
+      400,
+      'prompt is not supported by this server (leave the field out)',
+    ]);
+
+    const sub = await http()
+      .post('/firecrawl/v1/llmstxt')
+      .set(fleet)
+      .send({ url: fx.url('/'), maxUrls: 20, showFullText: true });
+    expect(sub.status).toBe(200);
+    const id = sub.body.id as string;
+    await waitForJob(app, id);
+    const got = await http().get(`/firecrawl/v1/llmstxt/${id}`).set(fleet);
+    expect(got.body).toMatchObject({ success: true, status: 'completed' });
+    const full = got.body.data.llmsfulltxt as string;
+    expect(Buffer.byteLength(full)).toBeLessThan(1500 + 200);
+    expect(full).toMatch(
+      new RegExp(
+        `\\n\\[cut at \\d+ bytes, this server's cap on one answer: GET /v1/llmstxt/${id}/llms-full.txt has every page\\]\\n$`,
+      ),
+    );
+    // The whole file is there.
+    const whole = await http().get(`/v1/llmstxt/${id}/llms-full.txt`).set(fleet);
+    expect(Buffer.byteLength(whole.text)).toBeGreaterThan(1500);
+    expect(whole.text.startsWith(full.slice(0, full.lastIndexOf('\n[cut at')))).toBe(true);
   });
 });

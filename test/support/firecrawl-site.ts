@@ -35,8 +35,8 @@ export const firecrawlSite = (): Record<string, Handler> => {
       'text/html',
       html(`<nav>${links}</nav><article><h1>Home</h1><p>${'Home words. '.repeat(40)}</p></article>`, 'Home'),
     ),
-    // An llms.txt naming the docs: Firecrawl's crawls and maps read none, so they never reach them
-    // from '/'; sift's llms.txt job takes its links first.
+    // An llms.txt naming the docs: a crawl or a map reads none unless asked, so Firecrawl's never
+    // reach them from '/'.
     '/llms.txt': send(200, 'text/plain', '# Home\n\n- [Docs](/docs/): the manual\n'),
     '/a': send(200, 'text/html', PAGE_A),
     '/b': send(200, 'text/html', articleHtml('Page B', 4, 'bananas')),

@@ -29,6 +29,16 @@ describe('llmsTxtLinks', () => {
     ]);
   });
 
+  it('leaves out a link whose URL is over 2,048 characters, made absolute', () => {
+    const long = `/${'a'.repeat(2100)}`;
+    const deep = `https://docs.example.com/${'d/'.repeat(1010)}llms.txt`;
+    expect(llmsTxtLinks(`[long](${long}) [ok](/ok)`, BASE)).toEqual([
+      { url: 'https://docs.example.com/ok', title: 'ok' },
+    ]);
+    // Short as written, long against where the file was read.
+    expect(llmsTxtLinks('[rel](more/than/that/page)', deep)).toEqual([]);
+  });
+
   it('keeps at most LLMS_TXT_MAX_LINKS', () => {
     const text = Array.from({ length: LLMS_TXT_MAX_LINKS + 50 }, (_, i) => `- [p${i}](/p/${i})`).join('\n');
     const links = llmsTxtLinks(text, BASE);
@@ -89,6 +99,15 @@ describe('the files', () => {
     ).toBe(true);
     expect(line.length).toBeLessThan(400);
     expect(line.endsWith('…')).toBe(true);
+    // A description without spaces is cut between characters, never inside one.
+    const emoji = llmsLine({
+      url: 'https://x.test/',
+      title: 't',
+      description: 'a' + '😀'.repeat(200),
+      markdown: '',
+    });
+    expect(emoji).not.toMatch(/[\uD800-\uDBFF]…$/);
+    expect(emoji.endsWith('😀…')).toBe(true);
     expect(llmsLine({ url: 'https://x.test/', title: '', description: '', markdown: '' })).toBe(
       '- [https://x.test/](https://x.test/)',
     );

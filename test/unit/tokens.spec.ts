@@ -92,6 +92,7 @@ function joinsMarkdown(seed: number): string {
     'x.\n\n/after a blank',
     '   \n  \n',
     '\t5 digits 12345',
+    'x   12   34\u2003\u20035',
     MIXED,
     ' '.repeat(1100),
     'z'.repeat(1030),
@@ -135,6 +136,19 @@ describe('token tables: a text counted once, its parts read from it', () => {
       // Inside a piece is not an offset of the table.
       expect(missed).toBeGreaterThan(50);
     }
+  });
+
+  it('no offset after a run of spaces split in two: alone, a part ending there reads it as one', () => {
+    const text = 'x   12 and\u2003\u2003\u20037';
+    const table = tokenTable(text);
+    for (let a = 0; a <= text.length; a++)
+      for (let b = a; b <= text.length; b++) {
+        const n = table.between(a, b);
+        if (n !== undefined) expect([a, b, n]).toEqual([a, b, countTokens(text.slice(a, b))]);
+      }
+    // "x", "  ", " ", "12": the space left to the digits is not an end.
+    expect(table.between(0, 4)).toBeUndefined();
+    expect(table.between(0, 3)).toBe(countTokens('x  '));
   });
 
   it("every chunk's tokens are the library's count of its text, at most chunk_tokens", () => {

@@ -254,8 +254,6 @@ export function crawlOf(body: Body, proxies?: ReadonlySet<string>): Body {
   set('allow_external', body.allowExternalLinks);
   set('ignore_query', body.ignoreQueryParameters);
   set('sitemap', body.sitemap);
-  // Firecrawl's crawls read no llms.txt: they find the pages they would find there.
-  out.llms_txt = 'skip';
   return out;
 }
 
@@ -274,8 +272,7 @@ export function mapOf(body: Body): Body {
   // sift's map lists each canonical URL once; a query is kept, so only false is honoured.
   if (body.ignoreQueryParameters === true)
     throw new FirecrawlUnsupported('ignoreQueryParameters', 'true is not supported by map');
-  // As Firecrawl's, a map lists no llms.txt's links.
-  const out: Body = { url: body.url, llms_txt: 'skip' };
+  const out: Body = { url: body.url };
   const set = (k: string, v: unknown) => v !== undefined && v !== null && (out[k] = v);
   set('limit', body.limit);
   set('sitemap', body.sitemap);

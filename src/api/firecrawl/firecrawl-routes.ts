@@ -34,7 +34,7 @@ const NOT_SERVED: [RegExp, string][] = [
   [/^(extract|agent|deep-research)\b/, 'it needs a language model, which sift does not run'],
   [
     /^llmstxt\b/,
-    "Firecrawl's v2 has no llms.txt route: use its v1 one (/firecrawl/v1/llmstxt) or sift's /v1/llmstxt",
+    "sift serves it as Firecrawl's v1 route (POST /firecrawl/v1/llmstxt, GET /firecrawl/v1/llmstxt/{id}) and as its own /v1/llmstxt",
   ],
   [/^(browser|scrape\/[^/]+\/interact)\b/, 'sift keeps no browser session between requests'],
   [/^parse\b/, 'send the document as a URL to scrape: sift fetches and reads it'],
