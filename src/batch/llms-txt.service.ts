@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { notFound } from '../common/errors';
+import { withoutUserinfo } from '../common/urls';
+import { BatchReader } from '../dcache';
 import {
   llmsFullPage,
   llmsHead,
@@ -25,6 +27,9 @@ interface ResultLine {
   } | null;
 }
 
+/** Pages whose heads one read takes (their results are read whole by the database). */
+const HEADS_PAGE = 200;
+
 /** The results a file is made of: pages read, their verdict ok (not an error page, nor a duplicate). */
 const FILTER = { statuses: ['done'] as const, verdict: 'ok' };
 
@@ -35,7 +40,10 @@ const FILTER = { statuses: ['done'] as const, verdict: 'ok' };
  */
 @Injectable()
 export class LlmsTxtService {
-  constructor(private readonly batch: BatchService) {}
+  constructor(
+    private readonly batch: BatchService,
+    private readonly reader: BatchReader,
+  ) {}
 
   /** `full`: Firecrawl's showFullText, kept with the job for its status answers. */
   submit(
@@ -68,11 +76,21 @@ export class LlmsTxtService {
     const job = await this.job(caller, id);
     const pages: LlmsPage[] = [];
     let seed: LlmsPage | undefined;
-    for await (const { idx, page } of this.pages(caller, id, stop)) {
-      // Its markdown is not needed here: only what a line shows is kept.
-      const kept = { ...page, markdown: '' };
-      if (idx === 0) seed = kept;
-      pages.push(kept);
+    // What a line shows, read in the database: the results' markdown is not read here.
+    for (let after = -1; !stop?.aborted;) {
+      const heads = await this.reader.targets.pageHeads(id, after, HEADS_PAGE);
+      for (const h of heads) {
+        const page = {
+          url: withoutUserinfo(h.final_url || h.url),
+          title: h.title ?? '',
+          description: h.description ?? '',
+          markdown: '',
+        };
+        if (h.idx === 0) seed = page;
+        pages.push(page);
+      }
+      if (heads.length < HEADS_PAGE) break;
+      after = heads[heads.length - 1].idx;
     }
     return { job, text: llmsTxt(this.site(job, seed), pages), pages: pages.length };
   }

@@ -28,7 +28,7 @@ export {
   type BatchTarget,
 } from './rows';
 export type { TargetWrite } from './target.repository';
-export type { TargetFilter } from './target.reader';
+export type { PageHead, TargetFilter } from './target.reader';
 export { targetFilterTakes } from './target.reader';
 export type { ClaimedDelivery, Delivery, DeliveryWrite, Webhook } from './delivery.repository';
 export type { DeliveryClaim } from './delivery-claim';

@@ -1,4 +1,4 @@
-import { sql, type Kysely, type SelectQueryBuilder } from 'kysely';
+import { PostgresAdapter, sql, type Kysely, type SelectQueryBuilder } from 'kysely';
 import {
   RETRYABLE_TARGET_STATUSES,
   UNFINISHED_TARGET_STATUSES,
@@ -27,6 +27,15 @@ function filtered<O>(
 export function targetFilterTakes(f: TargetFilter, t: BatchTarget): boolean {
   if (f.statuses !== undefined && !f.statuses.includes(t.status)) return false;
   return f.verdict === undefined || (t.status === 'done' && t.verdict === f.verdict);
+}
+
+/** What an llms.txt shows of a page, read from its stored result. */
+export interface PageHead {
+  idx: number;
+  url: string;
+  final_url: string | null;
+  title: string | null;
+  description: string | null;
 }
 
 /** Reads of the batch_target table: one row per URL of a job. */
@@ -71,6 +80,35 @@ export class TargetReader {
       .where('idx', '>', after);
     const rows = await filtered(q, filter).orderBy('idx').limit(limit).execute();
     return rows.map(toTarget);
+  }
+
+  /**
+   * The page fields an llms.txt lists (where it ended, its title, its description) of a job's
+   * done results with verdict ok after `after`, at most `limit`, in idx order: read from each
+   * stored envelope by the database's own JSON functions, so no result is sent here whole.
+   */
+  async pageHeads(jobId: string, after: number, limit: number): Promise<PageHead[]> {
+    const pg = this.q.getExecutor().adapter instanceof PostgresAdapter;
+    const field = (path: string[]) =>
+      pg
+        ? sql<string | null>`(result::json) #>> ${sql.lit(`{${path.join(',')}}`)}`
+        : sql<string | null>`json_extract(result, ${sql.lit(`$.${path.join('.')}`)})`;
+    const q = this.q
+      .selectFrom('batch_target')
+      .select([
+        'idx',
+        'url',
+        field(['final_url']).as('final_url'),
+        field(['title']).as('title'),
+        field(['metadata', 'description']).as('description'),
+      ])
+      .where('job_id', '=', jobId)
+      .where('idx', '>', after)
+      .where('result', 'is not', null);
+    return filtered(q, { statuses: ['done'], verdict: 'ok' })
+      .orderBy('idx')
+      .limit(limit)
+      .execute();
   }
 
   /**
