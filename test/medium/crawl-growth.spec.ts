@@ -51,7 +51,10 @@ describeEachBackend('crawl growth', (db) => {
    */
   async function instance(keep: boolean): Promise<JobLifecycle> {
     if (keep && db.backend === 'sqlite') return lifecycleOf(stores[0], clock, new JobSignals()).life;
-    const d = await db.open({ file: true, keep });
+    // Two instances take the job's row in turn as fast as they can: with the suite loading both
+    // cores, one waited past the default lock timeout (2.5 s). What is tested here is the order
+    // of their writes, not how fast a stuck peer is given up on (pg-faults-process tests that).
+    const d = await db.open({ file: true, keep, timeoutMs: 30_000 });
     stores.push(d);
     return lifecycleOf(d, clock, new JobSignals()).life;
   }

@@ -85,9 +85,16 @@ export class TestDb {
    * restarted process finds it.
    */
   async open(
-    opts: { maxBytes?: number; trace?: (sql: string) => void; file?: boolean; keep?: boolean } = {},
+    opts: {
+      maxBytes?: number;
+      trace?: (sql: string) => void;
+      file?: boolean;
+      keep?: boolean;
+      /** PostgreSQL: its statement and lock timeouts (see PgLimits); sift's default otherwise. */
+      timeoutMs?: number;
+    } = {},
   ): Promise<Dcache> {
-    const { maxBytes, trace } = opts;
+    const { maxBytes, trace, timeoutMs } = opts;
     if (this.backend === 'sqlite') {
       if (!opts.file) return openDcache({ path: ':memory:', maxBytes, trace });
       if (!opts.keep || !this.file) {
@@ -103,7 +110,7 @@ export class TestDb {
         await d.close();
       }
     }
-    return openDcache({ url: this.url, maxBytes, trace });
+    return openDcache({ url: this.url, maxBytes, trace, timeoutMs });
   }
 }
 
