@@ -11,6 +11,7 @@
  * exactly as the library does.
  */
 import { loadO200k, type O200k } from '../tuning/o200k';
+import { isWhiteSpace } from './white-space';
 
 /** The encoding's name, as envelopes report it. */
 export const TOKENIZER = 'o200k_base';
@@ -35,18 +36,7 @@ const isSpace = (c: number) =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x3000;
 
 /** What the split's `\s` matches, exactly. */
-const isWhite = (c: number) =>
-  c === 32 ||
-  (c >= 9 && c <= 13) ||
-  c === 0xa0 ||
-  c === 0x1680 ||
-  (c >= 0x2000 && c <= 0x200a) ||
-  c === 0x2028 ||
-  c === 0x2029 ||
-  c === 0x202f ||
-  c === 0x205f ||
-  c === 0x3000 ||
-  c === 0xfeff;
+const isWhite = isWhiteSpace;
 
 function allWhite(s: string): boolean {
   for (let i = 0; i < s.length; i++) if (!isWhite(s.charCodeAt(i))) return false;

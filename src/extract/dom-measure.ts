@@ -3,6 +3,7 @@
  * how much of that is link text, whether it still hangs under the article, and whether it is a
  * subheading.
  */
+import { isWhiteSpace } from '../common/white-space';
 
 /** A subheading's tag (an h1 is the page's title). */
 export const HEADING = /^H[2-6]$/;
@@ -65,19 +66,7 @@ export function collapsedLength(s: string): number {
   let space = false;
   for (let i = 0; i < s.length; i++) {
     const c = s.charCodeAt(i);
-    const isSpace =
-      c === 32 ||
-      (c >= 9 && c <= 13) ||
-      (c > 127 &&
-        (c === 0xa0 ||
-          c === 0x1680 ||
-          (c >= 0x2000 && c <= 0x200a) ||
-          c === 0x2028 ||
-          c === 0x2029 ||
-          c === 0x202f ||
-          c === 0x205f ||
-          c === 0x3000 ||
-          c === 0xfeff));
+    const isSpace = isWhiteSpace(c);
     if (!isSpace || !space) n++;
     space = isSpace;
   }
