@@ -39,7 +39,10 @@ export class FileLock {
         `${dbFile} is in use by another sift (${holderOf(holderFile)}); stop it first or set SIFT_DB to another file`,
       );
     }
-    fs.writeFileSync(holderFile, `${JSON.stringify({ pid: process.pid, port })}\n`, { mode: 0o600 });
+    // Written whole under a temporary name and renamed, so a refused start never reads half of it.
+    const tmp = `${holderFile}.${process.pid}`;
+    fs.writeFileSync(tmp, `${JSON.stringify({ pid: process.pid, port })}\n`, { mode: 0o600 });
+    fs.renameSync(tmp, holderFile);
     return new FileLock(sqlite);
   }
 
@@ -49,12 +52,39 @@ export class FileLock {
   }
 }
 
+/** How long a refused start waits for the holder's record: it is written just after the lock. */
+const HOLDER_WAIT_MS = 2000;
+
+/**
+ * The holder's pid and port. The record is written right after the lock is taken, so a start
+ * refused in between finds none, or an earlier server's: it waits for the record of a live process.
+ */
 function holderOf(holderFile: string): string {
+  const until = Date.now() + HOLDER_WAIT_MS;
+  for (;;) {
+    const h = readHolder(holderFile);
+    if (h && alive(h.pid)) return `pid ${h.pid}, port ${h.port}`;
+    if (Date.now() >= until) return 'holder unknown';
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20); // start-up: nothing else to run
+  }
+}
+
+function readHolder(holderFile: string): { pid: number; port: number } | undefined {
   try {
     const h = JSON.parse(fs.readFileSync(holderFile, 'utf8')) as { pid?: unknown; port?: unknown };
-    if (Number.isInteger(h.pid) && Number.isInteger(h.port)) return `pid ${h.pid}, port ${h.port}`;
+    if (Number.isInteger(h.pid) && Number.isInteger(h.port)) return h as { pid: number; port: number };
   } catch {
-    // unreadable or half written: the message says so below
+    // not written yet, or unreadable: the caller waits, then says so
   }
-  return 'holder unknown';
+  return undefined;
+}
+
+function alive(pid: number): boolean {
+  if (pid === process.pid) return false;
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as { code?: string }).code === 'EPERM'; // another user's process is alive too
+  }
 }

@@ -131,6 +131,42 @@ describe('one server per SQLite file', () => {
     expect((await secondServe(db)).err.trim()).toBe(refusal(db, next));
   }, 60_000);
 
+  it('a start refused before the holder has written its record waits for it, past a dead one’s', async () => {
+    // Before: the holder's record is written just after its lock, and a start refused in between
+    // said "holder unknown" (or named the dead server whose record was still there).
+    const db = tmpDb();
+    const dead = spawn(process.execPath, ['-e', '0']);
+    await new Promise((r) => dead.once('exit', r));
+    fs.writeFileSync(`${db}.holder`, `${JSON.stringify({ pid: dead.pid, port: 1 })}\n`);
+    // A holder that takes the lock, says so, and writes its record half a second later.
+    const script = `
+      const fs = require('node:fs');
+      const db = new (require('better-sqlite3'))(process.argv[1] + '.lock');
+      db.pragma('journal_mode = MEMORY');
+      db.exec('BEGIN EXCLUSIVE');
+      process.stdout.write('locked\\n');
+      setTimeout(() => fs.writeFileSync(process.argv[1] + '.holder', JSON.stringify({ pid: process.pid, port: 4321 })), 500);
+      setInterval(() => {}, 1000);`;
+    const holder = spawn(process.execPath, ['-e', script, db], {
+      cwd: ROOT,
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    try {
+      await new Promise<void>((resolve, reject) => {
+        holder.stdout.once('data', () => resolve());
+        holder.once('exit', (code) => reject(new Error(`the holder exited ${code}`)));
+      });
+      const second = await secondServe(db);
+      expect(second.code).toBe(1);
+      expect(second.err.trim()).toBe(
+        `sift: start-up refused: ${db} is in use by another sift (pid ${holder.pid}, port 4321); ` +
+          'stop it first or set SIFT_DB to another file',
+      );
+    } finally {
+      holder.kill('SIGKILL');
+    }
+  }, 60_000);
+
   it('token create and migrate work beside a server that holds the file', async () => {
     const db = tmpDb();
     const server = await start(db);
