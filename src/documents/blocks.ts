@@ -2,11 +2,16 @@
 export type Block =
   | { kind: 'heading'; size: number; level: number; text: string }
   | { kind: 'paragraph'; text: string }
-  | { kind: 'item'; ordered: boolean; marker: string; text: string }
+  /** depth: 0 for a list's own items, 1 for a list inside one, and so on. */
+  | { kind: 'item'; ordered: boolean; marker: string; text: string; depth?: number }
   | { kind: 'table'; rows: string[][] };
 
+/** The characters of text a block holds. */
+export const blockChars = (b: Block): number =>
+  b.kind === 'table' ? b.rows.reduce((n, r) => n + r.reduce((m, c) => m + c.length, 0), 0) : b.text.length;
+
 export interface PageBlocks {
-  /** The page's number in the document, from 1. */
+  /** The page's number in the document, from 1 (a slide's, a sheet's). */
   page: number;
   blocks: Block[];
 }

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
+import { mayBeOffice, readOffice } from './office/office-reader';
 import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
 
 /**
@@ -58,7 +59,8 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
     const b = m.job.bytes;
     // A view of the bytes as they arrived (a Buffer or a Uint8Array), not a copy.
     const job = { ...m.job, bytes: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
-    readDocument(pdfjs, pdfjsRoot, job, exhaustion, (n) => send({ id: m.id, progress: n })).then(
+    const progress = (n: number) => send({ id: m.id, progress: n });
+    readAny(pdfjs, pdfjsRoot, job, exhaustion, progress).then(
       (ok) => send({ id: m.id, ok }),
       (err: unknown) => {
         const f = err instanceof ReadFailure ? err : new ReadFailure('unreadable', String(err));
@@ -67,4 +69,17 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
     );
   });
   send({ ready: true });
+}
+
+/** A PDF by pdf.js; a zip archive as an Office file (read whole while "opening" it). */
+async function readAny(
+  pdfjs: PdfJs,
+  pdfjsRoot: string,
+  job: ReadJob,
+  exhaustion: Exhaustion,
+  progress: (page: number) => void,
+): Promise<ParsedDocument> {
+  if (!mayBeOffice(job.bytes)) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
+  progress(0);
+  return readOffice(job.bytes, job.maxChars);
 }

@@ -9,12 +9,21 @@ import type { RunEnd } from './parser-process';
  * - `page_deadline`: one page (or opening the document) took longer than a page may;
  * - `cpu`: the document took more CPU time than one may (SIFT_PDF_MAX_CPU_MS);
  * - `crashed`: the parser's process died of anything else;
+ * - `size`: an archive's part states or inflates to more than a document may (a zip bomb);
  * - `encrypted`: the document needs a password;
- * - `unreadable`: not a PDF the parser can open (broken beyond repair, or not a PDF at all);
+ * - `unreadable`: not a document the parser can open (broken beyond repair, or not of its type);
  * - `queued`: the request's time ran out before a parser was free to start on it.
  */
 export type DocumentFailure =
-  'memory' | 'deadline' | 'page_deadline' | 'cpu' | 'crashed' | 'encrypted' | 'unreadable' | 'queued';
+  | 'memory'
+  | 'deadline'
+  | 'page_deadline'
+  | 'cpu'
+  | 'crashed'
+  | 'size'
+  | 'encrypted'
+  | 'unreadable'
+  | 'queued';
 
 /** The codes a document fails with. */
 export type DocumentErrorCode = Extract<
@@ -40,7 +49,7 @@ export class DocumentError extends SiftError {
  * needs longer than the request allows is too complex for it.
  */
 export const tooComplex = (
-  failure: 'memory' | 'deadline' | 'page_deadline' | 'cpu' | 'crashed',
+  failure: 'memory' | 'deadline' | 'page_deadline' | 'cpu' | 'crashed' | 'size',
   detail: string,
 ) =>
   new DocumentError(
@@ -48,7 +57,9 @@ export const tooComplex = (
     `the document is too complex to parse: ${detail}`,
     failure === 'deadline'
       ? 'raise timeout_ms, or ask for fewer pages with the pages option'
-      : 'ask for fewer pages with the pages option; a document that fails this way on every page cannot be read by sift',
+      : failure === 'size'
+        ? 'the file unpacks to more than sift reads of one document; it cannot be read by sift'
+        : 'ask for fewer pages with the pages option; a document that fails this way on every page cannot be read by sift',
     failure,
   );
 
@@ -63,8 +74,8 @@ export const encrypted = () =>
 export const unreadable = (detail: string) =>
   new DocumentError(
     'unsupported_document',
-    `the document cannot be read as a PDF: ${detail}`,
-    'the file is damaged or not a PDF; fetch it with format "html" to see what the server sent',
+    `the document cannot be read: ${detail}`,
+    'the file is damaged or not of the type it claims; fetch it with format "html" to see what the server sent',
     'unreadable',
   );
 
@@ -104,6 +115,7 @@ export function failureOf(
   if ('fail' in end) {
     if (end.fail === 'encrypted') return encrypted();
     if (end.fail === 'unreadable') return unreadable(end.message);
+    if (end.fail === 'too_large') return tooComplex('size', end.message);
     return tooComplex('memory', `${where} ran out of memory (${end.message})`);
   }
   if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);

@@ -40,9 +40,10 @@ function mdBlock(b: Block): string {
     case 'paragraph':
       return mdParagraph(b.text);
     case 'item': {
+      const indent = '   '.repeat(b.depth ?? 0);
       const n = b.ordered ? itemNumber(b.marker) : undefined;
-      if (n) return `${n}. ${mdInline(b.text)}`;
-      return `- ${mdInline(lettered(b.marker) ? `${b.marker} ${b.text}` : b.text)}`;
+      if (n) return `${indent}${n}. ${mdInline(b.text)}`;
+      return `${indent}- ${mdInline(lettered(b.marker) ? `${b.marker} ${b.text}` : b.text)}`;
     }
     case 'table': {
       const width = Math.max(...b.rows.map((r) => r.length));
@@ -60,10 +61,46 @@ function textBlock(b: Block): string {
     case 'paragraph':
       return b.text;
     case 'item':
-      return `${b.marker} ${b.text}`;
+      return `${'  '.repeat(b.depth ?? 0)}${b.marker} ${b.text}`;
     case 'table':
       return b.rows.map((r) => r.join('\t')).join('\n');
   }
+}
+
+type Item = Extract<Block, { kind: 'item' }>;
+
+/** Where the list starting at i ends: its items, and deeper ones inside them. */
+function listEnd(blocks: Block[], i: number): number {
+  const first = blocks[i] as Item;
+  let j = i + 1;
+  for (; j < blocks.length; j++) {
+    const c = blocks[j];
+    if (c.kind !== 'item') break;
+    if ((c.depth ?? 0) === (first.depth ?? 0) && c.ordered !== first.ordered) break;
+    if ((c.depth ?? 0) < (first.depth ?? 0)) break;
+  }
+  return j;
+}
+
+/** Items of one list as html; deeper items make a list inside the item before them. */
+function htmlList(items: Item[]): string {
+  const depth = items[0].depth ?? 0;
+  const tag = items[0].ordered ? 'ol' : 'ul';
+  const lis: string[] = [];
+  for (let k = 0; k < items.length;) {
+    const c = items[k];
+    let li = escapeHtml(lettered(c.marker) ? `${c.marker} ${c.text}` : c.text);
+    let m = k + 1;
+    while (m < items.length && (items[m].depth ?? 0) > depth) {
+      const end = listEnd(items, m);
+      li += htmlList(items.slice(m, end));
+      m = end;
+    }
+    lis.push(`<li>${li}</li>`);
+    k = m;
+  }
+  const n = items[0].ordered ? Number(itemNumber(items[0].marker) ?? 1) : 1;
+  return `<${tag}${tag === 'ol' && n !== 1 ? ` start="${n}"` : ''}>${lis.join('')}</${tag}>`;
 }
 
 function htmlBlocks(blocks: Block[]): string {
@@ -76,17 +113,8 @@ function htmlBlocks(blocks: Block[]): string {
       const rows = b.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`);
       out.push(`<table>${rows.join('')}</table>`);
     } else {
-      // Consecutive items of one kind make one list.
-      const tag = b.ordered ? 'ol' : 'ul';
-      const items: string[] = [];
-      let j = i;
-      for (; j < blocks.length; j++) {
-        const c = blocks[j];
-        if (c.kind !== 'item' || c.ordered !== b.ordered) break;
-        items.push(`<li>${escapeHtml(lettered(c.marker) ? `${c.marker} ${c.text}` : c.text)}</li>`);
-      }
-      const n = b.ordered ? Number(itemNumber(b.marker) ?? 1) : 1;
-      out.push(`<${tag}${tag === 'ol' && n !== 1 ? ` start="${n}"` : ''}>${items.join('')}</${tag}>`);
+      const j = listEnd(blocks, i);
+      out.push(htmlList(blocks.slice(i, j) as Item[]));
       i = j - 1;
     }
   }
@@ -98,7 +126,10 @@ function joinBlocks(blocks: Block[], write: (b: Block) => string): string {
   let out = '';
   blocks.forEach((b, i) => {
     const p = blocks[i - 1];
-    const sameList = b.kind === 'item' && p?.kind === 'item' && p.ordered === b.ordered;
+    const sameList =
+      b.kind === 'item' &&
+      p?.kind === 'item' &&
+      (p.ordered === b.ordered || (p.depth ?? 0) !== (b.depth ?? 0));
     out += (i === 0 ? '' : sameList ? '\n' : '\n\n') + write(b);
   });
   return out;
@@ -106,19 +137,29 @@ function joinBlocks(blocks: Block[], write: (b: Block) => string): string {
 
 /**
  * The pages written three ways: markdown with a `<!-- page N -->` marker before each page (N its
- * number in the document), plain text without marks, and html with a `<section data-page="N">`
- * per page.
+ * number in the document; `slide N`, `sheet N` for a deck's and a workbook's), plain text without
+ * marks, and html with a `<section data-page="N">` per page. A document of one flow (a Word file)
+ * is written without marks.
  */
-export function writeFormats(pages: PageBlocks[]): Written {
+export function writeFormats(
+  pages: PageBlocks[],
+  marker: 'page' | 'slide' | 'sheet' | null = 'page',
+): Written {
   const md: string[] = [];
   const text: string[] = [];
   const html: string[] = [];
   for (const p of pages) {
     const body = joinBlocks(p.blocks, mdBlock);
-    md.push(body ? `<!-- page ${p.page} -->\n\n${body}` : `<!-- page ${p.page} -->`);
+    const mark = marker ? `<!-- ${marker} ${p.page} -->` : '';
+    md.push(body && mark ? `${mark}\n\n${body}` : body || mark);
     const plain = joinBlocks(p.blocks, textBlock);
     if (plain) text.push(plain);
-    html.push(`<section data-page="${p.page}">\n${htmlBlocks(p.blocks)}\n</section>`);
+    const inner = htmlBlocks(p.blocks);
+    html.push(marker ? `<section data-${marker}="${p.page}">\n${inner}\n</section>` : inner);
   }
-  return { markdown: md.join('\n\n'), text: text.join('\n\n'), html: html.join('\n') };
+  return {
+    markdown: md.filter((m) => m !== '').join('\n\n'),
+    text: text.join('\n\n'),
+    html: html.filter((h) => h !== '').join('\n'),
+  };
 }

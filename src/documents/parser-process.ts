@@ -1,3 +1,4 @@
+import type { ReadFailure } from './read-failure';
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { ChildReply } from './document-child';
@@ -37,7 +38,7 @@ export type KillReason =
 
 /** How a run ended other than with a document: a failure the document caused, or the process's end. */
 export type RunEnd =
-  | { fail: 'encrypted' | 'unreadable' | 'memory'; message: string }
+  | { fail: ReadFailure['kind']; message: string }
   | { died: true; killed?: KillReason; signal: NodeJS.Signals | null; code: number | null; stderr: string };
 
 /**

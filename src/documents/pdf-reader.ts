@@ -1,10 +1,13 @@
 import * as path from 'node:path';
-import { rankHeadings, type Block, type PageBlocks, type TextRun } from './blocks';
+import { blockChars, rankHeadings, type Block, type PageBlocks, type TextRun } from './blocks';
 import { metadataOf, type DocumentMetadata } from './doc-metadata';
 import { writeFormats } from './formats';
 import { layOut } from './layout';
 import type { PageRange } from './page-ranges';
 import { selectPages } from './page-select';
+import { ReadFailure } from './read-failure';
+
+export { ReadFailure };
 
 type PdfJs = typeof import('pdfjs-dist');
 
@@ -25,16 +28,8 @@ export interface ParsedDocument {
   truncated: boolean;
   /** Some page read has text: false for a scan with no text layer. */
   hasText: boolean;
-}
-
-/** How reading failed, as the parent needs to know it. */
-export class ReadFailure extends Error {
-  constructor(
-    readonly kind: 'encrypted' | 'unreadable' | 'memory',
-    message: string,
-  ) {
-    super(message);
-  }
+  /** What was read: a PDF when absent; else the Office family (docx, xlsx, pptx). */
+  family?: 'docx' | 'xlsx' | 'pptx';
 }
 
 /** Messages of a parser out of memory or stack: from its own errors, or from warnings it logs. */
@@ -65,9 +60,6 @@ function classify(err: unknown): ReadFailure {
   if (err instanceof RangeError || EXHAUSTED.test(message)) return new ReadFailure('memory', message);
   return new ReadFailure('unreadable', message);
 }
-
-const chars = (b: Block) =>
-  b.kind === 'table' ? b.rows.reduce((n, r) => n + r.reduce((m, c) => m + c.length, 0), 0) : b.text.length;
 
 async function pageBlocks(doc: Awaited<ReturnType<PdfJs['getDocument']>['promise']>, n: number) {
   const page = await doc.getPage(n);
@@ -137,11 +129,11 @@ export async function readDocument(
       exhaustion.check();
       const kept: Block[] = [];
       for (const b of blocks) {
-        if (gathered + chars(b) > job.maxChars) {
+        if (gathered + blockChars(b) > job.maxChars) {
           truncated = true;
           break;
         }
-        gathered += chars(b);
+        gathered += blockChars(b);
         kept.push(b);
       }
       if (kept.length > 0) hasText = true;

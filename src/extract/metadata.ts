@@ -18,7 +18,7 @@ export interface Metadata {
   description: string | null;
   canonical_url: string | null;
   image: string | null;
-  /** A document's pages, all of them (not only those read); pages have none. */
+  /** A document's pages, all of them (not only those read; a workbook's sheets, a deck's slides); pages have none. */
   pages?: number;
 }
 

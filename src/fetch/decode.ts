@@ -35,10 +35,17 @@ export function decodeBody(body: Buffer, contentType: string, isHtml: boolean): 
   return decodeAs(name ?? 'utf-8', body);
 }
 
-export type PageKind = 'html' | 'text' | 'json' | 'pdf';
+/** `office`: a Word, Excel or PowerPoint file (a zip archive the document parser reads). */
+export type PageKind = 'html' | 'text' | 'json' | 'pdf' | 'office';
 
 /** Media types a PDF is served as. */
 const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
+/** Media types Office Open XML files are served as. */
+const OFFICE_TYPES = new Set([
+  'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
+  'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
+  'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+]);
 /** Media types that say nothing of the content: a PDF may hide behind them. */
 const OPAQUE_TYPES = new Set([
   '',
@@ -46,6 +53,10 @@ const OPAQUE_TYPES = new Set([
   'binary/octet-stream',
   'application/force-download',
 ]);
+
+/** Whether bytes begin as a zip archive (an Office file) does. */
+const startsAsZip = (body: Buffer): boolean =>
+  body.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'));
 
 /** Whether bytes begin as a PDF does. */
 export const startsAsPdf = (body: Buffer): boolean => body.subarray(0, 5).toString('latin1') === '%PDF-';
@@ -56,7 +67,7 @@ export const startsAsPdf = (body: Buffer): boolean => body.subarray(0, 5).toStri
  */
 export function capFor(contentType: string, caps: { page: number; document: number }): number {
   const t = mediaType(contentType);
-  if (PDF_TYPES.has(t)) return caps.document;
+  if (PDF_TYPES.has(t) || OFFICE_TYPES.has(t)) return caps.document;
   return OPAQUE_TYPES.has(t) ? Math.max(caps.page, caps.document) : caps.page;
 }
 
@@ -68,6 +79,8 @@ export function pageKind(contentType: string, body: Buffer): PageKind | undefine
   const t = mediaType(contentType);
   // A PDF is one by its bytes whatever the server calls it.
   if (PDF_TYPES.has(t) || startsAsPdf(body)) return 'pdf';
+  // An archive is an Office file by its type, or by its bytes behind a type that says nothing.
+  if (OFFICE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsZip(body))) return 'office';
   if (t === 'text/html' || t === 'application/xhtml+xml') return 'html';
   if (t === 'application/json' || t.endsWith('+json')) return 'json';
   if (t === 'text/plain' || t === 'text/markdown' || t === 'text/csv' || t === 'text/x-markdown')

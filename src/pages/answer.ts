@@ -11,7 +11,7 @@ import type { Format } from '../extract/write';
 import type { FetchEnvelope } from './envelope';
 import { linksWithin } from './links-budget';
 import type { Page } from './page-loader';
-import type { StoredFormat } from './page-types';
+import { isDocument, type StoredFormat } from './page-types';
 import type { ActionResults } from '../render/render-types';
 import type { PageChanges } from './changes';
 import { countTokens, cutToTokens, TOKENIZER } from '../common/tokens';
@@ -104,7 +104,7 @@ export function writtenIn(page: Page, f: OutFormat): Written | undefined {
   if (f === 'raw_html') return source;
   if (f === 'chunks') return writtenIn(page, 'markdown');
   // An html page's source is its article as html; a PDF's, its html.
-  if (m.kind === 'html' || m.kind === 'pdf') {
+  if (m.kind === 'html' || isDocument(m.kind)) {
     if (f === 'html') return source;
     const r = m.formats?.[f];
     return r && stored(r);

@@ -4,6 +4,8 @@ import type { Verdict } from '../extract/verdict';
 
 /** The answer's hint for a document with no text at all. */
 export const NO_TEXT_LAYER = 'no text layer (OCR is not done)';
+/** The same for an Office file: it has no pages of images to read. */
+const NO_TEXT = 'the document holds no text';
 /** The parse ends this long before the request's time is up, so that it is said what ran out. */
 const DEADLINE_MARGIN_MS = 250;
 
@@ -52,12 +54,18 @@ export class DocumentStep {
     });
     const m = d.metadata;
     // The first heading, as written (markdown's escapes undone).
-    const heading = /^#{1,3} (.+)$/m.exec(d.markdown)?.[1]?.replace(/\\([\\`*_{}[\]()#+\-.!<>|~])/g, '$1');
+    // (A workbook's headings are its sheets' names, not a title.)
+    const heading = (d.family === 'xlsx' ? undefined : /^#{1,3} (.+)$/m.exec(d.markdown))?.[1]?.replace(
+      /\\([\\`*_{}[\]()#+\-.!<>|~])/g,
+      '$1',
+    );
     // Pages asked for that the document does not have: nothing read is not a missing text layer.
     const beyond = ask.pages !== undefined && parsePageRanges(ask.pages).every((r) => r.first > m.pages);
     const hint = beyond
       ? `the document has ${m.pages} page(s); none of pages "${ask.pages}" is among them`
-      : NO_TEXT_LAYER;
+      : d.family
+        ? NO_TEXT
+        : NO_TEXT_LAYER;
     return {
       title: m.title ?? heading?.trim() ?? '',
       html: d.html,

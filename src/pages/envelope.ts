@@ -16,7 +16,8 @@ export class PageMetadata implements Metadata {
   @ApiProperty({ type: String, nullable: true }) canonical_url: string | null;
   @ApiProperty({ type: String, nullable: true }) image: string | null;
   @ApiPropertyOptional({
-    description: "A PDF's pages, all of them (not only those read); pages have none.",
+    description:
+      "A document's pages, all of them (not only those read): a PDF's or Word file's pages, a workbook's sheets, a deck's slides; web pages have none.",
     example: 12,
   })
   pages?: number;

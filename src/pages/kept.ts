@@ -8,7 +8,7 @@ import type { Verdict } from '../extract/verdict';
 import type { BrowserMeta } from './browser-step';
 import type { ReadDocument } from './document-step';
 import { linksWithin } from './links-budget';
-import type { PageMeta, PageRequest, SourceKind } from './page-types';
+import { isDocument, type PageMeta, type PageRequest, type SourceKind } from './page-types';
 
 /** What reading a page's body gave, before it is cut to the cache's cap and kept. */
 export interface Read {
@@ -45,7 +45,7 @@ export function keptOf(
   read: Read,
   storeCap: number,
 ) {
-  const formatted = kind === 'html' || kind === 'pdf';
+  const formatted = kind === 'html' || isDocument(kind);
   const stored = truncateUtf8(formatted ? (read.written.html ?? read.content) : read.content, storeCap);
   const cut = stored.truncated || read.doc?.truncated === true;
   const formats = formatted

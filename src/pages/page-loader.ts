@@ -12,7 +12,14 @@ import type { BrowserStep } from './browser-step';
 import type { DocumentStep } from './document-step';
 import type { Caller } from './caller-policy';
 import { cutFormats, keptOf, type Read } from './kept';
-import { pageMetaOf, type Page, type PageMeta, type PageRequest, type SourceKind } from './page-types';
+import {
+  isDocument,
+  pageMetaOf,
+  type Page,
+  type PageMeta,
+  type PageRequest,
+  type SourceKind,
+} from './page-types';
 
 export type { Page, PageMeta, PageRequest, SourceKind, StoredFormat } from './page-types';
 
@@ -72,7 +79,7 @@ export class PageLoader {
     const read =
       kind === 'html'
         ? await this.readHtml(raw, req, ok)
-        : kind === 'pdf'
+        : isDocument(kind)
           ? await this.readDocument(raw, req, ok)
           : this.readText(raw, kind);
     const { stored, meta } = keptOf(req, raw, kind, read, this.storeCap);
@@ -112,7 +119,7 @@ export class PageLoader {
         `leave ${needs} out for documents and other files`,
       );
     }
-    if ((!kind || (kind === 'pdf' && !this.documents)) && ok) {
+    if ((!kind || (isDocument(kind) && !this.documents)) && ok) {
       throw new FetchError('unsupported_content_type', `${raw.finalUrl} is ${type}`);
     }
     return kind;

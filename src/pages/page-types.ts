@@ -10,7 +10,10 @@ import type { Cookies } from './cookies';
 import type { EgressProxy } from '../config/parsers';
 
 /** How a page's source is written in each format (see Page.source). */
-export type SourceKind = 'html' | 'json' | 'text' | 'pdf';
+export type SourceKind = 'html' | 'json' | 'text' | 'pdf' | 'office';
+
+/** Whether the source is a document read by the parser (its html written from what it read). */
+export const isDocument = (k: SourceKind | undefined): boolean => k === 'pdf' || k === 'office';
 
 /** A format written from an html source (or a document), as the cache keeps it. */
 export interface StoredFormat {

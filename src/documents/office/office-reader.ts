@@ -1,0 +1,68 @@
+import type { PageBlocks } from '../blocks';
+import type { DocumentMetadata } from '../doc-metadata';
+import { writeFormats } from '../formats';
+import type { ParsedDocument } from '../pdf-reader';
+import { ReadFailure } from '../read-failure';
+import { readDocx } from './docx';
+import { readPptx } from './pptx';
+import { readXlsx } from './xlsx';
+import { Zip } from './zip';
+
+/** What a family's reader gathers: the pages (one flow, sheets or slides) and the metadata. */
+export interface OfficeRead {
+  pages: PageBlocks[];
+  marker: 'slide' | 'sheet' | null;
+  truncated: boolean;
+  metadata: DocumentMetadata;
+}
+
+/** What one document may unpack to: each part, and all parts read together. */
+const PART_BYTES = 64 * 1024 * 1024;
+const TOTAL_BYTES = 256 * 1024 * 1024;
+
+const FAMILIES: [
+  part: string,
+  family: 'docx' | 'xlsx' | 'pptx',
+  read: (zip: Zip, maxChars: number) => OfficeRead,
+][] = [
+  ['word/document.xml', 'docx', readDocx],
+  ['xl/workbook.xml', 'xlsx', readXlsx],
+  ['ppt/presentation.xml', 'pptx', readPptx],
+];
+
+/** Whether bytes are an archive this reader may know (a zip): the parser decides by its parts. */
+export const mayBeOffice = (bytes: Uint8Array): boolean => Zip.starts(bytes);
+
+/**
+ * An Office Open XML file (Word, Excel, PowerPoint), known by the main part its archive holds,
+ * read into the same blocks as a PDF and written in the same three formats. Every part is
+ * bounded before and while it is inflated (see Zip) and read as strict XML without a DTD (see
+ * readXml).
+ */
+export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument {
+  const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const zip = new Zip(buf, { partBytes: PART_BYTES, totalBytes: TOTAL_BYTES });
+  const family = FAMILIES.find(([part]) => zip.has(part));
+  if (!family) {
+    throw new ReadFailure(
+      'unreadable',
+      'a zip archive that is not a Word, Excel or PowerPoint file (no word/document.xml, xl/workbook.xml or ppt/presentation.xml)',
+    );
+  }
+  let read: OfficeRead;
+  try {
+    read = family[2](zip, maxChars);
+  } catch (err) {
+    if (err instanceof ReadFailure) throw err;
+    if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));
+    throw new ReadFailure('unreadable', String((err as Error).message ?? err).slice(0, 300));
+  }
+  const hasText = read.pages.some((p) => p.blocks.length > 0);
+  return {
+    ...writeFormats(read.pages, read.marker),
+    metadata: read.metadata,
+    truncated: read.truncated,
+    hasText,
+    family: family[1],
+  };
+}

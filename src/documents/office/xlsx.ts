@@ -1,0 +1,147 @@
+import type { PageBlocks } from '../blocks';
+import { Gathered } from './gathered';
+import type { OfficeRead } from './office-reader';
+import { propertiesOf } from './properties';
+import { Enough, readXml } from './xml';
+import type { Zip } from './zip';
+
+/** Rows read of a workbook, all sheets together; past them the rest is cut (truncated). */
+export const MAX_ROWS = 10_000;
+/** Columns read of a row. */
+const MAX_COLUMNS = 256;
+
+/** The workbook's sheets in order: name and part. */
+function sheetsOf(zip: Zip): { name: string; part: string }[] {
+  const targets = new Map<string, string>();
+  const rels = zip.read('xl/_rels/workbook.xml.rels');
+  if (rels) {
+    readXml(rels, 'xl/_rels/workbook.xml.rels', {
+      open: (n, a) => {
+        if (n === 'Relationship' && a.Id && a.Target) targets.set(a.Id, a.Target);
+      },
+    });
+  }
+  const sheets: { name: string; part: string }[] = [];
+  readXml(zip.read('xl/workbook.xml')!, 'xl/workbook.xml', {
+    open: (n, a) => {
+      if (n !== 'sheet') return;
+      const target = targets.get(a['r:id'] ?? '');
+      if (!target) return;
+      const part = target.startsWith('/') ? target.slice(1) : `xl/${target.replace(/^\.\//, '')}`;
+      sheets.push({ name: a.name ?? `Sheet ${sheets.length + 1}`, part });
+    },
+  });
+  return sheets;
+}
+
+/** The shared strings table: each string item's text, runs joined, phonetic guides left out. */
+function sharedStrings(zip: Zip): string[] {
+  const out: string[] = [];
+  const bytes = zip.read('xl/sharedStrings.xml');
+  if (!bytes) return out;
+  let cur: string | undefined;
+  let inText = false;
+  let phonetic = 0;
+  readXml(bytes, 'xl/sharedStrings.xml', {
+    open: (n) => {
+      if (n === 'si') cur = '';
+      else if (n === 't') inText = true;
+      else if (n === 'rPh') phonetic++;
+    },
+    text: (t) => {
+      if (inText && phonetic === 0 && cur !== undefined) cur += t;
+    },
+    close: (n) => {
+      if (n === 'si') {
+        out.push(cur ?? '');
+        cur = undefined;
+      } else if (n === 't') inText = false;
+      else if (n === 'rPh') phonetic--;
+    },
+  });
+  return out;
+}
+
+/** A cell reference's column, from 0 ("C7" → 2); undefined when it has none. */
+function columnOf(ref: string | undefined): number | undefined {
+  const m = /^([A-Z]{1,3})\d/.exec(ref ?? '');
+  if (!m) return undefined;
+  let n = 0;
+  for (const c of m[1]) n = n * 26 + (c.charCodeAt(0) - 64);
+  return n - 1;
+}
+
+/**
+ * A workbook (xlsx): each sheet a table under its name, marked `<!-- sheet N -->`, rows and
+ * columns without a value left out at the end, values as stored (shared and inline strings,
+ * numbers, TRUE/FALSE; formulas by their last computed value). At most MAX_ROWS rows in all.
+ */
+export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
+  if (!zip.has('xl/workbook.xml')) throw new Error('xl/workbook.xml is missing');
+  const sheets = sheetsOf(zip);
+  const strings = sharedStrings(zip);
+  const out = new Gathered(maxChars);
+  const pages: PageBlocks[] = [];
+  let rowsLeft = MAX_ROWS;
+  let cut = false;
+  for (const [i, sheet] of sheets.entries()) {
+    if (rowsLeft <= 0 || out.truncated) {
+      cut = true;
+      break;
+    }
+    const bytes = zip.read(sheet.part);
+    if (!bytes) continue;
+    const rows: string[][] = [];
+    let row: string[] | undefined;
+    let cell: { col: number; type?: string; value: string } | undefined;
+    let inValue = false;
+    readXml(bytes, sheet.part, {
+      open: (n, a) => {
+        if (n === 'row') {
+          if (rows.length >= rowsLeft) {
+            cut = true;
+            throw new Enough();
+          }
+          row = [];
+        } else if (n === 'c' && row) {
+          cell = { col: columnOf(a.r) ?? row.length, type: a.t, value: '' };
+        } else if ((n === 'v' || n === 't') && cell) inValue = true;
+      },
+      text: (t) => {
+        if (inValue && cell && cell.value.length < maxChars) cell.value += t;
+      },
+      close: (n) => {
+        if (n === 'v' || n === 't') inValue = false;
+        else if (n === 'c' && cell && row) {
+          if (cell.col < MAX_COLUMNS) {
+            const v = cell.value;
+            row[cell.col] =
+              cell.type === 's'
+                ? (strings[Number(v)] ?? '')
+                : cell.type === 'b'
+                  ? v === '1'
+                    ? 'TRUE'
+                    : 'FALSE'
+                  : v;
+          }
+          cell = undefined;
+        } else if (n === 'row' && row) {
+          const cells = Array.from(row, (c) => (c ?? '').replace(/\s+/g, ' ').trim());
+          while (cells.length > 0 && cells.at(-1) === '') cells.pop();
+          if (cells.length > 0) rows.push(cells);
+          row = undefined;
+        }
+      },
+    });
+    rowsLeft -= rows.length;
+    out.add({ kind: 'heading', size: 0, level: 1, text: sheet.name });
+    if (rows.length > 0) out.add({ kind: 'table', rows });
+    pages.push({ page: i + 1, blocks: out.take() });
+  }
+  return {
+    pages,
+    marker: 'sheet',
+    truncated: cut || out.truncated,
+    metadata: propertiesOf(zip, sheets.length),
+  };
+}

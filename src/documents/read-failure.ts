@@ -1,0 +1,10 @@
+/** How reading failed, as the parent needs to know it. */
+export class ReadFailure extends Error {
+  constructor(
+    /** too_large: past a size bound before or while unpacking (a zip bomb, a part too big). */
+    readonly kind: 'encrypted' | 'unreadable' | 'memory' | 'too_large',
+    message: string,
+  ) {
+    super(message);
+  }
+}

@@ -1,0 +1,144 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import request from 'supertest';
+import type { INestApplication } from '@nestjs/common';
+import { createTestApp, fleet, waitForJob, waitUntil } from '../support/app';
+import { Fixture, send } from '../support/fixture';
+import {
+  BILLION_LAUGHS,
+  bigSheet,
+  deck,
+  externalEntity,
+  wordBomb,
+  wordFile,
+  wordWithXml,
+  workbook,
+  zipOf,
+} from '../support/office-files';
+
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
+const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
+
+describe('Office files through the app', () => {
+  let app: INestApplication;
+  let fx: Fixture;
+  const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-xxe-')), 'secret.txt');
+  const post = (body: Record<string, unknown>) =>
+    request(app.getHttpServer()).post('/v1/fetch').set(fleet).send(body);
+
+  beforeAll(async () => {
+    fs.writeFileSync(secret, 'the secret words');
+    fx = new Fixture({
+      '/report.docx': send(200, DOCX, await wordFile()),
+      '/stock.xlsx': send(200, XLSX, await workbook()),
+      // Served as bytes of no particular type: an Office file by its bytes and parts.
+      '/download': send(200, 'application/octet-stream', deck()),
+      '/big.xlsx': send(200, XLSX, bigSheet(100_000)),
+      '/bomb.docx': send(200, DOCX, wordBomb(1, 300 * 1024 * 1024)),
+      '/laughs.docx': send(200, DOCX, wordWithXml(BILLION_LAUGHS)),
+      '/xxe.docx': send(200, DOCX, wordWithXml(externalEntity(secret))),
+      '/corrupt.docx': send(200, DOCX, Buffer.from('PK\x03\x04 and then nothing of a zip', 'latin1')),
+      '/notes.zip': send(200, 'application/zip', zipOf([{ name: 'a.txt', data: Buffer.from('a') }])),
+    });
+    await fx.start();
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1/32' }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+    await fx?.stop();
+  });
+
+  it('a Word file comes back in every format, titled by its properties', async () => {
+    const r = await post({ url: fx.url('/report.docx'), formats: ['markdown', 'text', 'html'] });
+    expect(r.status).toBe(200);
+    expect(r.body).toMatchObject({ verdict: 'ok', truncated: false, title: 'Quarterly Field Report' });
+    const { markdown, text, html } = r.body.formats;
+    expect(markdown).toMatch(/^### Sampling$/m);
+    expect(markdown).toContain('- Walk the transect\n   - Count the nests\n1. Weigh the samples');
+    expect(markdown).toContain('| North and South |  | Merged down |');
+    expect(text).toContain('Ελληνικά κείμενα και 日本語のテキスト.');
+    expect(html).toContain('<h2>Methods</h2>');
+    expect(r.body.metadata).toMatchObject({
+      author: 'Ada Lovelace',
+      description: 'What the survey found',
+      pages: 1,
+    });
+    // Cached, and written again in another format without parsing.
+    expect((await post({ url: fx.url('/report.docx'), format: 'text' })).body).toMatchObject({
+      cached: true,
+      content: text,
+    });
+  });
+
+  it('a workbook: its sheets as tables under their names; a deck behind an opaque type: its slides', async () => {
+    const x = await post({ url: fx.url('/stock.xlsx') });
+    expect(x.status).toBe(200);
+    expect(x.body.content).toContain('<!-- sheet 2 -->\n\n# Суппліери\n\n| Name | City |');
+    expect(x.body).toMatchObject({ title: 'Inventory', metadata: { pages: 2 } });
+    const p = await post({ url: fx.url('/download') });
+    expect(p.status).toBe(200);
+    expect(p.body.content).toContain('<!-- slide 5 -->\n\n## Slide title 5\n\n- First point 5');
+    expect(p.body.content).toContain('Notes: Say this on slide 3');
+    expect(p.body).toMatchObject({ title: 'Launch Review', metadata: { pages: 5 } });
+  });
+
+  it('a 100,000-row sheet is cut and says so; hostile files are refused; sift answers meanwhile', async () => {
+    const health: number[] = [];
+    let over = false;
+    const asked = Promise.all(
+      ['/big.xlsx', '/bomb.docx', '/laughs.docx', '/xxe.docx', '/corrupt.docx', '/notes.zip'].map((p) =>
+        post({ url: fx.url(p) }),
+      ),
+    ).finally(() => (over = true));
+    await waitUntil(
+      async () => {
+        const t = Date.now();
+        expect((await request(app.getHttpServer()).get('/healthz')).status).toBe(200);
+        health.push(Date.now() - t);
+        return over ? true : undefined;
+      },
+      'the answers for the hostile files',
+      30_000,
+      50,
+    );
+    const [big, bomb, laughs, xxe, corrupt, notes] = await asked;
+    expect([big.status, big.body.truncated]).toEqual([200, true]);
+    expect(big.body.content).toContain('| 9999 | item 9999 | 29997 |');
+    expect([bomb.status, bomb.body.error.code]).toEqual([502, 'document_too_complex']);
+    expect(bomb.body.error.message).toMatch(/would inflate to 314572800 bytes/);
+    expect([laughs.status, laughs.body.error.code]).toEqual([502, 'unsupported_document']);
+    expect(laughs.body.error.message).toMatch(/DOCTYPE/);
+    expect([xxe.status, xxe.body.error.code]).toEqual([502, 'unsupported_document']);
+    expect(JSON.stringify(xxe.body)).not.toContain('the secret words');
+    expect([corrupt.status, corrupt.body.error.code]).toEqual([502, 'unsupported_document']);
+    expect([notes.status, notes.body.error.code]).toEqual([502, 'unsupported_content_type']);
+    // A health check is not held up by the parses (a generous bound: the machine may be busy).
+    expect(Math.max(...health)).toBeLessThan(1000);
+  }, 60_000);
+
+  it('Office files as batch targets are read like any page; a hostile one fails alone', async () => {
+    const res = await request(app.getHttpServer())
+      .post('/v1/batch')
+      .set(fleet)
+      .send({
+        targets: ['/report.docx', '/bomb.docx', '/stock.xlsx', '/laughs.docx'].map((p) => ({
+          url: fx.url(p),
+        })),
+      });
+    expect(res.status).toBe(202);
+    await waitForJob(app, res.body.id);
+    const results = await request(app.getHttpServer()).get(`/v1/batch/${res.body.id}/results`).set(fleet);
+    const items = results.body.results as {
+      status: string;
+      result?: { content: string };
+      error?: { code: string };
+    }[];
+    expect(items.map((i) => i.status)).toEqual(['done', 'failed', 'done', 'failed']);
+    expect(items[0].result!.content).toContain('# Field Report');
+    expect(items[1].error!.code).toBe('document_too_complex');
+    expect(items[2].result!.content).toContain('| Bolts | 120 | TRUE |');
+    expect(items[3].error!.code).toBe('unsupported_document');
+  });
+});

@@ -1,0 +1,240 @@
+import { execFileSync } from 'node:child_process';
+import * as zlib from 'node:zlib';
+import {
+  AlignmentType,
+  Document,
+  HeadingLevel,
+  LevelFormat,
+  Packer,
+  Paragraph,
+  Table,
+  TableCell,
+  TableRow,
+  VerticalMergeType,
+} from 'docx';
+import ExcelJS from 'exceljs';
+import { ROOT } from './process';
+
+/**
+ * Office files made here, by the libraries that write them (docx, exceljs), and hostile archives
+ * made by hand: the shapes the document parser must read, and the ones it must refuse.
+ */
+
+/** A Word file: headings at three levels, a nested list (bullets over numbers), a table with merged cells, Greek and Japanese text, its properties. */
+export async function wordFile(): Promise<Buffer> {
+  const doc = new Document({
+    title: 'Quarterly Field Report',
+    creator: 'Ada Lovelace',
+    description: 'What the survey found',
+    numbering: {
+      config: [
+        {
+          reference: 'steps',
+          levels: [
+            { level: 0, format: LevelFormat.DECIMAL, text: '%1.', alignment: AlignmentType.START },
+            { level: 1, format: LevelFormat.DECIMAL, text: '%2.', alignment: AlignmentType.START },
+          ],
+        },
+      ],
+    },
+    sections: [
+      {
+        children: [
+          new Paragraph({ text: 'Field Report', heading: HeadingLevel.HEADING_1 }),
+          new Paragraph('The survey covered three valleys over the spring.'),
+          new Paragraph({ text: 'Methods', heading: HeadingLevel.HEADING_2 }),
+          new Paragraph({ text: 'Sampling', heading: HeadingLevel.HEADING_3 }),
+          new Paragraph({ text: 'Walk the transect', bullet: { level: 0 } }),
+          new Paragraph({ text: 'Count the nests', bullet: { level: 1 } }),
+          new Paragraph({ text: 'Weigh the samples', numbering: { reference: 'steps', level: 0 } }),
+          new Paragraph({ text: 'Record the weights', numbering: { reference: 'steps', level: 0 } }),
+          new Paragraph({ text: 'Ελληνικά κείμενα και 日本語のテキスト.' }),
+          new Table({
+            rows: [
+              new TableRow({
+                children: [
+                  new TableCell({ children: [new Paragraph('Valley')] }),
+                  new TableCell({ children: [new Paragraph('Nests')] }),
+                  new TableCell({ children: [new Paragraph('Notes')] }),
+                ],
+              }),
+              new TableRow({
+                children: [
+                  new TableCell({ children: [new Paragraph('North and South')], columnSpan: 2 }),
+                  new TableCell({
+                    children: [new Paragraph('Merged down')],
+                    verticalMerge: VerticalMergeType.RESTART,
+                  }),
+                ],
+              }),
+              new TableRow({
+                children: [
+                  new TableCell({ children: [new Paragraph('East')] }),
+                  new TableCell({ children: [new Paragraph('12')] }),
+                  new TableCell({ children: [], verticalMerge: VerticalMergeType.CONTINUE }),
+                ],
+              }),
+            ],
+          }),
+        ],
+      },
+    ],
+  });
+  return Packer.toBuffer(doc);
+}
+
+/** A workbook of two sheets, with strings, numbers, a formula and a boolean. */
+export async function workbook(): Promise<Buffer> {
+  const wb = new ExcelJS.Workbook();
+  wb.creator = 'Grace Hopper';
+  wb.title = 'Inventory';
+  const a = wb.addWorksheet('Stock');
+  a.addRow(['Item', 'Count', 'In stock']);
+  a.addRow(['Bolts', 120, true]);
+  a.addRow(['Nuts', 80, false]);
+  a.getCell('B4').value = { formula: 'B2+B3', result: 200 };
+  const b = wb.addWorksheet('Суппліери');
+  b.addRow(['Name', 'City']);
+  b.addRow(['Acme', 'Kyiv']);
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+/** A workbook of one sheet: a header row, then `rows` rows of an id, a name and an amount (inline strings). */
+export function bigSheet(rows: number): Buffer {
+  const row = (r: number, cells: string[]) =>
+    `<row r="${r}">${cells.map((c, i) => `<c r="${'ABC'[i]}${r}" t="inlineStr"><is><t>${c}</t></is></c>`).join('')}</row>`;
+  const data = [row(1, ['id', 'name', 'amount'])];
+  for (let i = 1; i <= rows; i++) data.push(row(i + 1, [`${i}`, `item ${i}`, `${i * 3}`]));
+  const ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"';
+  const rel = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+  return zipOf([
+    { name: '[Content_Types].xml', data: Buffer.from('<Types/>') },
+    {
+      name: 'xl/workbook.xml',
+      data: Buffer.from(
+        `<workbook ${ns} ${rel}><sheets><sheet name="Big" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+      ),
+    },
+    {
+      name: 'xl/_rels/workbook.xml.rels',
+      data: Buffer.from(
+        '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>',
+      ),
+    },
+    {
+      name: 'xl/worksheets/sheet1.xml',
+      data: Buffer.from(`<worksheet ${ns}><sheetData>${data.join('')}</sheetData></worksheet>`),
+    },
+  ]);
+}
+
+/**
+ * A deck of five slides, each with a title (the layout's title placeholder), two bullets and
+ * speaker notes. Made in a node of its own: the library loads its writers by dynamic import,
+ * which jest's module sandbox refuses.
+ */
+export function deck(): Buffer {
+  const script = `
+    const PptxGenJS = require('pptxgenjs');
+    const p = new PptxGenJS();
+    p.author = 'Katherine Johnson';
+    p.title = 'Launch Review';
+    p.defineSlideMaster({
+      title: 'TITLED',
+      objects: [{ placeholder: { options: { name: 'title', type: 'title', x: 0.5, y: 0.3, w: 9, h: 1 }, text: '' } }],
+    });
+    for (let i = 1; i <= 5; i++) {
+      const s = p.addSlide({ masterName: 'TITLED' });
+      s.addText('Slide title ' + i, { placeholder: 'title' });
+      s.addText(
+        [
+          { text: 'First point ' + i, options: { bullet: true, breakLine: true } },
+          { text: 'Second point ' + i, options: { bullet: true } },
+        ],
+        { x: 0.5, y: 1.5, w: 9, h: 3 },
+      );
+      s.addNotes('Say this on slide ' + i);
+    }
+    p.write({ outputType: 'base64' }).then((b) => process.stdout.write(b));`;
+  const out = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
+  return Buffer.from(out.toString(), 'base64');
+}
+
+/** A zip archive of the given parts, deflated (or stored), with sizes as stated or lied about. */
+export function zipOf(parts: { name: string; data: Buffer; statedSize?: number; store?: boolean }[]): Buffer {
+  const locals: Buffer[] = [];
+  const central: Buffer[] = [];
+  let offset = 0;
+  for (const p of parts) {
+    const data = p.store ? p.data : zlib.deflateRawSync(p.data);
+    const name = Buffer.from(p.name, 'utf8');
+    const size = p.statedSize ?? p.data.length;
+    const local = Buffer.alloc(30);
+    local.writeUInt32LE(0x04034b50, 0);
+    local.writeUInt16LE(20, 4);
+    local.writeUInt16LE(p.store ? 0 : 8, 8);
+    local.writeUInt32LE(data.length, 18);
+    local.writeUInt32LE(size, 22);
+    local.writeUInt16LE(name.length, 26);
+    const cd = Buffer.alloc(46);
+    cd.writeUInt32LE(0x02014b50, 0);
+    cd.writeUInt16LE(20, 4);
+    cd.writeUInt16LE(20, 6);
+    cd.writeUInt16LE(p.store ? 0 : 8, 10);
+    cd.writeUInt32LE(data.length, 20);
+    cd.writeUInt32LE(size, 24);
+    cd.writeUInt16LE(name.length, 28);
+    cd.writeUInt32LE(offset, 42);
+    locals.push(local, name, data);
+    central.push(cd, name);
+    offset += local.length + name.length + data.length;
+  }
+  const cdBytes = Buffer.concat(central);
+  const end = Buffer.alloc(22);
+  end.writeUInt32LE(0x06054b50, 0);
+  end.writeUInt16LE(parts.length, 8);
+  end.writeUInt16LE(parts.length, 10);
+  end.writeUInt32LE(cdBytes.length, 12);
+  end.writeUInt32LE(offset, 16);
+  return Buffer.concat([...locals, cdBytes, end]);
+}
+
+const wordBody = (inner: string) =>
+  Buffer.from(
+    `<?xml version="1.0" encoding="UTF-8"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>${inner}</w:body></w:document>`,
+  );
+
+/** A Word file whose document part is `xml` (a billion laughs, an external entity). */
+export const wordWithXml = (xml: string): Buffer =>
+  zipOf([
+    { name: '[Content_Types].xml', data: Buffer.from('<Types/>') },
+    { name: 'word/document.xml', data: Buffer.from(xml) },
+  ]);
+
+/** A Word file of one paragraph. */
+export const plainWord = (text: string): Buffer =>
+  zipOf([
+    { name: '[Content_Types].xml', data: Buffer.from('<Types/>') },
+    { name: 'word/document.xml', data: wordBody(`<w:p><w:r><w:t>${text}</w:t></w:r></w:p>`) },
+  ]);
+
+/** A zip bomb dressed as a Word file: a document part of `mb` MiB of zeros, deflated (about 1,000 times). */
+export function wordBomb(mb: number, statedSize?: number): Buffer {
+  return zipOf([
+    { name: '[Content_Types].xml', data: Buffer.from('<Types/>') },
+    { name: 'word/document.xml', data: Buffer.alloc(mb * 1024 * 1024, 0x20), statedSize },
+  ]);
+}
+
+export const BILLION_LAUGHS =
+  '<?xml version="1.0"?><!DOCTYPE lolz [<!ENTITY lol "lol"><!ENTITY lol2 "&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;&lol;">' +
+  '<!ENTITY lol3 "&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;&lol2;"><!ENTITY lol4 "&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;&lol3;">' +
+  '<!ENTITY lol5 "&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;&lol4;"><!ENTITY lol6 "&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;&lol5;">' +
+  '<!ENTITY lol7 "&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;&lol6;"><!ENTITY lol8 "&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;&lol7;">' +
+  '<!ENTITY lol9 "&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;&lol8;">]>' +
+  '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>';
+
+/** A document part whose entity names a local file. */
+export const externalEntity = (file: string): string =>
+  `<?xml version="1.0"?><!DOCTYPE d [<!ENTITY secret SYSTEM "file://${file}">]>` +
+  '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&secret;</w:t></w:r></w:p></w:body></w:document>';

@@ -1,0 +1,154 @@
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { readOffice } from '../../src/documents/office/office-reader';
+import { MAX_ROWS } from '../../src/documents/office/xlsx';
+import { ReadFailure } from '../../src/documents/read-failure';
+import {
+  BILLION_LAUGHS,
+  bigSheet,
+  deck,
+  externalEntity,
+  plainWord,
+  wordBomb,
+  wordFile,
+  wordWithXml,
+  workbook,
+  zipOf,
+} from '../support/office-files';
+
+/** How reading failed: its kind and message. */
+function failure(read: () => unknown): { kind: string; message: string } {
+  try {
+    read();
+  } catch (err) {
+    if (err instanceof ReadFailure) return { kind: err.kind, message: err.message };
+    throw err;
+  }
+  throw new Error('it was read');
+}
+
+describe('Office files read into the three formats', () => {
+  it('a Word file: headings at three levels, a nested list, a merged table, non-Latin text, its properties', async () => {
+    const d = readOffice(await wordFile(), 1_000_000);
+    expect(d.family).toBe('docx');
+    expect([d.hasText, d.truncated]).toEqual([true, false]);
+    expect(d.markdown).toBe(
+      [
+        '# Field Report',
+        'The survey covered three valleys over the spring.',
+        '## Methods',
+        '### Sampling',
+        '- Walk the transect\n   - Count the nests\n1. Weigh the samples\n2. Record the weights',
+        'Ελληνικά κείμενα και 日本語のテキスト.',
+        '| Valley | Nests | Notes |\n| --- | --- | --- |\n| North and South |  | Merged down |\n| East | 12 |  |',
+      ].join('\n\n'),
+    );
+    expect(d.html).toContain('<h3>Sampling</h3>');
+    expect(d.html).toContain('<ul><li>Walk the transect<ul><li>Count the nests</li></ul></li></ul>');
+    expect(d.html).toContain('<ol><li>Weigh the samples</li><li>Record the weights</li></ol>');
+    expect(d.text).toContain('• Walk the transect\n  • Count the nests');
+    expect(d.metadata).toMatchObject({
+      title: 'Quarterly Field Report',
+      author: 'Ada Lovelace',
+      description: 'What the survey found',
+      pages: 1,
+    });
+    expect(d.metadata.published_at).toMatch(/^\d{4}-\d\d-\d\dT/);
+  });
+
+  it('a workbook: each sheet a table under its name, marked; values, a formula’s result, booleans', async () => {
+    const d = readOffice(await workbook(), 1_000_000);
+    expect(d.family).toBe('xlsx');
+    expect(d.markdown).toBe(
+      [
+        '<!-- sheet 1 -->',
+        '# Stock',
+        '| Item | Count | In stock |\n| --- | --- | --- |\n| Bolts | 120 | TRUE |\n| Nuts | 80 | FALSE |\n|  | 200 |  |',
+        '<!-- sheet 2 -->',
+        '# Суппліери',
+        '| Name | City |\n| --- | --- |\n| Acme | Kyiv |',
+      ].join('\n\n'),
+    );
+    expect(d.html).toContain('<section data-sheet="2">');
+    expect(d.metadata).toMatchObject({ title: 'Inventory', author: 'Grace Hopper', pages: 2 });
+  });
+
+  it('a deck: five slides marked, titles as headings, bullets as items, speaker notes', () => {
+    const d = readOffice(deck(), 1_000_000);
+    expect(d.family).toBe('pptx');
+    const slides = d.markdown.split(/<!-- slide \d -->\n\n/).slice(1);
+    expect(slides).toHaveLength(5);
+    slides.forEach((s, i) =>
+      expect(s.trim()).toBe(
+        `## Slide title ${i + 1}\n\n- First point ${i + 1}\n- Second point ${i + 1}\n\nNotes: Say this on slide ${i + 1}`,
+      ),
+    );
+    expect(d.metadata).toMatchObject({ title: 'Launch Review', author: 'Katherine Johnson', pages: 5 });
+  });
+
+  it('a 100,000-row sheet is read up to its row cap and marked truncated', async () => {
+    const d = readOffice(bigSheet(100_000), 50_000_000);
+    expect(d.truncated).toBe(true);
+    const rows = d.markdown.split('\n').filter((l) => l.startsWith('| ') && !l.startsWith('| ---'));
+    expect(rows).toHaveLength(MAX_ROWS);
+    expect(rows.at(-1)).toBe(`| ${MAX_ROWS - 1} | item ${MAX_ROWS - 1} | ${(MAX_ROWS - 1) * 3} |`);
+  });
+
+  it('the character cap cuts the document and says so', () => {
+    const d = readOffice(plainWord('word '.repeat(100)), 100);
+    expect([d.truncated, d.markdown]).toEqual([true, '']);
+  });
+
+  it('refuses a zip bomb before inflating it, whether its stated size is true or a lie', () => {
+    // A part stating 300 MiB, over the 64 MiB a part may inflate to.
+    expect(failure(() => readOffice(wordBomb(1, 300 * 1024 * 1024), 1_000_000))).toMatchObject({
+      kind: 'too_large',
+      message: expect.stringMatching(/word\/document\.xml would inflate to 314572800 bytes/),
+    });
+    // A part that states 1 MiB but inflates to 20: zlib stops at what it states.
+    expect(failure(() => readOffice(wordBomb(20, 1024 * 1024), 1_000_000))).toMatchObject({
+      kind: 'too_large',
+      message: expect.stringMatching(/inflates past the size it states/),
+    });
+    // 8 MiB of spaces deflate about a thousandfold: past any XML's ratio.
+    expect(failure(() => readOffice(wordBomb(8), 1_000_000))).toMatchObject({
+      kind: 'too_large',
+      message: expect.stringMatching(/claims to inflate \d+ times/),
+    });
+  });
+
+  it('refuses a billion laughs and an external entity, never reading the file it names', () => {
+    expect(failure(() => readOffice(wordWithXml(BILLION_LAUGHS), 1_000_000))).toEqual({
+      kind: 'unreadable',
+      message: 'word/document.xml has a DOCTYPE, which documents of this kind never have',
+    });
+    const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-xxe-')), 'secret.txt');
+    fs.writeFileSync(secret, 'the secret words');
+    const f = failure(() => readOffice(wordWithXml(externalEntity(secret)), 1_000_000));
+    expect(f.kind).toBe('unreadable');
+    expect(f.message).not.toContain('the secret words');
+  });
+
+  it('a damaged archive, one of no Office kind, and bad XML are unreadable, naming why', () => {
+    const word = plainWord('hello');
+    expect(failure(() => readOffice(word.subarray(0, word.length - 30), 1000))).toMatchObject({
+      kind: 'unreadable',
+      message: expect.stringMatching(/damaged/),
+    });
+    const other = zipOf([{ name: 'notes.txt', data: Buffer.from('just notes') }]);
+    expect(failure(() => readOffice(other, 1000)).message).toMatch(/not a Word, Excel or PowerPoint file/);
+    expect(failure(() => readOffice(wordWithXml('<w:document><w:body>'), 1000)).message).toMatch(
+      /word\/document\.xml is not well-formed XML/,
+    );
+    // Garbage after a valid start, and a directory pointing past the end.
+    const cut = Buffer.from(word);
+    cut.writeUInt32LE(cut.length + 1000, cut.length - 6);
+    expect(failure(() => readOffice(cut, 1000)).kind).toBe('unreadable');
+  });
+
+  it('an empty Word file has no text', () => {
+    const d = readOffice(wordWithXml('<w:document><w:body><w:p/></w:body></w:document>'), 1000);
+    expect([d.hasText, d.markdown]).toEqual([false, '']);
+  });
+});
