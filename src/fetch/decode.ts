@@ -40,11 +40,14 @@ export type PageKind = 'html' | 'text' | 'json' | 'pdf' | 'office';
 
 /** Media types a PDF is served as. */
 const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
-/** Media types Office Open XML files are served as. */
+/** Media types Office Open XML and OpenDocument files are served as. */
 const OFFICE_TYPES = new Set([
   'application/vnd.openxmlformats-officedocument.wordprocessingml.document',
   'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet',
   'application/vnd.openxmlformats-officedocument.presentationml.presentation',
+  'application/vnd.oasis.opendocument.text',
+  'application/vnd.oasis.opendocument.spreadsheet',
+  'application/vnd.oasis.opendocument.presentation',
 ]);
 /** Media types that say nothing of the content: a PDF may hide behind them. */
 const OPAQUE_TYPES = new Set([

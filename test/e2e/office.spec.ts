@@ -10,6 +10,8 @@ import {
   bigSheet,
   deck,
   externalEntity,
+  odsFile,
+  odtFile,
   wordBomb,
   wordFile,
   wordWithXml,
@@ -34,6 +36,8 @@ describe('Office files through the app', () => {
       '/stock.xlsx': send(200, XLSX, await workbook()),
       // Served as bytes of no particular type: an Office file by its bytes and parts.
       '/download': send(200, 'application/octet-stream', deck()),
+      '/open.odt': send(200, 'application/vnd.oasis.opendocument.text', odtFile()),
+      '/sheets': send(200, 'application/octet-stream', odsFile()),
       '/big.xlsx': send(200, XLSX, bigSheet(100_000)),
       '/bomb.docx': send(200, DOCX, wordBomb(1, 300 * 1024 * 1024)),
       '/laughs.docx': send(200, DOCX, wordWithXml(BILLION_LAUGHS)),
@@ -82,6 +86,16 @@ describe('Office files through the app', () => {
     expect(p.body.content).toContain('<!-- slide 5 -->\n\n## Slide title 5\n\n- First point 5');
     expect(p.body.content).toContain('Notes: Say this on slide 3');
     expect(p.body).toMatchObject({ title: 'Launch Review', metadata: { pages: 5 } });
+  });
+
+  it('OpenDocument files by their type, or by their bytes behind an opaque one', async () => {
+    const t = await post({ url: fx.url('/open.odt') });
+    expect(t.status).toBe(200);
+    expect(t.body.content).toContain('### Sampling\n\n- Walk the transect\n   - Count the nests');
+    expect(t.body).toMatchObject({ title: 'Open text', metadata: { author: 'Hedy Lamarr', pages: 3 } });
+    const s = await post({ url: fx.url('/sheets') });
+    expect(s.status).toBe(200);
+    expect(s.body.content).toContain('<!-- sheet 1 -->\n\n# Stock\n\n| Item | Count |');
   });
 
   it('a 100,000-row sheet is cut and says so; hostile files are refused; sift answers meanwhile', async () => {

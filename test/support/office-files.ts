@@ -238,3 +238,84 @@ export const BILLION_LAUGHS =
 export const externalEntity = (file: string): string =>
   `<?xml version="1.0"?><!DOCTYPE d [<!ENTITY secret SYSTEM "file://${file}">]>` +
   '<w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>&secret;</w:t></w:r></w:p></w:body></w:document>';
+
+const ODF_NS =
+  'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" ' +
+  'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" xmlns:style="urn:oasis:names:tc:opendocument:xmlns:style:1.0" ' +
+  'xmlns:draw="urn:oasis:names:tc:opendocument:xmlns:drawing:1.0" xmlns:presentation="urn:oasis:names:tc:opendocument:xmlns:presentation:1.0" ' +
+  'xmlns:meta="urn:oasis:names:tc:opendocument:xmlns:meta:1.0" xmlns:dc="http://purl.org/dc/elements/1.1/" office:version="1.3"';
+
+/** An OpenDocument file as LibreOffice lays one out: mimetype first and stored, content and meta. */
+function odf(kind: 'text' | 'spreadsheet' | 'presentation', body: string, styles = '', pages = 1): Buffer {
+  const meta =
+    `<office:document-meta ${ODF_NS}><office:meta><dc:title>Open ${kind}</dc:title>` +
+    '<meta:initial-creator>Hedy Lamarr</meta:initial-creator><meta:creation-date>2024-05-01T10:00:00Z</meta:creation-date>' +
+    `<dc:language>en-GB</dc:language><meta:document-statistic meta:page-count="${pages}"/></office:meta></office:document-meta>`;
+  return zipOf([
+    { name: 'mimetype', data: Buffer.from(`application/vnd.oasis.opendocument.${kind}`), store: true },
+    {
+      name: 'content.xml',
+      data: Buffer.from(
+        `<?xml version="1.0" encoding="UTF-8"?><office:document-content ${ODF_NS}><office:automatic-styles>${styles}</office:automatic-styles>` +
+          `<office:body><office:${kind}>${body}</office:${kind}></office:body></office:document-content>`,
+      ),
+    },
+    { name: 'meta.xml', data: Buffer.from(meta) },
+  ]);
+}
+
+const p = (t: string) => `<text:p>${t}</text:p>`;
+const cell = (t: string, attrs = '') => `<table:table-cell${attrs}>${t ? p(t) : ''}</table:table-cell>`;
+
+/** An OpenDocument text: the Word file's shapes (headings, nested list, numbered list, merged table). */
+export const odtFile = (): Buffer =>
+  odf(
+    'text',
+    '<text:h text:outline-level="1">Field Report</text:h>' +
+      p('The survey<text:s text:c="2"/>covered three valleys.') +
+      '<text:h text:outline-level="2">Methods</text:h><text:h text:outline-level="3">Sampling</text:h>' +
+      `<text:list text:style-name="L1"><text:list-item>${p('Walk the transect')}<text:list><text:list-item>${p('Count the nests')}</text:list-item></text:list></text:list-item></text:list>` +
+      `<text:list text:style-name="L2"><text:list-item>${p('Weigh the samples')}</text:list-item><text:list-item>${p('Record the weights')}</text:list-item></text:list>` +
+      p('Ελληνικά κείμενα και 日本語のテキスト.') +
+      '<table:table table:name="Valleys"><table:table-column table:number-columns-repeated="3"/>' +
+      `<table:table-row>${cell('Valley')}${cell('Nests')}${cell('Notes')}</table:table-row>` +
+      `<table:table-row>${cell('North and South', ' table:number-columns-spanned="2"')}<table:covered-table-cell/>${cell('Merged down')}</table:table-row>` +
+      `<table:table-row>${cell('East')}${cell('12')}${cell('')}</table:table-row></table:table>`,
+    '<text:list-style style:name="L1"><text:list-level-style-bullet text:level="1"/></text:list-style>' +
+      '<text:list-style style:name="L2"><text:list-level-style-number text:level="1"/></text:list-style>',
+    3,
+  );
+
+/** An OpenDocument spreadsheet of two sheets, with the repeated empty rows and cells LibreOffice writes. */
+export const odsFile = (): Buffer =>
+  odf(
+    'spreadsheet',
+    '<table:table table:name="Stock">' +
+      `<table:table-row>${cell('Item')}${cell('Count')}${cell('', ' table:number-columns-repeated="1020"')}</table:table-row>` +
+      `<table:table-row table:number-rows-repeated="2">${cell('Bolts')}${cell('120', ' office:value-type="float" office:value="120"')}</table:table-row>` +
+      `<table:table-row table:number-rows-repeated="1048573">${cell('', ' table:number-columns-repeated="1024"')}</table:table-row></table:table>` +
+      `<table:table table:name="Суппліери"><table:table-row>${cell('Name')}${cell('City')}</table:table-row>` +
+      `<table:table-row>${cell('Acme')}${cell('', ' table:number-columns-repeated="3"')}${cell('Kyiv')}</table:table-row></table:table>`,
+  );
+
+/** An OpenDocument presentation of two slides with titles, bullets and notes. */
+export const odpFile = (): Buffer =>
+  odf(
+    'presentation',
+    [1, 2]
+      .map(
+        (i) =>
+          `<draw:page draw:name="page${i}"><draw:frame presentation:class="title"><draw:text-box>${p(`Slide title ${i}`)}</draw:text-box></draw:frame>` +
+          `<draw:frame presentation:class="outline"><draw:text-box><text:list><text:list-item>${p(`First point ${i}`)}</text:list-item></text:list></draw:text-box></draw:frame>` +
+          `<presentation:notes><draw:frame presentation:class="notes"><draw:text-box>${p(`Say this on slide ${i}`)}</draw:text-box></draw:frame></presentation:notes></draw:page>`,
+      )
+      .join(''),
+  );
+
+/** A spreadsheet whose one cell of text is repeated 16,384 times across and a million rows down. */
+export const repeatedCells = (): Buffer =>
+  odf(
+    'spreadsheet',
+    '<table:table table:name="Flood"><table:table-row table:number-rows-repeated="1048576">' +
+      `${cell('x', ' table:number-columns-repeated="16384"')}</table:table-row></table:table>`,
+  );

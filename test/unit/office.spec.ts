@@ -9,7 +9,11 @@ import {
   bigSheet,
   deck,
   externalEntity,
+  odpFile,
+  odsFile,
+  odtFile,
   plainWord,
+  repeatedCells,
   wordBomb,
   wordFile,
   wordWithXml,
@@ -137,7 +141,9 @@ describe('Office files read into the three formats', () => {
       message: expect.stringMatching(/damaged/),
     });
     const other = zipOf([{ name: 'notes.txt', data: Buffer.from('just notes') }]);
-    expect(failure(() => readOffice(other, 1000)).message).toMatch(/not a Word, Excel or PowerPoint file/);
+    expect(failure(() => readOffice(other, 1000)).message).toMatch(
+      /not a Word, Excel, PowerPoint or OpenDocument file/,
+    );
     expect(failure(() => readOffice(wordWithXml('<w:document><w:body>'), 1000)).message).toMatch(
       /word\/document\.xml is not well-formed XML/,
     );
@@ -150,5 +156,67 @@ describe('Office files read into the three formats', () => {
   it('an empty Word file has no text', () => {
     const d = readOffice(wordWithXml('<w:document><w:body><w:p/></w:body></w:document>'), 1000);
     expect([d.hasText, d.markdown]).toEqual([false, '']);
+  });
+});
+
+describe('OpenDocument files read into the three formats', () => {
+  it('a text: headings, nested and numbered lists, a table with a spanned cell, properties', () => {
+    const d = readOffice(odtFile(), 1_000_000);
+    expect(d.family).toBe('odt');
+    expect(d.markdown).toBe(
+      [
+        '# Field Report',
+        'The survey covered three valleys.',
+        '## Methods',
+        '### Sampling',
+        '- Walk the transect\n   - Count the nests\n1. Weigh the samples\n2. Record the weights',
+        'Ελληνικά κείμενα και 日本語のテキスト.',
+        '| Valley | Nests | Notes |\n| --- | --- | --- |\n| North and South |  | Merged down |\n| East | 12 |  |',
+      ].join('\n\n'),
+    );
+    expect(d.metadata).toEqual({
+      title: 'Open text',
+      author: 'Hedy Lamarr',
+      published_at: '2024-05-01T10:00:00.000Z',
+      language: 'en-GB',
+      pages: 3,
+    });
+  });
+
+  it('a spreadsheet: sheets under their names; a million repeated empty rows and a thousand empty cells cost nothing', () => {
+    const d = readOffice(odsFile(), 1_000_000);
+    expect(d.family).toBe('ods');
+    expect([d.truncated, d.metadata.pages]).toEqual([false, 2]);
+    expect(d.markdown).toBe(
+      [
+        '<!-- sheet 1 -->',
+        '# Stock',
+        '| Item | Count |\n| --- | --- |\n| Bolts | 120 |\n| Bolts | 120 |',
+        '<!-- sheet 2 -->',
+        '# Суппліери',
+        '| Name | City |  |  |  |\n| --- | --- | --- | --- | --- |\n| Acme |  |  |  | Kyiv |',
+      ].join('\n\n'),
+    );
+  });
+
+  it('a cell of text repeated 16,384 across and a million down is read within the row and column caps', () => {
+    const d = readOffice(repeatedCells(), 16 * 1024 * 1024);
+    expect(d.truncated).toBe(true);
+    const rows = d.text.split('\n').slice(2);
+    expect(rows).toHaveLength(MAX_ROWS);
+    expect(rows[0].split('\t')).toHaveLength(256);
+  });
+
+  it('a presentation: slides marked, titles as headings, bullets, notes', () => {
+    const d = readOffice(odpFile(), 1_000_000);
+    expect(d.family).toBe('odp');
+    expect(d.markdown).toBe(
+      [1, 2]
+        .map(
+          (i) =>
+            `<!-- slide ${i} -->\n\n## Slide title ${i}\n\n- First point ${i}\n\nNotes: Say this on slide ${i}`,
+        )
+        .join('\n\n'),
+    );
   });
 });

@@ -4,6 +4,7 @@ import { writeFormats } from '../formats';
 import type { ParsedDocument } from '../pdf-reader';
 import { ReadFailure } from '../read-failure';
 import { readDocx } from './docx';
+import { readOdf } from './odf';
 import { readPptx } from './pptx';
 import { readXlsx } from './xlsx';
 import { Zip } from './zip';
@@ -20,21 +21,31 @@ export interface OfficeRead {
 const PART_BYTES = 64 * 1024 * 1024;
 const TOTAL_BYTES = 256 * 1024 * 1024;
 
-const FAMILIES: [
-  part: string,
-  family: 'docx' | 'xlsx' | 'pptx',
-  read: (zip: Zip, maxChars: number) => OfficeRead,
-][] = [
-  ['word/document.xml', 'docx', readDocx],
-  ['xl/workbook.xml', 'xlsx', readXlsx],
-  ['ppt/presentation.xml', 'pptx', readPptx],
-];
+type Family = NonNullable<ParsedDocument['family']>;
+type Reader = (zip: Zip, maxChars: number) => OfficeRead;
+
+/** OpenDocument files name their kind in a first, stored part, `mimetype`. */
+const ODF: Record<string, [Family, Reader]> = {
+  'application/vnd.oasis.opendocument.text': ['odt', (z, m) => readOdf(z, m, 'text')],
+  'application/vnd.oasis.opendocument.spreadsheet': ['ods', (z, m) => readOdf(z, m, 'spreadsheet')],
+  'application/vnd.oasis.opendocument.presentation': ['odp', (z, m) => readOdf(z, m, 'presentation')],
+};
+
+/** The family of the archive, by its main part (Office Open XML) or its mimetype (OpenDocument). */
+function familyOf(zip: Zip): [Family, Reader] | undefined {
+  if (zip.has('word/document.xml')) return ['docx', readDocx];
+  if (zip.has('xl/workbook.xml')) return ['xlsx', readXlsx];
+  if (zip.has('ppt/presentation.xml')) return ['pptx', readPptx];
+  const mimetype = zip.has('content.xml') ? zip.read('mimetype')?.toString('latin1').trim() : undefined;
+  return mimetype ? ODF[mimetype] : undefined;
+}
 
 /** Whether bytes are an archive this reader may know (a zip): the parser decides by its parts. */
 export const mayBeOffice = (bytes: Uint8Array): boolean => Zip.starts(bytes);
 
 /**
- * An Office Open XML file (Word, Excel, PowerPoint), known by the main part its archive holds,
+ * An Office Open XML file (Word, Excel, PowerPoint), known by the main part its archive holds, or
+ * an OpenDocument file (text, spreadsheet, presentation), known by its mimetype part,
  * read into the same blocks as a PDF and written in the same three formats. Every part is
  * bounded before and while it is inflated (see Zip) and read as strict XML without a DTD (see
  * readXml).
@@ -42,16 +53,16 @@ export const mayBeOffice = (bytes: Uint8Array): boolean => Zip.starts(bytes);
 export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const zip = new Zip(buf, { partBytes: PART_BYTES, totalBytes: TOTAL_BYTES });
-  const family = FAMILIES.find(([part]) => zip.has(part));
+  const family = familyOf(zip);
   if (!family) {
     throw new ReadFailure(
       'unreadable',
-      'a zip archive that is not a Word, Excel or PowerPoint file (no word/document.xml, xl/workbook.xml or ppt/presentation.xml)',
+      'a zip archive that is not a Word, Excel, PowerPoint or OpenDocument file (no word/document.xml, xl/workbook.xml, ppt/presentation.xml or OpenDocument mimetype)',
     );
   }
   let read: OfficeRead;
   try {
-    read = family[2](zip, maxChars);
+    read = family[1](zip, maxChars);
   } catch (err) {
     if (err instanceof ReadFailure) throw err;
     if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));
@@ -63,6 +74,6 @@ export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument 
     metadata: read.metadata,
     truncated: read.truncated,
     hasText,
-    family: family[1],
+    family: family[0],
   };
 }

@@ -8,7 +8,7 @@ import type { Zip } from './zip';
 /** Rows read of a workbook, all sheets together; past them the rest is cut (truncated). */
 export const MAX_ROWS = 10_000;
 /** Columns read of a row. */
-const MAX_COLUMNS = 256;
+export const MAX_COLUMNS = 256;
 
 /** The workbook's sheets in order: name and part. */
 function sheetsOf(zip: Zip): { name: string; part: string }[] {
