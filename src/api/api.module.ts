@@ -13,6 +13,7 @@ import { Admission } from './admission';
 import { AuthGuard } from './auth.guard';
 import { Authenticator } from './authenticator';
 import { FetchController } from './fetch.controller';
+import { ParseController } from './parse.controller';
 import { FirecrawlController } from './firecrawl/firecrawl.controller';
 import { FirecrawlJobsController } from './firecrawl/firecrawl-jobs.controller';
 import { FirecrawlTeamController } from './firecrawl/firecrawl-team.controller';
@@ -30,6 +31,7 @@ import { MonitorsModule } from '../monitors/monitors.module';
   controllers: [
     HealthController,
     FetchController,
+    ParseController,
     BatchController,
     CrawlController,
     MetricsController,

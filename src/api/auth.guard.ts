@@ -26,7 +26,8 @@ export class AuthGuard implements CanActivate {
     const caller = await this.auth.authenticate(req);
     const rule = this.reflector.get<BodyRule | undefined>(BODY_RULE, ctx.getHandler());
     if (!rule) return true;
-    await readBody(req, rule.limits[caller.callerClass]);
+    if (rule.file) await readBody(req, this.config.pdfMaxBytes, true);
+    else await readBody(req, rule.limits[caller.callerClass]);
     const targets = (req.body as { targets?: unknown } | undefined)?.targets;
     if (rule.countsTargets && Array.isArray(targets)) {
       checkTargetCount(this.config.limits[caller.callerClass].maxTargets, targets.length, caller);

@@ -2,6 +2,7 @@ import { SetMetadata } from '@nestjs/common';
 import type { Request } from 'express';
 import { SiftError } from '../common/errors';
 import type { CallerClass } from '../config/app-config';
+import { readFileBody } from './file-body';
 import { readJsonBody } from './json-body';
 
 const KiB = 1024;
@@ -24,6 +25,8 @@ export interface BodyRule {
   limits: BodyLimits;
   /** A batch's `targets` is held to the caller's class target limit before its DTO is checked. */
   countsTargets?: boolean;
+  /** The body is a file (see readFileBody), within SIFT_PDF_MAX_BYTES: `limits` do not apply. */
+  file?: boolean;
 }
 
 export const BODY_RULE = 'sift:body';
@@ -35,6 +38,13 @@ export const BODY_RULE = 'sift:body';
  */
 export const BodyLimit = (limits: BodyLimits, opts: { countsTargets?: boolean } = {}) =>
   SetMetadata(BODY_RULE, { limits, ...opts } satisfies BodyRule);
+
+/**
+ * The route reads a file: the body itself, or multipart/form-data with a part "file" (and a JSON
+ * part "options"), within the document download cap; read once the caller is known, as BodyLimit.
+ */
+export const FileBodyLimit = () =>
+  SetMetadata(BODY_RULE, { limits: { fleet: 0, restricted: 0 }, file: true } satisfies BodyRule);
 
 const size = (n: number) => (n % MiB === 0 ? `${n / MiB} MiB` : `${n / KiB} KiB`);
 
@@ -57,11 +67,13 @@ const unsupportedEncoding = (encoding: string) =>
 /**
  * Reads the request's JSON body into `req.body` within `limit` bytes: a Content-Encoding other
  * than identity is 415 (nothing is inflated), a body over the limit 413 (by Content-Length first,
- * a streamed body cut at the limit), then the JSON (see readJsonBody).
+ * a streamed body cut at the limit), then the JSON (see readJsonBody); or, for a file route, the
+ * file (see readFileBody).
  */
-export function readBody(req: Request, limit: number): Promise<void> {
+export function readBody(req: Request, limit: number, file = false): Promise<void> {
   const encoding = (req.headers['content-encoding'] ?? '').trim().toLowerCase();
   if (encoding !== '' && encoding !== 'identity') return Promise.reject(unsupportedEncoding(encoding));
+  if (file) return readFileBody(req, limit).then((b) => void (req.body = b));
   return new Promise((resolve, reject) =>
     readJsonBody(
       req,

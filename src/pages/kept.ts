@@ -4,7 +4,8 @@ import { sha256Hex } from '../dcache';
 import type { Format } from '../extract/extract';
 import type { Link } from '../extract/links';
 import type { Metadata } from '../extract/metadata';
-import type { Verdict } from '../extract/verdict';
+import { verdictOf, type Verdict } from '../extract/verdict';
+import { decodeBody } from '../fetch/decode';
 import type { BrowserMeta } from './browser-step';
 import type { ReadDocument } from './document-step';
 import { linksWithin } from './links-budget';
@@ -94,4 +95,20 @@ export function cutFormats(
 function storedText(text: string, sourceCut: boolean, storeCap: number) {
   const cut = truncateUtf8(text, storeCap);
   return { text: cut.text, digest: sha256Hex(cut.text), truncated: cut.truncated || sourceCut };
+}
+
+/** JSON or plain text: kept as its text. */
+export function readText(raw: RawPage, kind: SourceKind | undefined): Read {
+  // An error answer of a kind sift does not read: its status, no text.
+  const content = kind ? decodeBody(raw.body, raw.contentType, false) : '';
+  const { finalUrl, status } = raw;
+  return {
+    html: '',
+    finalUrl,
+    status,
+    verdict: verdictOf({ status, html: '', title: '', content, isHtml: false }),
+    title: '',
+    content,
+    written: {},
+  };
 }

@@ -11,7 +11,7 @@ import { verdictOf } from '../extract/verdict';
 import type { BrowserStep } from './browser-step';
 import type { DocumentStep } from './document-step';
 import type { Caller } from './caller-policy';
-import { cutFormats, keptOf, type Read } from './kept';
+import { cutFormats, keptOf, readText, type Read } from './kept';
 import {
   isDocument,
   pageMetaOf,
@@ -74,6 +74,27 @@ export class PageLoader {
     const raw = await this.fetch(req, staleMeta);
     if (raw.status === 304 && req.stale && staleMeta)
       return this.revalidated(req.key, req.stale, staleMeta, raw);
+    const { stored, meta } = await this.read(req, raw);
+    return this.store(req.key, stored, meta, raw.retryAfterS);
+  }
+
+  /**
+   * A file sent to be read (POST /v1/parse): the same steps from its kind on, the answer as if a
+   * server had sent it; not cached (nobody else asks for the same upload by a URL).
+   */
+  async loadUpload(req: PageRequest, raw: RawPage): Promise<Page> {
+    const { stored, meta } = await this.read(req, raw);
+    return {
+      meta,
+      source: stored.text,
+      digest: sha256Hex(stored.text),
+      fetchedAt: this.clock.now(),
+      cached: false,
+    };
+  }
+
+  /** The body read by its kind, judged and written in its formats, cut to the cache's cap. */
+  private async read(req: PageRequest, raw: RawPage) {
     const ok = raw.status >= 200 && raw.status < 300;
     const kind = this.kindOf(raw, req, ok);
     const read =
@@ -81,9 +102,8 @@ export class PageLoader {
         ? await this.readHtml(raw, req, ok)
         : isDocument(kind)
           ? await this.readDocument(raw, req, ok)
-          : this.readText(raw, kind);
-    const { stored, meta } = keptOf(req, raw, kind, read, this.storeCap);
-    return this.store(req.key, stored, meta, raw.retryAfterS);
+          : readText(raw, kind);
+    return keptOf(req, raw, kind, read, this.storeCap);
   }
 
   /** The page from upstream; conditional when a copy with validators is held (the caller's headers stand). */
@@ -185,22 +205,6 @@ export class PageLoader {
       written: { html: doc?.html ?? '', markdown: doc?.markdown ?? '', text: doc?.text ?? '' },
       metadata: doc?.metadata,
       doc,
-    };
-  }
-
-  /** JSON or plain text: kept as its text. */
-  private readText(raw: RawPage, kind: SourceKind | undefined): Read {
-    // An error answer of a kind sift does not read: its status, no text.
-    const content = kind ? decodeBody(raw.body, raw.contentType, false) : '';
-    const { finalUrl, status } = raw;
-    return {
-      html: '',
-      finalUrl,
-      status,
-      verdict: verdictOf({ status, html: '', title: '', content, isHtml: false }),
-      title: '',
-      content,
-      written: {},
     };
   }
 

@@ -14,6 +14,7 @@ import { DocumentStep } from './document-step';
 import { PageLoader } from './page-loader';
 import { ChangeTracker } from './changes';
 import { FetchedPages } from './fetched-pages';
+import { UploadService } from './upload.service';
 import { PageService } from './page.service';
 import { ProfilesModule } from '../profiles';
 
@@ -62,9 +63,10 @@ const storeCap = (config: AppConfig) =>
       inject: [Upstream, ExtractPool, ContentCache, Clock, AppConfig, Renderer, DocumentParser],
     },
     PageService,
+    UploadService,
     ChangeTracker,
     FetchedPages,
   ],
-  exports: [PageService, ChangeTracker, FetchModule, RenderModule, ProfilesModule],
+  exports: [PageService, UploadService, ChangeTracker, FetchModule, RenderModule, ProfilesModule],
 })
 export class PagesModule {}

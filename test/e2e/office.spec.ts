@@ -156,3 +156,88 @@ describe('Office files through the app', () => {
     expect(items[3].error!.code).toBe('unsupported_document');
   });
 });
+
+describe('POST /v1/parse: a file sent, read as a page of its type', () => {
+  let app: INestApplication;
+  let word: Buffer;
+  const parse = () => request(app.getHttpServer()).post('/v1/parse').set(fleet);
+
+  beforeAll(async () => {
+    word = await wordFile();
+    ({ app } = await createTestApp({ SIFT_PDF_MAX_BYTES: String(1024 * 1024) }));
+  }, 60_000);
+
+  afterAll(async () => {
+    await app?.close();
+  });
+
+  it('as multipart/form-data with options, or as the body itself with its type', async () => {
+    const m = await parse()
+      .attach('file', word, { filename: 'report.docx', contentType: 'application/octet-stream' })
+      .field('options', JSON.stringify({ format: 'text', tokens: true }));
+    expect(m.status).toBe(200);
+    expect(m.body).toMatchObject({
+      url: 'upload:report.docx',
+      verdict: 'ok',
+      title: 'Quarterly Field Report',
+      cached: false,
+      metadata: { author: 'Ada Lovelace', tokens: expect.any(Number) },
+    });
+    expect(m.body.content).toContain('• Walk the transect');
+    const raw = await parse().set('content-type', DOCX).send(word);
+    expect(raw.status).toBe(200);
+    expect(raw.body.content).toMatch(/^# Field Report$/m);
+    // An html file by its name, read by the extraction; options in the query beside a raw body.
+    const html = await parse()
+      .query({ options: JSON.stringify({ format: 'markdown' }) })
+      .attach(
+        'file',
+        Buffer.from(
+          '<html><head><title>Notes</title></head><body><article><h1>Notes</h1><p>' +
+            'Words of a page sent as a file. '.repeat(20) +
+            '</p></article></body></html>',
+        ),
+        'notes.html',
+      );
+    expect(html.status).toBe(200);
+    expect(html.body).toMatchObject({ url: 'upload:notes.html', title: 'Notes' });
+    expect(html.body.content).toContain('Words of a page sent as a file.');
+  });
+
+  it('refuses what it cannot read with a 4xx or a 502 naming why', async () => {
+    const noFile = await parse().field('options', '{}');
+    expect([noFile.status, noFile.body.error.code]).toEqual([400, 'invalid_request']);
+    const empty = await parse().set('content-type', DOCX).send(Buffer.alloc(0));
+    expect([empty.status, empty.body.error.code]).toEqual([400, 'invalid_request']);
+    const badJson = await parse().attach('file', word, 'report.docx').field('options', '{nope');
+    expect([badJson.status, badJson.body.error.message]).toEqual([400, 'options: not valid JSON']);
+    const badOption = await parse().attach('file', word, 'report.docx').field('options', '{"format":"pdf"}');
+    expect([badOption.status, badOption.body.error.code]).toEqual([400, 'invalid_request']);
+    expect(badOption.body.error.message).toMatch(/format/);
+    const url = await parse()
+      .attach('file', word, 'report.docx')
+      .field('options', '{"url":"http://x.test/"}');
+    expect(url.status).toBe(400);
+    const changes = await parse()
+      .attach('file', word, 'report.docx')
+      .field('options', '{"formats":["changes"]}');
+    expect([changes.status, changes.body.error.message]).toEqual([400, expect.stringMatching(/changes/)]);
+    const big = await parse()
+      .set('content-type', DOCX)
+      .send(Buffer.alloc(2 * 1024 * 1024, 1));
+    expect([big.status, big.body.error.code]).toEqual([413, 'payload_too_large']);
+    const bomb = await parse()
+      .set('content-type', DOCX)
+      .send(wordBomb(1, 300 * 1024 * 1024));
+    expect([bomb.status, bomb.body.error.code]).toEqual([502, 'document_too_complex']);
+    const laughs = await parse().attach('file', wordWithXml(BILLION_LAUGHS), 'laughs.docx');
+    expect([laughs.status, laughs.body.error.code]).toEqual([502, 'unsupported_document']);
+    const image = await parse()
+      .set('content-type', 'image/png')
+      .send(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+    expect([image.status, image.body.error.code]).toEqual([502, 'unsupported_content_type']);
+    // Without a token nothing is read.
+    const anon = await request(app.getHttpServer()).post('/v1/parse').set('content-type', DOCX).send(word);
+    expect(anon.status).toBe(401);
+  });
+});

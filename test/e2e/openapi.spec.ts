@@ -45,6 +45,7 @@ describe('OpenAPI', () => {
         '/v1/monitors/{id}/pause',
         '/v1/monitors/{id}/resume',
         '/v1/monitors/{id}/runs',
+        '/v1/parse',
         '/v1/profiles',
         '/v1/profiles/{name}',
         '/v1/search',
