@@ -5,6 +5,7 @@ import { DcacheModule } from '../dcache/dcache.module';
 import { SearchController } from './search.controller';
 import { LlmsTxtController } from './llmstxt.controller';
 import { FirecrawlLlmsTxtController } from './firecrawl/firecrawl-llmstxt.controller';
+import { FirecrawlParseController } from './firecrawl/firecrawl-parse.controller';
 import { BatchController } from './batch.controller';
 import { CrawlController } from './crawl.controller';
 import { CrawlModule } from '../crawl';
@@ -43,6 +44,7 @@ import { MonitorsModule } from '../monitors/monitors.module';
     SearchController,
     LlmsTxtController,
     FirecrawlLlmsTxtController,
+    FirecrawlParseController,
   ],
   providers: [JobStreams, Authenticator, AuthGuard, Admission, MetricsAggregates, MetricsGuard],
 })

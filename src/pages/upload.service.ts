@@ -5,6 +5,7 @@ import { AppConfig } from '../config/app-config';
 import { FetchError, invalidRequest } from '../common/errors';
 import { askedOf, envelopeOf, neededFormats } from './answer';
 import type { Caller } from './caller-policy';
+import type { FetchEnvelope } from './envelope';
 import type { FetchParams } from './fetch-params';
 import { PageLoader } from './page-loader';
 import { isDocument } from './page-types';
@@ -57,6 +58,15 @@ export class UploadService {
   ) {}
 
   async parseJson(caller: Caller, file: UploadedFile, p: ParseParams, signal: AbortSignal): Promise<Buffer> {
+    return Buffer.from(JSON.stringify(await this.parse(caller, file, p, signal)));
+  }
+
+  async parse(
+    caller: Caller,
+    file: UploadedFile,
+    p: ParseParams,
+    signal: AbortSignal,
+  ): Promise<FetchEnvelope> {
     const name = path.basename(file.name ?? '').slice(0, 200) || 'file';
     const url = `upload:${encodeURIComponent(name)}`;
     const asked = askedOf(p);
@@ -100,6 +110,6 @@ export class UploadService {
       { url, finalUrl: url, status: 200, contentType, body: file.bytes },
     );
     const cap = Math.min(p.max_bytes ?? Infinity, this.config.limits[caller.callerClass].outputCap);
-    return Buffer.from(JSON.stringify(envelopeOf(url, asked, page, cap)));
+    return envelopeOf(url, asked, page, cap);
   }
 }

@@ -1,4 +1,6 @@
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import type { INestApplication } from '@nestjs/common';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -7,6 +9,9 @@ import { FLEET_TOKEN } from '../support/app';
 import type { Fixture } from '../support/fixture';
 import { PAGE_A, startFirecrawlSite } from '../support/firecrawl-site';
 import { node24 } from '../support/node24';
+import { wordFile } from '../support/office-files';
+
+const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 
 /** Where the pinned clients are installed (test/clients, by `make clients`). */
 const CLIENTS = path.join(__dirname, '../clients');
@@ -189,4 +194,29 @@ describe("Firecrawl's clients against sift's /firecrawl", () => {
       await client.close();
     }
   }, 150_000);
+
+  it("the SDK's parse (v2): a Word file sent as multipart comes back as its document", async () => {
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-parse-')), 'report.docx');
+    fs.writeFileSync(file, await wordFile());
+    const out = await new Promise<{ ok?: any; error?: { message: string } }>((resolve, reject) =>
+      execFile(
+        node24(),
+        [
+          path.join(CLIENTS, 'firecrawl-v2-parse.js'),
+          `${base}/firecrawl`,
+          FLEET_TOKEN,
+          file,
+          'report.docx',
+          DOCX,
+        ],
+        { timeout: 60_000 },
+        (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))),
+      ),
+    );
+    expect(out.error).toBeUndefined();
+    expect(out.ok.markdown).toContain('# Field Report');
+    expect(out.ok.markdown).toContain('| North and South |  | Merged down |');
+    expect(out.ok.html).toContain('<h3>Sampling</h3>');
+    expect(out.ok.metadata).toMatchObject({ title: 'Quarterly Field Report', statusCode: 200 });
+  }, 90_000);
 });
