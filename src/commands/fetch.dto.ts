@@ -255,6 +255,16 @@ export class FetchOptionsDto {
   @IsOptional()
   @IsPageRanges()
   pages?: string;
+
+  /**
+   * OCR (Tesseract, in SIFT_OCR_LANGS): "auto" (default) reads an image (PNG, JPEG, WebP, TIFF)
+   * and a PDF's pages that have no text layer; "always" every page of a PDF from its images,
+   * in place of its text layer; "never" none. Text read so says `metadata.ocr: true`.
+   */
+  @ApiPropertyOptional({ enum: ['auto', 'always', 'never'], default: 'auto' })
+  @IsOptional()
+  @IsIn(['auto', 'always', 'never'])
+  ocr?: 'auto' | 'always' | 'never';
 }
 
 export class FetchRequestDto extends FetchOptionsDto {

@@ -18,4 +18,5 @@ export class ParseOptionsDto extends PickType(FetchOptionsDto, [
   'include_selectors',
   'exclude_selectors',
   'pages',
+  'ocr',
 ] as const) {}

@@ -1,4 +1,4 @@
-import { IsIn, IsString, MinLength } from 'class-validator';
+import { IsIn, IsString, Matches, MinLength } from 'class-validator';
 import { int, text } from './knob';
 import { firstExecutable, parseSecretKey } from './parsers';
 
@@ -72,5 +72,13 @@ export const DOCUMENT_KNOBS = {
   pdfMaxCpuMs: int(
     { env: 'SIFT_PDF_MAX_CPU_MS', default: 10_000, min: 100, max: 3_600_000 },
     "CPU time one document may take in its parser (besides the request's deadline); past it, 502 `document_too_complex`",
+  ),
+  ocrLangs: text(
+    {
+      env: 'SIFT_OCR_LANGS',
+      default: 'eng',
+      rules: [IsString(), Matches(/^[a-z_]{3,20}(\+[a-z_]{3,20}){0,9}$/i)],
+    },
+    "Tesseract's languages for OCR of images and scanned pages, joined by `+` (`eng+deu`); each needs Debian's `tesseract-ocr-<lang>`",
   ),
 };

@@ -9,6 +9,8 @@ export interface DocumentMetadata {
   language?: string;
   /** Pages in the whole document (not only those read). */
   pages: number;
+  /** Some of the text was read by OCR. */
+  ocr?: boolean;
 }
 
 /** The XMP packet as pdf.js gives it: values by lower-case name, lists for dc:creator. */

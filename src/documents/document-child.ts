@@ -1,6 +1,8 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { mayBeOffice, readOffice } from './office/office-reader';
+import { imageTypeOf } from './ocr';
+import { readImage } from './image-reader';
 import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
 
 /**
@@ -71,7 +73,7 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
   send({ ready: true });
 }
 
-/** A PDF by pdf.js; a zip archive as an Office file (read whole while "opening" it). */
+/** A PDF by pdf.js; a zip archive as an Office file (read whole while "opening" it); an image by OCR. */
 async function readAny(
   pdfjs: PdfJs,
   pdfjsRoot: string,
@@ -79,6 +81,11 @@ async function readAny(
   exhaustion: Exhaustion,
   progress: (page: number) => void,
 ): Promise<ParsedDocument> {
+  const image = imageTypeOf(job.bytes);
+  if (image) {
+    progress(0);
+    return readImage(job, image);
+  }
   if (!mayBeOffice(job.bytes)) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
   progress(0);
   return readOffice(job.bytes, job.maxChars);

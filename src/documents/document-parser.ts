@@ -4,6 +4,7 @@ import { failureOf, parserBusy, parserClosed, queuedTooLong, tooComplex } from '
 import { parsePageRanges, type PageRange } from './page-ranges';
 import type { ParserProcess, RunEnd } from './parser-process';
 import { ParserProcesses } from './parser-processes';
+import type { OcrMode } from './ocr';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
 export interface ParseOptions {
@@ -19,6 +20,8 @@ export interface ParseOptions {
   signal?: AbortSignal;
   /** Whose document it is (`class:name`): the parsers are shared fairly between callers. */
   caller?: string;
+  /** OCR: `auto` (images, and pages with no text layer) when absent. */
+  ocr?: OcrMode;
 }
 
 export interface DocumentParserOptions {
@@ -38,6 +41,8 @@ export interface DocumentParserOptions {
   maxQueueBytes?: number;
   /** The characters gathered from one document at most; past it the rest is cut (truncated). */
   maxChars?: number;
+  /** Tesseract's languages for OCR ("eng+deu"; SIFT_OCR_LANGS). */
+  ocrLangs?: string;
 }
 
 export const DEFAULT_PAGE_TIMEOUT_MS = 10_000;
@@ -71,6 +76,7 @@ export class DocumentParser {
   private readonly maxQueue: number;
   private readonly maxQueueBytes: number;
   private readonly maxChars: number;
+  private readonly ocrLangs: string;
   /** Documents waiting for a parser, and their bytes (held in memory meanwhile). */
   private waiting = 0;
   private waitingBytes = 0;
@@ -90,6 +96,7 @@ export class DocumentParser {
     this.maxQueue = opts.maxQueue ?? 64;
     this.maxQueueBytes = opts.maxQueueBytes ?? 256 * 1024 * 1024;
     this.maxChars = opts.maxChars ?? DEFAULT_MAX_CHARS;
+    this.ocrLangs = opts.ocrLangs ?? 'eng';
   }
 
   /** Live parser processes' pids (for tests and benchmarks). */
@@ -112,7 +119,14 @@ export class DocumentParser {
       (this.waitingBytes > 0 && this.waitingBytes + bytes.length > this.maxQueueBytes)
     )
       throw parserBusy();
-    const job: ReadJob = { bytes, ranges, maxPages: opts.maxPages, maxChars: this.maxChars };
+    const job: ReadJob = {
+      bytes,
+      ranges,
+      maxPages: opts.maxPages,
+      maxChars: this.maxChars,
+      ocr: opts.ocr,
+      ocrLimits: { langs: this.ocrLangs, cpuS: this.maxCpuMs / 1000 },
+    };
     const ms = opts.deadlineMs;
     const ac = new AbortController();
     const timer = setTimeout(() => ac.abort(new Overrun()), Math.max(0, ms));

@@ -6,6 +6,8 @@ import { layOut } from './layout';
 import type { PageRange } from './page-ranges';
 import { selectPages } from './page-select';
 import { ReadFailure } from './read-failure';
+import { ocrPage } from './ocr-page';
+import type { OcrLimits, OcrMode } from './ocr';
 
 export { ReadFailure };
 
@@ -17,6 +19,9 @@ export interface ReadJob {
   ranges?: PageRange[];
   maxPages: number;
   maxChars: number;
+  /** OCR as asked (auto when absent), in these languages, within this CPU time an image. */
+  ocr?: OcrMode;
+  ocrLimits: OcrLimits;
 }
 
 export interface ParsedDocument {
@@ -29,7 +34,7 @@ export interface ParsedDocument {
   /** Some page read has text: false for a scan with no text layer. */
   hasText: boolean;
   /** What was read: a PDF when absent; else the Office family (docx, xlsx, pptx). */
-  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp';
+  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'image';
 }
 
 /** Messages of a parser out of memory or stack: from its own errors, or from warnings it logs. */
@@ -116,6 +121,7 @@ export async function readDocument(
     let truncated = cut;
     let hasText = false;
     let failed = 0;
+    let ocred = false;
     for (const n of pages) {
       progress(n);
       const blocks = await pageBlocks(doc, n).catch((err: unknown) => {
@@ -127,6 +133,14 @@ export async function readDocument(
         return [] as Block[];
       });
       exhaustion.check();
+      // A page with no text layer (or every page, asked so) is read by OCR from its images.
+      if ((blocks.length === 0 && job.ocr !== 'never') || job.ocr === 'always') {
+        const read = await ocrPage(pdfjs, doc, n, job.ocrLimits);
+        if (read.images > 0) {
+          blocks.splice(0, blocks.length, ...read.blocks);
+          ocred = true;
+        }
+      }
       const kept: Block[] = [];
       for (const b of blocks) {
         if (gathered + blockChars(b) > job.maxChars) {
@@ -147,7 +161,12 @@ export async function readDocument(
     const metadata = metadataOf(meta.info as Record<string, unknown>, meta.metadata, total, (s) =>
       pdfjs.PDFDateString.toDateObject(s),
     );
-    return { ...writeFormats(out), metadata, truncated, hasText };
+    return {
+      ...writeFormats(out),
+      metadata: ocred ? { ...metadata, ocr: true } : metadata,
+      truncated,
+      hasText,
+    };
   } catch (err) {
     throw classify(err);
   } finally {

@@ -20,6 +20,8 @@ export interface Metadata {
   image: string | null;
   /** A document's pages, all of them (not only those read; a workbook's sheets, a deck's slides); pages have none. */
   pages?: number;
+  /** A document's text was read (some of it) by OCR. */
+  ocr?: boolean;
 }
 
 export const NO_METADATA: Metadata = {

@@ -35,8 +35,11 @@ export function decodeBody(body: Buffer, contentType: string, isHtml: boolean): 
   return decodeAs(name ?? 'utf-8', body);
 }
 
-/** `office`: a Word, Excel or PowerPoint file (a zip archive the document parser reads). */
-export type PageKind = 'html' | 'text' | 'json' | 'pdf' | 'office';
+/**
+ * `office`: a Word, Excel, PowerPoint or OpenDocument file (a zip archive the document parser
+ * reads); `image`: a PNG, JPEG, WebP or TIFF, read by OCR.
+ */
+export type PageKind = 'html' | 'text' | 'json' | 'pdf' | 'office' | 'image';
 
 /** Media types a PDF is served as. */
 const PDF_TYPES = new Set(['application/pdf', 'application/x-pdf']);
@@ -49,6 +52,8 @@ const OFFICE_TYPES = new Set([
   'application/vnd.oasis.opendocument.spreadsheet',
   'application/vnd.oasis.opendocument.presentation',
 ]);
+/** Media types of the images read by OCR. */
+const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/jpg', 'image/webp', 'image/tiff']);
 /** Media types that say nothing of the content: a PDF may hide behind them. */
 const OPAQUE_TYPES = new Set([
   '',
@@ -61,6 +66,13 @@ const OPAQUE_TYPES = new Set([
 const startsAsZip = (body: Buffer): boolean =>
   body.subarray(0, 4).equals(Buffer.from('PK\x03\x04', 'latin1'));
 
+/** Whether bytes begin as a PNG, JPEG, WebP or TIFF does. */
+const startsAsImage = (b: Buffer): boolean =>
+  b.subarray(0, 4).equals(Buffer.from([0x89, 0x50, 0x4e, 0x47])) ||
+  (b[0] === 0xff && b[1] === 0xd8 && b[2] === 0xff) ||
+  (b.toString('latin1', 0, 4) === 'RIFF' && b.toString('latin1', 8, 12) === 'WEBP') ||
+  ['II*\0', 'MM\0*'].includes(b.toString('latin1', 0, 4));
+
 /** Whether bytes begin as a PDF does. */
 export const startsAsPdf = (body: Buffer): boolean => body.subarray(0, 5).toString('latin1') === '%PDF-';
 
@@ -70,7 +82,7 @@ export const startsAsPdf = (body: Buffer): boolean => body.subarray(0, 5).toStri
  */
 export function capFor(contentType: string, caps: { page: number; document: number }): number {
   const t = mediaType(contentType);
-  if (PDF_TYPES.has(t) || OFFICE_TYPES.has(t)) return caps.document;
+  if (PDF_TYPES.has(t) || OFFICE_TYPES.has(t) || IMAGE_TYPES.has(t)) return caps.document;
   return OPAQUE_TYPES.has(t) ? Math.max(caps.page, caps.document) : caps.page;
 }
 
@@ -84,6 +96,7 @@ export function pageKind(contentType: string, body: Buffer): PageKind | undefine
   if (PDF_TYPES.has(t) || startsAsPdf(body)) return 'pdf';
   // An archive is an Office file by its type, or by its bytes behind a type that says nothing.
   if (OFFICE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsZip(body))) return 'office';
+  if (IMAGE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsImage(body))) return 'image';
   if (t === 'text/html' || t === 'application/xhtml+xml') return 'html';
   if (t === 'application/json' || t.endsWith('+json')) return 'json';
   if (t === 'text/plain' || t === 'text/markdown' || t === 'text/csv' || t === 'text/x-markdown')

@@ -1,9 +1,9 @@
-import { parsePageRanges, type DocumentParser } from '../documents';
+import { parsePageRanges, type DocumentParser, type OcrMode } from '../documents';
 import { NO_METADATA, type Metadata } from '../extract/metadata';
 import type { Verdict } from '../extract/verdict';
 
 /** The answer's hint for a document with no text at all. */
-export const NO_TEXT_LAYER = 'no text layer (OCR is not done)';
+export const NO_TEXT_LAYER = 'no text layer, and no image large enough for OCR';
 /** The same for an Office file: it has no pages of images to read. */
 const NO_TEXT = 'the document holds no text';
 /** The parse ends this long before the request's time is up, so that it is said what ran out. */
@@ -26,6 +26,8 @@ export interface ReadDocument {
 export interface DocumentAsk {
   /** The `pages` option, as sent ("1-5,9"). */
   pages?: string;
+  /** The `ocr` option (auto when absent). */
+  ocr?: OcrMode;
   /** When the request's time is up (epoch ms): the parse ends by then. */
   deadline: number;
   signal: AbortSignal;
@@ -46,6 +48,7 @@ export class DocumentStep {
   async read(body: Buffer, ask: DocumentAsk): Promise<ReadDocument> {
     const d = await this.parser.parse(body, {
       pages: ask.pages,
+      ocr: ask.ocr,
       maxPages: this.limits.maxPages,
       maxMb: this.limits.maxMb,
       deadlineMs: Math.max(1, ask.deadline - Date.now() - DEADLINE_MARGIN_MS),
@@ -63,9 +66,17 @@ export class DocumentStep {
     const beyond = ask.pages !== undefined && parsePageRanges(ask.pages).every((r) => r.first > m.pages);
     const hint = beyond
       ? `the document has ${m.pages} page(s); none of pages "${ask.pages}" is among them`
-      : d.family
-        ? NO_TEXT
-        : NO_TEXT_LAYER;
+      : d.family === 'image'
+        ? ask.ocr === 'never'
+          ? 'an image: its text is read by OCR, which ocr "never" turns off'
+          : 'OCR found no text in the image'
+        : d.family
+          ? NO_TEXT
+          : ask.ocr === 'never'
+            ? 'no text layer (ocr "never" leaves scans unread)'
+            : m.ocr
+              ? 'no text layer, and OCR found no text in its images'
+              : NO_TEXT_LAYER;
     return {
       title: m.title ?? heading?.trim() ?? '',
       html: d.html,
@@ -78,6 +89,7 @@ export class DocumentStep {
         language: m.language ?? null,
         description: m.description ?? null,
         pages: m.pages,
+        ...(m.ocr ? { ocr: true } : {}),
       },
       verdict: d.hasText ? 'ok' : 'empty',
       ...(d.hasText ? {} : { hint }),

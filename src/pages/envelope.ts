@@ -21,6 +21,8 @@ export class PageMetadata implements Metadata {
     example: 12,
   })
   pages?: number;
+  @ApiPropertyOptional({ description: 'Some of the text was read by OCR (an image, a scanned page).' })
+  ocr?: boolean;
   @ApiPropertyOptional({
     description:
       'With `tokens: true`, `max_tokens` or "chunks": the tokens of `content` as sent (with `formats` alone, of their first text), in `tokenizer`\'s encoding.',
@@ -198,7 +200,7 @@ export class FetchEnvelope {
   verdict: Verdict;
   @ApiPropertyOptional({
     description: 'Why the verdict is what it is, where sift can say more.',
-    example: 'no text layer (OCR is not done)',
+    example: 'no text layer, and no image large enough for OCR',
   })
   verdict_hint?: string;
   @ApiProperty({

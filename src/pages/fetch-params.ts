@@ -46,6 +46,8 @@ export interface FetchParams {
   proxy?: string;
   /** A PDF's pages to read ("1-5,9"). */
   pages?: string;
+  /** OCR of images and scanned pages: auto (absent), always, never. */
+  ocr?: 'auto' | 'always' | 'never';
 }
 
 export interface FetchOutcome {

@@ -29,7 +29,10 @@ export function pageKeyOf(k: {
   profile?: string;
   /** The html as served is kept. */
   raw: boolean;
-  p: Pick<FetchParams, 'render' | 'wait_for' | 'wait_ms' | 'screenshot' | 'full_page' | 'actions' | 'pages'>;
+  p: Pick<
+    FetchParams,
+    'render' | 'wait_for' | 'wait_ms' | 'screenshot' | 'full_page' | 'actions' | 'pages' | 'ocr'
+  >;
 }): string {
   return sha256Hex(
     JSON.stringify([
@@ -45,6 +48,7 @@ export function pageKeyOf(k: {
       ...(k.profile ? [{ profile: k.profile }] : []),
       ...renderKeyPart(k.p),
       ...(k.p.pages ? [{ pages: k.p.pages }] : []),
+      ...(k.p.ocr && k.p.ocr !== 'auto' ? [{ ocr: k.p.ocr }] : []),
     ]),
   );
 }

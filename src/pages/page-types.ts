@@ -1,3 +1,4 @@
+import type { OcrMode } from '../documents';
 import type { CachedPage } from '../dcache';
 import type { ExtractOptions, Format } from '../extract/extract';
 import type { Link } from '../extract/links';
@@ -10,10 +11,11 @@ import type { Cookies } from './cookies';
 import type { EgressProxy } from '../config/parsers';
 
 /** How a page's source is written in each format (see Page.source). */
-export type SourceKind = 'html' | 'json' | 'text' | 'pdf' | 'office';
+export type SourceKind = 'html' | 'json' | 'text' | 'pdf' | 'office' | 'image';
 
 /** Whether the source is a document read by the parser (its html written from what it read). */
-export const isDocument = (k: SourceKind | undefined): boolean => k === 'pdf' || k === 'office';
+export const isDocument = (k: SourceKind | undefined): boolean =>
+  k === 'pdf' || k === 'office' || k === 'image';
 
 /** A format written from an html source (or a document), as the cache keeps it. */
 export interface StoredFormat {
@@ -105,5 +107,5 @@ export interface PageRequest {
   /** Rendering in Chromium, as asked (none: never). */
   render?: RenderAsk;
   /** A PDF's pages to read ("1-5,9"; all when absent) and when the request's time is up (epoch ms). */
-  document?: { pages?: string; deadline: number };
+  document?: { pages?: string; deadline: number; ocr?: OcrMode };
 }

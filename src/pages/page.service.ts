@@ -205,7 +205,7 @@ export class PageService {
         waitForExtraction: opts.waitForExtraction,
         stale,
         render,
-        document: { pages: p.pages, deadline: render.deadline },
+        document: { pages: p.pages, deadline: render.deadline, ocr: p.ocr },
       }),
     );
     // An html page cached (or fetched by another caller) in other formats: written in these from

@@ -37,7 +37,11 @@ const storeCap = (config: AppConfig) =>
     {
       provide: DocumentParser,
       useFactory: (config: AppConfig) =>
-        new DocumentParser({ maxChars: storeCap(config), maxCpuMs: config.pdfMaxCpuMs }),
+        new DocumentParser({
+          maxChars: storeCap(config),
+          maxCpuMs: config.pdfMaxCpuMs,
+          ocrLangs: config.ocrLangs,
+        }),
       inject: [AppConfig],
     },
     {

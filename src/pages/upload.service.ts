@@ -105,7 +105,7 @@ export class UploadService {
         robots: false,
         signal,
         render: { mode: 'never', deadline },
-        document: { pages: p.pages, deadline },
+        document: { pages: p.pages, deadline, ocr: p.ocr },
       },
       { url, finalUrl: url, status: 200, contentType, body: file.bytes },
     );

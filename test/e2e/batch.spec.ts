@@ -27,7 +27,7 @@ describe('batch jobs over HTTP', () => {
             `T ${req.url}`,
           ),
         )(req, res),
-      '/png': send(200, 'image/png', Buffer.from([1, 2, 3])),
+      '/gif': send(200, 'image/gif', Buffer.from('GIF89a', 'latin1')),
     }).start();
   });
   // Each test has an app of its own: nothing one leaves behind (live jobs, a stopped runner) is
@@ -124,7 +124,7 @@ describe('batch jobs over HTTP', () => {
   it('a mixed job ends partial with per-target codes and hints', async () => {
     const targets = [
       { url: fx.url('/page/a') },
-      { url: fx.url('/png') },
+      { url: fx.url('/gif') },
       { url: 'http://10.9.9.9/' },
       { url: fx.url('/page/b') },
     ];
@@ -143,7 +143,7 @@ describe('batch jobs over HTTP', () => {
     const sub = await http()
       .post('/v1/batch')
       .set(fleet)
-      .send({ targets: [{ url: fx.url('/png') }] });
+      .send({ targets: [{ url: fx.url('/gif') }] });
     expect(await waitFor(sub.body.id)).toMatchObject({ status: 'failed', targets_failed: 1 });
   });
 

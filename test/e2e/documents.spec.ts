@@ -33,7 +33,7 @@ describe('PDF documents through the app', () => {
       '/17mb.pdf': send(200, 'application/pdf', broken(17)),
       '/17mb-opaque': send(200, 'application/octet-stream', broken(17)),
       '/12mb.bin': send(200, 'application/octet-stream', Buffer.alloc(12 << 20, 0x41)),
-      '/image.png': send(200, 'image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47])),
+      '/image.gif': send(200, 'image/gif', Buffer.from('GIF89a', 'latin1')),
       '/gone.pdf': send(404, 'application/pdf', report),
     });
     await fx.start();
@@ -140,10 +140,10 @@ describe('PDF documents through the app', () => {
     expect(r.body.verdict_hint).toBe('the document has 12 page(s); none of pages "50-60" is among them');
   });
 
-  it('a scan with no text layer: verdict empty, with the hint that OCR is not done', async () => {
+  it('a scan with no text layer and no image large enough for OCR: verdict empty, with the hint', async () => {
     const r = await post({ url: fx.url('/scan.pdf') });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ verdict: 'empty', verdict_hint: 'no text layer (OCR is not done)' });
+    expect(r.body).toMatchObject({ verdict: 'empty', verdict_hint: 'no text layer, and no image large enough for OCR' });
   });
 
   it('an encrypted document is 502 unsupported_document with a hint', async () => {
@@ -192,7 +192,7 @@ describe('PDF documents through the app', () => {
     expect(await code('/17mb.pdf')).toBe('too_large');
     expect(await code('/17mb-opaque')).toBe('too_large');
     expect(await code('/12mb.bin')).toBe('too_large');
-    expect(await code('/image.png')).toBe('unsupported_content_type');
+    expect(await code('/image.gif')).toBe('unsupported_content_type');
   });
 
   it('a PDF link inside a batch is read like any page; a bad one fails alone', async () => {

@@ -22,7 +22,7 @@ describe('POST /v1/fetch', () => {
       '/article': send(200, 'text/html; charset=utf-8', articleHtml('The Article Title', 8, 'otters')),
       '/plain': send(200, 'text/plain', 'just some plain text\nsecond line'),
       '/json': send(200, 'application/json', '{"a":1,"b":[true,null]}'),
-      '/png': send(200, 'image/png', Buffer.from([0x89, 0x50, 0x4e, 0x47, 0, 0, 0, 0])),
+      '/gif': send(200, 'image/gif', Buffer.from('GIF89a', 'latin1')),
       '/multibyte': send(200, 'text/plain; charset=utf-8', 'ab€😀cd'),
       '/latin1': send(
         200,
@@ -169,8 +169,8 @@ describe('POST /v1/fetch', () => {
       );
     });
 
-    it('502 unsupported_content_type for an image', async () => {
-      const r = await post({ url: fx.url('/png') });
+    it('502 unsupported_content_type for a GIF (OCR reads PNG, JPEG, WebP and TIFF)', async () => {
+      const r = await post({ url: fx.url('/gif') });
       expect(r.status).toBe(502);
       expect(r.body.error.code).toBe('unsupported_content_type');
     });

@@ -10,7 +10,7 @@ import { findCorpus, readabilityMetadataPages } from '../support/corpus';
 const corpus = findCorpus();
 const describeCorpus = corpus ? describe : describe.skip;
 
-const FIELDS: [Exclude<keyof Metadata, 'pages'>, string, number][] = [
+const FIELDS: [Exclude<keyof Metadata, 'pages' | 'ocr'>, string, number][] = [
   // ours, theirs, floor
   ['author', 'byline', 0.78],
   ['description', 'excerpt', 0.95],
@@ -28,7 +28,7 @@ const norm = (s: unknown) =>
         .replace(/^by\s+/, '')
     : null;
 
-function same(field: Exclude<keyof Metadata, 'pages'>, ours: string | null, theirs: string): boolean {
+function same(field: Exclude<keyof Metadata, 'pages' | 'ocr'>, ours: string | null, theirs: string): boolean {
   if (ours === null) return false;
   if (field === 'published_at') return Date.parse(ours) === Date.parse(theirs);
   return norm(ours) === norm(theirs);

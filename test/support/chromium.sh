@@ -2,8 +2,9 @@
 # What make test needs from Debian beyond Node: a Chromium for the render and Swagger UI tests
 # (`chromium-headless-shell`, or `chromium`: the first of SIFT_CHROMIUM_PATH's list that is there),
 # the DejaVu fonts the PDF tests embed (Greek and Arabic), and the egress proxies the proxy tests
-# start (tinyproxy for HTTP CONNECT, microsocks for SOCKS5). Installed when they can be (root
-# with apt-get); otherwise this stops here and says what to install.
+# start (tinyproxy for HTTP CONNECT, microsocks for SOCKS5), and Tesseract with its English data
+# for the OCR tests. Installed when they can be (root with apt-get); otherwise this stops here and
+# says what to install.
 set -euo pipefail
 paths="${SIFT_CHROMIUM_PATH:-/usr/bin/chromium-headless-shell:/usr/bin/chromium}"
 font=/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
@@ -18,6 +19,8 @@ missing() {
   [ -f "$font" ] || echo fonts-dejavu-core
   [ -x /usr/bin/tinyproxy ] || echo tinyproxy
   [ -x /usr/bin/microsocks ] || echo microsocks
+  [ -x /usr/bin/tesseract ] || echo tesseract-ocr
+  [ -n "$(ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata 2>/dev/null)" ] || echo tesseract-ocr-eng
 }
 need=$(missing | xargs)
 [ -z "$need" ] && exit 0

@@ -28,6 +28,7 @@ const PARSE_OPTIONS = new Set([
   'include_selectors',
   'exclude_selectors',
   'pages',
+  'ocr',
 ]);
 
 /**
