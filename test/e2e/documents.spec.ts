@@ -143,7 +143,10 @@ describe('PDF documents through the app', () => {
   it('a scan with no text layer and no image large enough for OCR: verdict empty, with the hint', async () => {
     const r = await post({ url: fx.url('/scan.pdf') });
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ verdict: 'empty', verdict_hint: 'no text layer, and no image large enough for OCR' });
+    expect(r.body).toMatchObject({
+      verdict: 'empty',
+      verdict_hint: 'no text layer, and no image large enough for OCR',
+    });
   });
 
   it('an encrypted document is 502 unsupported_document with a hint', async () => {
