@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { mayBeOffice, readOffice } from './office/office-reader';
+import { mayBeOffice, readCsvFile, readOffice } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { readImage } from './image-reader';
 import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
@@ -81,6 +81,10 @@ async function readAny(
   exhaustion: Exhaustion,
   progress: (page: number) => void,
 ): Promise<ParsedDocument> {
+  if (job.mediaType === 'text/csv') {
+    progress(0);
+    return readCsvFile(job.bytes, job.maxChars);
+  }
   const image = imageTypeOf(job.bytes);
   if (image) {
     progress(0);

@@ -22,6 +22,8 @@ export interface ParseOptions {
   caller?: string;
   /** OCR: `auto` (images, and pages with no text layer) when absent. */
   ocr?: OcrMode;
+  /** The media type the document was served as (a CSV is known by it). */
+  mediaType?: string;
 }
 
 export interface DocumentParserOptions {
@@ -125,6 +127,7 @@ export class DocumentParser {
       maxPages: opts.maxPages,
       maxChars: this.maxChars,
       ocr: opts.ocr,
+      mediaType: opts.mediaType,
       ocrLimits: { langs: this.ocrLangs, cpuS: this.maxCpuMs / 1000 },
     };
     const ms = opts.deadlineMs;

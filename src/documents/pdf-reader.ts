@@ -19,6 +19,8 @@ export interface ReadJob {
   ranges?: PageRange[];
   maxPages: number;
   maxChars: number;
+  /** The media type it was served as: a CSV is known by it alone. */
+  mediaType?: string;
   /** OCR as asked (auto when absent), in these languages, within this CPU time an image. */
   ocr?: OcrMode;
   ocrLimits: OcrLimits;
@@ -34,7 +36,7 @@ export interface ParsedDocument {
   /** Some page read has text: false for a scan with no text layer. */
   hasText: boolean;
   /** What was read: a PDF when absent; else the Office family (docx, xlsx, pptx). */
-  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'image';
+  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'csv' | 'image';
 }
 
 /** Messages of a parser out of memory or stack: from its own errors, or from warnings it logs. */

@@ -99,8 +99,9 @@ export function pageKind(contentType: string, body: Buffer): PageKind | undefine
   if (IMAGE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsImage(body))) return 'image';
   if (t === 'text/html' || t === 'application/xhtml+xml') return 'html';
   if (t === 'application/json' || t.endsWith('+json')) return 'json';
-  if (t === 'text/plain' || t === 'text/markdown' || t === 'text/csv' || t === 'text/x-markdown')
-    return 'text';
+  // A CSV is a table: read by the document parser, with the workbooks.
+  if (t === 'text/csv') return 'office';
+  if (t === 'text/plain' || t === 'text/markdown' || t === 'text/x-markdown') return 'text';
   if (t === '') {
     const head = body.subarray(0, 512).toString('latin1').trimStart().toLowerCase();
     if (head.startsWith('<!doctype html') || head.startsWith('<html')) return 'html';

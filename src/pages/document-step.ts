@@ -28,6 +28,8 @@ export interface DocumentAsk {
   pages?: string;
   /** The `ocr` option (auto when absent). */
   ocr?: OcrMode;
+  /** The media type it was served as. */
+  mediaType?: string;
   /** When the request's time is up (epoch ms): the parse ends by then. */
   deadline: number;
   signal: AbortSignal;
@@ -49,6 +51,7 @@ export class DocumentStep {
     const d = await this.parser.parse(body, {
       pages: ask.pages,
       ocr: ask.ocr,
+      mediaType: ask.mediaType,
       maxPages: this.limits.maxPages,
       maxMb: this.limits.maxMb,
       deadlineMs: Math.max(1, ask.deadline - Date.now() - DEADLINE_MARGIN_MS),

@@ -192,6 +192,7 @@ export class PageLoader {
           deadline,
           signal: req.signal,
           caller: callerKeyOf(req.caller),
+          mediaType: mediaType(raw.contentType),
         })
       : undefined;
     const title = doc?.title ?? '';

@@ -38,6 +38,7 @@ describe('Office files through the app', () => {
       '/download': send(200, 'application/octet-stream', deck()),
       '/open.odt': send(200, 'application/vnd.oasis.opendocument.text', odtFile()),
       '/sheets': send(200, 'application/octet-stream', odsFile()),
+      '/prices.csv': send(200, 'text/csv; charset=utf-8', 'Fruit,Price\nApple,1.20\n"Pear, ripe",0.90\n'),
       '/big.xlsx': send(200, XLSX, bigSheet(100_000)),
       '/bomb.docx': send(200, DOCX, wordBomb(1, 300 * 1024 * 1024)),
       '/laughs.docx': send(200, DOCX, wordWithXml(BILLION_LAUGHS)),
@@ -96,6 +97,16 @@ describe('Office files through the app', () => {
     const s = await post({ url: fx.url('/sheets') });
     expect(s.status).toBe(200);
     expect(s.body.content).toContain('<!-- sheet 1 -->\n\n# Stock\n\n| Item | Count |');
+  });
+
+  it('a CSV file is a table in every format', async () => {
+    const r = await post({ url: fx.url('/prices.csv'), formats: ['markdown', 'text'] });
+    expect(r.status).toBe(200);
+    expect(r.body.formats.markdown).toBe(
+      '| Fruit | Price |\n| --- | --- |\n| Apple | 1.20 |\n| Pear, ripe | 0.90 |',
+    );
+    expect(r.body.formats.text).toBe('Fruit\tPrice\nApple\t1.20\nPear, ripe\t0.90');
+    expect(r.body).toMatchObject({ verdict: 'ok', metadata: { pages: 1 } });
   });
 
   it('a 100,000-row sheet is cut and says so; hostile files are refused; sift answers meanwhile', async () => {
@@ -233,8 +244,8 @@ describe('POST /v1/parse: a file sent, read as a page of its type', () => {
     const laughs = await parse().attach('file', wordWithXml(BILLION_LAUGHS), 'laughs.docx');
     expect([laughs.status, laughs.body.error.code]).toEqual([502, 'unsupported_document']);
     const image = await parse()
-      .set('content-type', 'image/png')
-      .send(Buffer.from([0x89, 0x50, 0x4e, 0x47]));
+      .set('content-type', 'image/gif')
+      .send(Buffer.from('GIF89a', 'latin1'));
     expect([image.status, image.body.error.code]).toEqual([502, 'unsupported_content_type']);
     // Without a token nothing is read.
     const anon = await request(app.getHttpServer()).post('/v1/parse').set('content-type', DOCX).send(word);

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readOffice } from '../../src/documents/office/office-reader';
+import { readCsvFile, readOffice } from '../../src/documents/office/office-reader';
 import { MAX_ROWS } from '../../src/documents/office/xlsx';
 import { ReadFailure } from '../../src/documents/read-failure';
 import {
@@ -218,5 +218,27 @@ describe('OpenDocument files read into the three formats', () => {
         )
         .join('\n\n'),
     );
+  });
+});
+
+describe('CSV files read as a table', () => {
+  it('quoted fields, embedded line ends, a BOM, semicolons: one table, its first row the header', async () => {
+    const csv = '\ufeffName;City;Note\r\nAcme;"Kyiv";"two\nlines"\r\n\r\n"Smith; Sons";Lviv;\r\n';
+    const d = await readCsvFile(Buffer.from(csv), 1_000_000);
+    expect(d.family).toBe('csv');
+    expect(d.markdown).toBe(
+      '| Name | City | Note |\n| --- | --- | --- |\n| Acme | Kyiv | two lines |\n| Smith; Sons | Lviv |  |',
+    );
+    expect(d.html).toBe(
+      '<table><tr><td>Name</td><td>City</td><td>Note</td></tr><tr><td>Acme</td><td>Kyiv</td><td>two lines</td></tr><tr><td>Smith; Sons</td><td>Lviv</td></tr></table>',
+    );
+  });
+
+  it('100,000 rows are cut at the row cap; a quote never closed is unreadable, naming why', async () => {
+    const rows = ['id,name', ...Array.from({ length: 100_000 }, (_, i) => `${i},item ${i}`)].join('\n');
+    const d = await readCsvFile(Buffer.from(rows), 50_000_000);
+    expect(d.truncated).toBe(true);
+    expect(d.text.split('\n')).toHaveLength(MAX_ROWS);
+    await expect(readCsvFile(Buffer.from('a,b\n"x,y\n'), 1000)).rejects.toThrow(/the CSV cannot be read/);
   });
 });

@@ -3,6 +3,7 @@ import type { DocumentMetadata } from '../doc-metadata';
 import { writeFormats } from '../formats';
 import type { ParsedDocument } from '../pdf-reader';
 import { ReadFailure } from '../read-failure';
+import { readCsv } from './csv';
 import { readDocx } from './docx';
 import { readOdf } from './odf';
 import { readPptx } from './pptx';
@@ -21,7 +22,7 @@ export interface OfficeRead {
 const PART_BYTES = 64 * 1024 * 1024;
 const TOTAL_BYTES = 256 * 1024 * 1024;
 
-type Family = NonNullable<ParsedDocument['family']>;
+type Family = Exclude<NonNullable<ParsedDocument['family']>, 'csv' | 'image'>;
 type Reader = (zip: Zip, maxChars: number) => OfficeRead;
 
 /** OpenDocument files name their kind in a first, stored part, `mimetype`. */
@@ -68,12 +69,28 @@ export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument 
     if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));
     throw new ReadFailure('unreadable', String((err as Error).message ?? err).slice(0, 300));
   }
-  const hasText = read.pages.some((p) => p.blocks.length > 0);
+  return written(read, family[0]);
+}
+
+/** A CSV file (see readCsv), written as the other families are. */
+export async function readCsvFile(bytes: Uint8Array, maxChars: number): Promise<ParsedDocument> {
+  try {
+    return written(await readCsv(bytes, maxChars), 'csv');
+  } catch (err) {
+    if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));
+    throw new ReadFailure(
+      'unreadable',
+      `the CSV cannot be read: ${String((err as Error).message).slice(0, 300)}`,
+    );
+  }
+}
+
+function written(read: OfficeRead, family: NonNullable<ParsedDocument['family']>): ParsedDocument {
   return {
     ...writeFormats(read.pages, read.marker),
     metadata: read.metadata,
     truncated: read.truncated,
-    hasText,
-    family: family[0],
+    hasText: read.pages.some((p) => p.blocks.length > 0),
+    family,
   };
 }
