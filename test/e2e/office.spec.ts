@@ -243,9 +243,7 @@ describe('POST /v1/parse: a file sent, read as a page of its type', () => {
     expect([bomb.status, bomb.body.error.code]).toEqual([502, 'document_too_complex']);
     const laughs = await parse().attach('file', wordWithXml(BILLION_LAUGHS), 'laughs.docx');
     expect([laughs.status, laughs.body.error.code]).toEqual([502, 'unsupported_document']);
-    const image = await parse()
-      .set('content-type', 'image/gif')
-      .send(Buffer.from('GIF89a', 'latin1'));
+    const image = await parse().set('content-type', 'image/gif').send(Buffer.from('GIF89a', 'latin1'));
     expect([image.status, image.body.error.code]).toEqual([502, 'unsupported_content_type']);
     // Without a token nothing is read.
     const anon = await request(app.getHttpServer()).post('/v1/parse').set('content-type', DOCX).send(word);
