@@ -39,6 +39,7 @@ const BY_EXTENSION: Record<string, string> = {
   '.odt': 'application/vnd.oasis.opendocument.text',
   '.ods': 'application/vnd.oasis.opendocument.spreadsheet',
   '.odp': 'application/vnd.oasis.opendocument.presentation',
+  '.epub': 'application/epub+zip',
 };
 
 /** Types that say nothing of a file: its name (or its bytes) tells instead. */

@@ -9,6 +9,7 @@ import {
   BILLION_LAUGHS,
   bigSheet,
   deck,
+  epubFile,
   externalEntity,
   odsFile,
   odtFile,
@@ -38,6 +39,7 @@ describe('Office files through the app', () => {
       '/download': send(200, 'application/octet-stream', deck()),
       '/open.odt': send(200, 'application/vnd.oasis.opendocument.text', odtFile()),
       '/sheets': send(200, 'application/octet-stream', odsFile()),
+      '/book.epub': send(200, 'application/epub+zip', epubFile()),
       '/prices.csv': send(200, 'text/csv; charset=utf-8', 'Fruit,Price\nApple,1.20\n"Pear, ripe",0.90\n'),
       '/big.xlsx': send(200, XLSX, bigSheet(100_000)),
       '/bomb.docx': send(200, DOCX, wordBomb(1, 300 * 1024 * 1024)),
@@ -89,7 +91,7 @@ describe('Office files through the app', () => {
     expect(p.body).toMatchObject({ title: 'Launch Review', metadata: { pages: 5 } });
   });
 
-  it('OpenDocument files by their type, or by their bytes behind an opaque one', async () => {
+  it('OpenDocument files and e-books by their type, or by their bytes behind an opaque one', async () => {
     const t = await post({ url: fx.url('/open.odt') });
     expect(t.status).toBe(200);
     expect(t.body.content).toContain('### Sampling\n\n- Walk the transect\n   - Count the nests');
@@ -97,6 +99,13 @@ describe('Office files through the app', () => {
     const s = await post({ url: fx.url('/sheets') });
     expect(s.status).toBe(200);
     expect(s.body.content).toContain('<!-- sheet 1 -->\n\n# Stock\n\n| Item | Count |');
+    const book = await post({ url: fx.url('/book.epub') });
+    expect(book.status).toBe(200);
+    expect(book.body.content).toContain('# Chapter One\n\nApples grow on trees & in orchards.');
+    expect(book.body).toMatchObject({
+      title: 'The Orchard Book',
+      metadata: { author: 'Mary Shelley', pages: 2 },
+    });
   });
 
   it('a CSV file is a table in every format', async () => {

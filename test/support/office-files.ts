@@ -319,3 +319,44 @@ export const repeatedCells = (): Buffer =>
     '<table:table table:name="Flood"><table:table-row table:number-rows-repeated="1048576">' +
       `${cell('x', ' table:number-columns-repeated="16384"')}</table:table-row></table:table>`,
   );
+
+/** An e-book (EPUB 2, XHTML chapters with a DOCTYPE and HTML entities): two chapters, a nested list, a table, metadata. */
+export function epubFile(
+  chapter2 = '',
+  doctype = '<!DOCTYPE html PUBLIC "-//W3C//DTD XHTML 1.1//EN" "http://www.w3.org/TR/xhtml11/DTD/xhtml11.dtd">',
+): Buffer {
+  const xhtml = (title: string, body: string) =>
+    Buffer.from(
+      `<?xml version="1.0" encoding="utf-8"?>${doctype}` +
+        `<html xmlns="http://www.w3.org/1999/xhtml"><head><title>${title}</title><style>p { margin: 0 }</style></head><body>${body}</body></html>`,
+    );
+  const opf =
+    '<?xml version="1.0"?><package xmlns="http://www.idpf.org/2007/opf" version="2.0" unique-identifier="id">' +
+    '<metadata xmlns:dc="http://purl.org/dc/elements/1.1/"><dc:title>The Orchard Book</dc:title><dc:creator>Mary Shelley</dc:creator>' +
+    '<dc:language>en</dc:language><dc:date>2019-03-04</dc:date><dc:description>On apples.</dc:description></metadata>' +
+    '<manifest><item id="c1" href="text/ch1.xhtml" media-type="application/xhtml+xml"/><item id="c2" href="text/ch%202.xhtml" media-type="application/xhtml+xml"/>' +
+    '<item id="css" href="style.css" media-type="text/css"/></manifest><spine><itemref idref="c1"/><itemref idref="c2"/></spine></package>';
+  return zipOf([
+    { name: 'mimetype', data: Buffer.from('application/epub+zip'), store: true },
+    {
+      name: 'META-INF/container.xml',
+      data: Buffer.from(
+        '<?xml version="1.0"?><container version="1.0" xmlns="urn:oasis:names:tc:opendocument:xmlns:container"><rootfiles><rootfile full-path="OEBPS/content.opf" media-type="application/oebps-package+xml"/></rootfiles></container>',
+      ),
+    },
+    { name: 'OEBPS/content.opf', data: Buffer.from(opf) },
+    {
+      name: 'OEBPS/text/ch1.xhtml',
+      data: xhtml(
+        'One',
+        '<h1>Chapter One</h1><p>Apples&nbsp;grow on trees &amp; in orchards.</p><h2>Kinds</h2>' +
+          '<ul><li>Eating<ul><li>Gala</li></ul></li><li>Cooking</li></ul>' +
+          '<table><tr><th>Kind</th><th>Season</th></tr><tr><td>Gala</td><td>Autumn</td></tr></table>',
+      ),
+    },
+    {
+      name: 'OEBPS/text/ch 2.xhtml',
+      data: xhtml('Two', `<h1>Chapter Two</h1><p>Pears, then.</p>${chapter2}`),
+    },
+  ]);
+}

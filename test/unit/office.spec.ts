@@ -8,6 +8,7 @@ import {
   BILLION_LAUGHS,
   bigSheet,
   deck,
+  epubFile,
   externalEntity,
   odpFile,
   odsFile,
@@ -142,7 +143,7 @@ describe('Office files read into the three formats', () => {
     });
     const other = zipOf([{ name: 'notes.txt', data: Buffer.from('just notes') }]);
     expect(failure(() => readOffice(other, 1000)).message).toMatch(
-      /not a Word, Excel, PowerPoint or OpenDocument file/,
+      /not a Word, Excel, PowerPoint, OpenDocument or EPUB file/,
     );
     expect(failure(() => readOffice(wordWithXml('<w:document><w:body>'), 1000)).message).toMatch(
       /word\/document\.xml is not well-formed XML/,
@@ -240,5 +241,40 @@ describe('CSV files read as a table', () => {
     expect(d.truncated).toBe(true);
     expect(d.text.split('\n')).toHaveLength(MAX_ROWS);
     await expect(readCsvFile(Buffer.from('a,b\n"x,y\n'), 1000)).rejects.toThrow(/the CSV cannot be read/);
+  });
+});
+
+describe('E-books read as one flow', () => {
+  it('chapters in reading order: headings, paragraphs with entities, a nested list, a table, metadata', () => {
+    const d = readOffice(epubFile(), 1_000_000);
+    expect(d.family).toBe('epub');
+    expect(d.markdown).toBe(
+      [
+        '# Chapter One',
+        'Apples grow on trees & in orchards.',
+        '## Kinds',
+        '- Eating\n   - Gala\n- Cooking',
+        '| Kind | Season |\n| --- | --- |\n| Gala | Autumn |',
+        '# Chapter Two',
+        'Pears, then.',
+      ].join('\n\n'),
+    );
+    expect(d.metadata).toEqual({
+      title: 'The Orchard Book',
+      author: 'Mary Shelley',
+      description: 'On apples.',
+      published_at: '2019-03-04T00:00:00.000Z',
+      language: 'en',
+      pages: 2,
+    });
+  });
+
+  it('a chapter’s own entities are never expanded: a billion laughs stays its text', () => {
+    const laughs = BILLION_LAUGHS.slice(
+      BILLION_LAUGHS.indexOf('<!DOCTYPE'),
+      BILLION_LAUGHS.indexOf(']>') + 2,
+    );
+    const d = readOffice(epubFile('<p>&lol9;</p>', laughs), 1_000_000);
+    expect(d.text.endsWith('&lol9;')).toBe(true);
   });
 });

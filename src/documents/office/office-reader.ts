@@ -5,6 +5,7 @@ import type { ParsedDocument } from '../pdf-reader';
 import { ReadFailure } from '../read-failure';
 import { readCsv } from './csv';
 import { readDocx } from './docx';
+import { readEpub } from './epub';
 import { readOdf } from './odf';
 import { readPptx } from './pptx';
 import { readXlsx } from './xlsx';
@@ -25,11 +26,12 @@ const TOTAL_BYTES = 256 * 1024 * 1024;
 type Family = Exclude<NonNullable<ParsedDocument['family']>, 'csv' | 'image'>;
 type Reader = (zip: Zip, maxChars: number) => OfficeRead;
 
-/** OpenDocument files name their kind in a first, stored part, `mimetype`. */
+/** OpenDocument files and e-books name their kind in a first, stored part, `mimetype`. */
 const ODF: Record<string, [Family, Reader]> = {
   'application/vnd.oasis.opendocument.text': ['odt', (z, m) => readOdf(z, m, 'text')],
   'application/vnd.oasis.opendocument.spreadsheet': ['ods', (z, m) => readOdf(z, m, 'spreadsheet')],
   'application/vnd.oasis.opendocument.presentation': ['odp', (z, m) => readOdf(z, m, 'presentation')],
+  'application/epub+zip': ['epub', readEpub],
 };
 
 /** The family of the archive, by its main part (Office Open XML) or its mimetype (OpenDocument). */
@@ -37,7 +39,7 @@ function familyOf(zip: Zip): [Family, Reader] | undefined {
   if (zip.has('word/document.xml')) return ['docx', readDocx];
   if (zip.has('xl/workbook.xml')) return ['xlsx', readXlsx];
   if (zip.has('ppt/presentation.xml')) return ['pptx', readPptx];
-  const mimetype = zip.has('content.xml') ? zip.read('mimetype')?.toString('latin1').trim() : undefined;
+  const mimetype = zip.has('mimetype') ? zip.read('mimetype')?.toString('latin1').trim() : undefined;
   return mimetype ? ODF[mimetype] : undefined;
 }
 
@@ -58,7 +60,7 @@ export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument 
   if (!family) {
     throw new ReadFailure(
       'unreadable',
-      'a zip archive that is not a Word, Excel, PowerPoint or OpenDocument file (no word/document.xml, xl/workbook.xml, ppt/presentation.xml or OpenDocument mimetype)',
+      'a zip archive that is not a Word, Excel, PowerPoint, OpenDocument or EPUB file (no word/document.xml, xl/workbook.xml, ppt/presentation.xml, or mimetype naming one)',
     );
   }
   let read: OfficeRead;
