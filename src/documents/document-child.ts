@@ -1,6 +1,6 @@
 import { createRequire } from 'node:module';
 import * as path from 'node:path';
-import { mayBeOffice, readCsvFile, readOffice } from './office/office-reader';
+import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { readImage } from './image-reader';
 import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
@@ -84,6 +84,10 @@ async function readAny(
   if (job.mediaType === 'text/csv') {
     progress(0);
     return readCsvFile(job.bytes, job.maxChars);
+  }
+  if (startsAsRtf(job.bytes)) {
+    progress(0);
+    return readRtfFile(job.bytes, job.maxChars);
   }
   const image = imageTypeOf(job.bytes);
   if (image) {

@@ -36,7 +36,7 @@ export interface ParsedDocument {
   /** Some page read has text: false for a scan with no text layer. */
   hasText: boolean;
   /** What was read: a PDF when absent; else the Office family (docx, xlsx, pptx). */
-  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'epub' | 'csv' | 'image';
+  family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'epub' | 'csv' | 'rtf' | 'image';
 }
 
 /** Messages of a parser out of memory or stack: from its own errors, or from warnings it logs. */

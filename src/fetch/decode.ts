@@ -52,6 +52,8 @@ const OFFICE_TYPES = new Set([
   'application/vnd.oasis.opendocument.spreadsheet',
   'application/vnd.oasis.opendocument.presentation',
   'application/epub+zip',
+  'application/rtf',
+  'text/rtf',
 ]);
 /** Media types of the images read by OCR. */
 const IMAGE_TYPES = new Set(['image/png', 'image/jpeg', 'image/jpg', 'image/webp', 'image/tiff']);
@@ -96,7 +98,8 @@ export function pageKind(contentType: string, body: Buffer): PageKind | undefine
   // A PDF is one by its bytes whatever the server calls it.
   if (PDF_TYPES.has(t) || startsAsPdf(body)) return 'pdf';
   // An archive is an Office file by its type, or by its bytes behind a type that says nothing.
-  if (OFFICE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsZip(body))) return 'office';
+  const rtf = body.subarray(0, 5).toString('latin1') === '{\\rtf';
+  if (OFFICE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && (startsAsZip(body) || rtf))) return 'office';
   if (IMAGE_TYPES.has(t) || (OPAQUE_TYPES.has(t) && startsAsImage(body))) return 'image';
   if (t === 'text/html' || t === 'application/xhtml+xml') return 'html';
   if (t === 'application/json' || t.endsWith('+json')) return 'json';

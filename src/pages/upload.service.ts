@@ -40,6 +40,7 @@ const BY_EXTENSION: Record<string, string> = {
   '.ods': 'application/vnd.oasis.opendocument.spreadsheet',
   '.odp': 'application/vnd.oasis.opendocument.presentation',
   '.epub': 'application/epub+zip',
+  '.rtf': 'application/rtf',
 };
 
 /** Types that say nothing of a file: its name (or its bytes) tells instead. */

@@ -11,6 +11,7 @@ import {
   deck,
   epubFile,
   externalEntity,
+  rtfFile,
   odsFile,
   odtFile,
   wordBomb,
@@ -40,6 +41,7 @@ describe('Office files through the app', () => {
       '/open.odt': send(200, 'application/vnd.oasis.opendocument.text', odtFile()),
       '/sheets': send(200, 'application/octet-stream', odsFile()),
       '/book.epub': send(200, 'application/epub+zip', epubFile()),
+      '/notes.rtf': send(200, 'application/rtf', rtfFile()),
       '/prices.csv': send(200, 'text/csv; charset=utf-8', 'Fruit,Price\nApple,1.20\n"Pear, ripe",0.90\n'),
       '/big.xlsx': send(200, XLSX, bigSheet(100_000)),
       '/bomb.docx': send(200, DOCX, wordBomb(1, 300 * 1024 * 1024)),
@@ -91,7 +93,7 @@ describe('Office files through the app', () => {
     expect(p.body).toMatchObject({ title: 'Launch Review', metadata: { pages: 5 } });
   });
 
-  it('OpenDocument files and e-books by their type, or by their bytes behind an opaque one', async () => {
+  it('OpenDocument files, e-books and RTF by their type, or by their bytes behind an opaque one', async () => {
     const t = await post({ url: fx.url('/open.odt') });
     expect(t.status).toBe(200);
     expect(t.body.content).toContain('### Sampling\n\n- Walk the transect\n   - Count the nests');
@@ -106,6 +108,10 @@ describe('Office files through the app', () => {
       title: 'The Orchard Book',
       metadata: { author: 'Mary Shelley', pages: 2 },
     });
+    const rtf = await post({ url: fx.url('/notes.rtf'), format: 'text' });
+    expect(rtf.status).toBe(200);
+    expect(rtf.body).toMatchObject({ title: 'Café Notes', metadata: { author: 'Ada Lovelace' } });
+    expect(rtf.body.content).toContain('The price is 5€ today, roughly.');
   });
 
   it('a CSV file is a table in every format', async () => {

@@ -360,3 +360,23 @@ export function epubFile(
     },
   ]);
 }
+
+/** An RTF file as word processors write one: tables of fonts, colours and styles, \info, a picture, a field, headings by outline level, a list, a table, code-page and Unicode characters. */
+export const rtfFile = (): Buffer =>
+  Buffer.from(
+    [
+      '{\\rtf1\\ansi\\ansicpg1252\\deff0{\\fonttbl{\\f0\\fswiss Helvetica;}{\\f1 Times;}}',
+      '{\\colortbl;\\red255\\green0\\blue0;}{\\stylesheet{\\s1\\outlinelevel0 heading 1;}}',
+      "{\\*\\generator Writer 7.0;}{\\info{\\title Caf\\'e9 Notes}{\\author Ada Lovelace}{\\subject Coffee}}",
+      "\\pard\\s1\\outlinelevel0\\b Caf\\'e9 Report\\b0\\par",
+      '\\pard The price is 5\\u8364? today, {\\i roughly}.\\par',
+      '{\\pict\\pngblip 89504e470d0a1a0a0000}',
+      '\\pard\\outlinelevel1 Beans\\par',
+      '\\pard\\ls1\\ilvl0 Arabica\\par\\pard\\ls1\\ilvl1 Bourbon\\par',
+      '\\pard Visit {\\field{\\*\\fldinst HYPERLINK "http://example.com"}{\\fldrslt the site}}.\\par',
+      '\\trowd\\cellx1000\\cellx2000\\pard\\intbl Kind\\cell Price\\cell\\row',
+      '\\trowd\\cellx1000\\cellx2000\\pard\\intbl Mocha\\cell 4\\cell\\row',
+      '\\pard After the table.\\par}',
+    ].join('\n'),
+    'latin1',
+  );

@@ -1,7 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { readCsvFile, readOffice } from '../../src/documents/office/office-reader';
+import { readCsvFile, readOffice, readRtfFile } from '../../src/documents/office/office-reader';
 import { MAX_ROWS } from '../../src/documents/office/xlsx';
 import { ReadFailure } from '../../src/documents/read-failure';
 import {
@@ -15,6 +15,7 @@ import {
   odtFile,
   plainWord,
   repeatedCells,
+  rtfFile,
   wordBomb,
   wordFile,
   wordWithXml,
@@ -276,5 +277,35 @@ describe('E-books read as one flow', () => {
     );
     const d = readOffice(epubFile('<p>&lol9;</p>', laughs), 1_000_000);
     expect(d.text.endsWith('&lol9;')).toBe(true);
+  });
+});
+
+describe('RTF files', () => {
+  it('headings, paragraphs, a list, a table; code-page and Unicode characters; no font, style, picture or field code', () => {
+    const d = readRtfFile(rtfFile(), 1_000_000);
+    expect(d.family).toBe('rtf');
+    expect(d.markdown).toBe(
+      [
+        '# Café Report',
+        'The price is 5€ today, roughly.',
+        '## Beans',
+        '- Arabica\n   - Bourbon',
+        'Visit the site.',
+        '| Kind | Price |\n| --- | --- |\n| Mocha | 4 |',
+        'After the table.',
+      ].join('\n\n'),
+    );
+    expect(d.metadata).toEqual({
+      title: 'Café Notes',
+      author: 'Ada Lovelace',
+      description: 'Coffee',
+      pages: 1,
+    });
+  });
+
+  it('groups nested past 200 are refused; text stops at the character cap', () => {
+    expect(() => readRtfFile(Buffer.from('{\\rtf1' + '{'.repeat(10_000)), 1000)).toThrow(/deeper than 200/);
+    const long = readRtfFile(Buffer.from(`{\\rtf1 ${'word '.repeat(1000)}\\par}`), 100);
+    expect(long.truncated).toBe(true);
   });
 });

@@ -4,6 +4,7 @@ import { writeFormats } from '../formats';
 import type { ParsedDocument } from '../pdf-reader';
 import { ReadFailure } from '../read-failure';
 import { readCsv } from './csv';
+import { readRtf } from './rtf';
 import { readDocx } from './docx';
 import { readEpub } from './epub';
 import { readOdf } from './odf';
@@ -23,7 +24,7 @@ export interface OfficeRead {
 const PART_BYTES = 64 * 1024 * 1024;
 const TOTAL_BYTES = 256 * 1024 * 1024;
 
-type Family = Exclude<NonNullable<ParsedDocument['family']>, 'csv' | 'image'>;
+type Family = Exclude<NonNullable<ParsedDocument['family']>, 'csv' | 'rtf' | 'image'>;
 type Reader = (zip: Zip, maxChars: number) => OfficeRead;
 
 /** OpenDocument files and e-books name their kind in a first, stored part, `mimetype`. */
@@ -83,6 +84,23 @@ export async function readCsvFile(bytes: Uint8Array, maxChars: number): Promise<
     throw new ReadFailure(
       'unreadable',
       `the CSV cannot be read: ${String((err as Error).message).slice(0, 300)}`,
+    );
+  }
+}
+
+/** Whether bytes begin as an RTF file does. */
+export const startsAsRtf = (b: Uint8Array): boolean =>
+  Buffer.from(b.buffer, b.byteOffset, Math.min(5, b.byteLength)).toString('latin1') === '{\\rtf';
+
+/** An RTF file (see readRtf), written as the other families are. */
+export function readRtfFile(bytes: Uint8Array, maxChars: number): ParsedDocument {
+  try {
+    return written(readRtf(bytes, maxChars), 'rtf');
+  } catch (err) {
+    if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));
+    throw new ReadFailure(
+      'unreadable',
+      `the RTF cannot be read: ${String((err as Error).message).slice(0, 300)}`,
     );
   }
 }
