@@ -46,7 +46,7 @@ async function direct(pdfjs: PdfJs, bytes: Buffer): Promise<number> {
 }
 
 /** Status fields of a process, in bytes; CPU seconds from its stat. */
-function proc(pid: number): { rss: number; hwm: number; cpu: number } | undefined {
+export function proc(pid: number): { rss: number; hwm: number; cpu: number } | undefined {
   try {
     const status = fs.readFileSync(`/proc/${pid}/status`, 'utf8');
     const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0) * 1024;
@@ -58,14 +58,14 @@ function proc(pid: number): { rss: number; hwm: number; cpu: number } | undefine
   }
 }
 
-interface Round {
+export interface Round {
   pagesPerS: number;
   cpuMsPerPage: number;
   peakRssMb: number;
 }
 
 /** Runs `once` PER_ROUND times; CPU of this process and of `pids()` (read as they run), peak RSS. */
-async function round(once: () => Promise<void>, pids: () => number[], pages: number): Promise<Round> {
+export async function round(once: () => Promise<void>, pids: () => number[], pages: number): Promise<Round> {
   const cpu = new Map<number, { first: number; last: number }>();
   let peak = 0;
   const sample = () => {
@@ -98,7 +98,7 @@ async function round(once: () => Promise<void>, pids: () => number[], pages: num
   };
 }
 
-const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
+export const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[xs.length >> 1];
 
 /** Milliseconds per document, median of `n`, with a parser that keeps its process or starts one each time. */
 async function perDocument(bytes: Buffer, documentsPerProcess: number, n: number): Promise<number> {

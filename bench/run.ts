@@ -14,6 +14,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   scale: benchScale,
   render: benchRender,
   documents: () => import('./documents').then((m) => m.benchDocuments()),
+  office: () => import('./office').then((m) => m.benchOffice()),
   crawl: () => import('./crawl').then((m) => m.benchCrawl()),
   adapters: () => import('./adapters').then((m) => m.benchAdapters()),
   quality: () => import('./quality').then((m) => Promise.resolve(m.benchQuality())),

@@ -268,7 +268,7 @@ const p = (t: string) => `<text:p>${t}</text:p>`;
 const cell = (t: string, attrs = '') => `<table:table-cell${attrs}>${t ? p(t) : ''}</table:table-cell>`;
 
 /** An OpenDocument text: the Word file's shapes (headings, nested list, numbered list, merged table). */
-export const odtFile = (): Buffer =>
+export const odtFile = (more = ''): Buffer =>
   odf(
     'text',
     '<text:h text:outline-level="1">Field Report</text:h>' +
@@ -280,7 +280,8 @@ export const odtFile = (): Buffer =>
       '<table:table table:name="Valleys"><table:table-column table:number-columns-repeated="3"/>' +
       `<table:table-row>${cell('Valley')}${cell('Nests')}${cell('Notes')}</table:table-row>` +
       `<table:table-row>${cell('North and South', ' table:number-columns-spanned="2"')}<table:covered-table-cell/>${cell('Merged down')}</table:table-row>` +
-      `<table:table-row>${cell('East')}${cell('12')}${cell('')}</table:table-row></table:table>`,
+      `<table:table-row>${cell('East')}${cell('12')}${cell('')}</table:table-row></table:table>` +
+      more,
     '<text:list-style style:name="L1"><text:list-level-style-bullet text:level="1"/></text:list-style>' +
       '<text:list-style style:name="L2"><text:list-level-style-number text:level="1"/></text:list-style>',
     3,

@@ -1,0 +1,247 @@
+/**
+ * bench/office: documents beyond PDF. For each family, a document of some size read by sift's
+ * DocumentParser (a warm parser process under its limits: the reader, three formats, the IPC
+ * channel) against the same reader called directly in this process and, where a Node user would
+ * pick a library for the family instead, that library (mammoth for Word files, exceljs for
+ * workbooks): alternating rounds, medians, units per second (pages of the stated count, sheets,
+ * slides, rows, chapters), CPU per unit and peak RSS. Then OCR: seconds per page for a page of
+ * text as a screenshot of sift's Chromium takes it (1280 × 1810 pixels, A4's proportions).
+ */
+import { execFileSync } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
+import ExcelJS from 'exceljs';
+import mammoth from 'mammoth';
+import { request } from 'undici';
+import { DocumentParser } from '../src/documents';
+import { readCsvFile, readOffice } from '../src/documents/office/office-reader';
+import { ocr } from '../src/documents/ocr';
+import { Fixture, html, send } from '../test/support/fixture';
+import { ROOT, kill, startSiftProcess } from '../test/support/process';
+import { bigSheet, epubFile, odtFile } from '../test/support/office-files';
+import { median, round, type Round } from './documents';
+
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const OPTS = { maxPages: 500, maxMb: 256, deadlineMs: 120_000 };
+const TOKEN = 'bench-office-token';
+const PARAGRAPHS = Array.from(
+  { length: 2000 },
+  (_, i) => `Paragraph ${i}: ${'words of a long text '.repeat(6)}`,
+);
+
+/** A Word file of `sections` sections, each a heading, five paragraphs and a table. */
+async function wordOf(sections: number): Promise<Buffer> {
+  const children = [];
+  for (let s = 1; s <= sections; s++) {
+    children.push(new Paragraph({ text: `Section ${s}`, heading: HeadingLevel.HEADING_2 }));
+    for (let p = 0; p < 5; p++)
+      children.push(
+        new Paragraph(`Paragraph ${p} of section ${s}: ${'words of a report written at length '.repeat(8)}`),
+      );
+    children.push(
+      new Table({
+        rows: [0, 1, 2].map(
+          (r) =>
+            new TableRow({
+              children: [0, 1, 2].map((c) => new TableCell({ children: [new Paragraph(`r${r}c${c}`)] })),
+            }),
+        ),
+      }),
+    );
+  }
+  return Packer.toBuffer(new Document({ sections: [{ children }] }));
+}
+
+/** A workbook of `sheets` sheets of `rows` rows of five cells. */
+async function workbookOf(sheets: number, rows: number): Promise<Buffer> {
+  const wb = new ExcelJS.Workbook();
+  for (let s = 1; s <= sheets; s++) {
+    const ws = wb.addWorksheet(`Sheet ${s}`);
+    ws.addRow(['id', 'name', 'amount', 'city', 'note']);
+    for (let i = 1; i <= rows; i++) ws.addRow([i, `item ${i}`, i * 3, 'Lyon', `note ${i % 17}`]);
+  }
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
+/** A deck of `n` slides (made by pptxgenjs in a node of its own, as the tests do). */
+function deckOf(n: number): Buffer {
+  const script = `const P = require('pptxgenjs'); const p = new P();
+    for (let i = 1; i <= ${n}; i++) { const s = p.addSlide(); s.addText('Slide ' + i, { x: 0.5, y: 0.3, w: 9, h: 1 });
+      s.addText([{ text: 'First point ' + i, options: { bullet: true, breakLine: true } }, { text: 'Second point', options: { bullet: true } }], { x: 0.5, y: 1.5, w: 9, h: 3 });
+      s.addNotes('Notes for slide ' + i); }
+    p.write({ outputType: 'base64' }).then((b) => process.stdout.write(b));`;
+  return Buffer.from(
+    execFileSync(process.execPath, ['-e', script], { cwd: ROOT, maxBuffer: 1 << 26 }).toString(),
+    'base64',
+  );
+}
+
+interface Family {
+  name: string;
+  unit: string;
+  units: number;
+  bytes: Buffer;
+  /** Other ways to read it in this process: the reader itself, a library a user would pick. */
+  direct: [string, (b: Buffer) => Promise<unknown>][];
+}
+
+async function families(): Promise<Family[]> {
+  const reader = (b: Buffer) => Promise.resolve(readOffice(b, 16 << 20));
+  const csv = ['id,name,amount', ...Array.from({ length: 10_000 }, (_, i) => `${i},item ${i},${i * 3}`)].join(
+    '\n',
+  );
+  return [
+    {
+      name: 'docx (40 sections)',
+      unit: 'sections',
+      units: 40,
+      bytes: await wordOf(40),
+      direct: [
+        ['reader direct', reader],
+        ['mammoth.convertToHtml', (b) => mammoth.convertToHtml({ buffer: b })],
+      ],
+    },
+    {
+      name: 'xlsx (4 sheets of 2,000 rows)',
+      unit: 'sheets',
+      units: 4,
+      bytes: await workbookOf(4, 2000),
+      direct: [
+        ['reader direct', reader],
+        ['exceljs xlsx.load', (b) => new ExcelJS.Workbook().xlsx.load(b as unknown as ArrayBuffer)],
+      ],
+    },
+    {
+      name: 'pptx (40 slides)',
+      unit: 'slides',
+      units: 40,
+      bytes: deckOf(40),
+      direct: [['reader direct', reader]],
+    },
+    {
+      name: 'ods-like xlsx (10,000 rows)',
+      unit: 'rows',
+      units: 10_000,
+      bytes: bigSheet(10_000),
+      direct: [['reader direct', reader]],
+    },
+    {
+      name: 'odt (2,000 more paragraphs)',
+      unit: 'paragraphs',
+      units: 2000,
+      bytes: odtFile(PARAGRAPHS.map((t) => `<text:p>${t}</text:p>`).join('')),
+      direct: [['reader direct', reader]],
+    },
+    {
+      name: 'epub (2,000 more paragraphs)',
+      unit: 'paragraphs',
+      units: 2000,
+      bytes: epubFile(PARAGRAPHS.map((t) => `<p>${t}</p>`).join('')),
+      direct: [['reader direct', reader]],
+    },
+    {
+      name: 'csv (10,000 rows)',
+      unit: 'rows',
+      units: 10_000,
+      bytes: Buffer.from(csv),
+      direct: [['reader direct', (b) => readCsvFile(b, 16 << 20)]],
+    },
+  ];
+}
+
+/** OCR seconds per page: a page of text, screenshot by sift's Chromium, read by Tesseract. */
+async function ocrPage(): Promise<Record<string, number | string>> {
+  const text = Array.from(
+    { length: 28 },
+    (_, i) => `<p>Line ${i + 1} of the scanned report on orchards, harvests and prices.</p>`,
+  );
+  const fx = await new Fixture({
+    '/page': send(
+      200,
+      'text/html',
+      html(
+        `<div style="width: 1180px; height: 1760px; padding: 50px; font: 32px/1.6 'DejaVu Serif', serif; background: #fff; color: #000">${text.join('')}</div>`,
+      ),
+    ),
+  }).start();
+  const sift = await startSiftProcess({
+    SIFT_TOKENS: `${TOKEN}:bench:fleet`,
+    SIFT_FLEET_ALLOW: '127.0.0.0/8',
+    SIFT_DB: path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-bench-')), 'sift.db'),
+  });
+  try {
+    const r = await request(`${sift.url}/v1/fetch`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${TOKEN}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        url: fx.url('/page'),
+        render: 'always',
+        screenshot: true,
+        full_page: true,
+        format: 'text',
+      }),
+    });
+    const shot = ((await r.body.json()) as { screenshot: { data: string; width: number; height: number } })
+      .screenshot;
+    const png = Buffer.from(shot.data, 'base64');
+    const seconds: number[] = [];
+    let words = 0;
+    for (let i = 0; i < ROUNDS; i++) {
+      const t = performance.now();
+      const pages = await ocr(png, { langs: 'eng', cpuS: 120 });
+      seconds.push((performance.now() - t) / 1000);
+      words = pages.flat().reduce((n, b) => n + (b.kind === 'paragraph' ? b.text.split(' ').length : 0), 0);
+    }
+    return {
+      'OCR: page pixels': `${shot.width} × ${shot.height}`,
+      [`OCR: seconds per page (median of ${ROUNDS})`]: +median(seconds).toFixed(2),
+      'OCR: seconds per megapixel': +(median(seconds) / ((shot.width * shot.height) / 1e6)).toFixed(2),
+      'OCR: words read (of 336 written)': words,
+    };
+  } finally {
+    await kill(sift, 'SIGTERM');
+    await fx.stop();
+  }
+}
+
+export async function benchOffice(): Promise<Record<string, number | string>> {
+  const out: Record<string, number | string> = {};
+  const parser = new DocumentParser({ processes: 1 });
+  try {
+    for (const f of await families()) {
+      const viaSift = async () =>
+        void (await parser.parse(f.bytes, {
+          ...OPTS,
+          mediaType: f.name.startsWith('csv') ? 'text/csv' : undefined,
+        }));
+      await viaSift();
+      for (const [, d] of f.direct) await d(f.bytes);
+      const s: Round[] = [];
+      const d: Round[][] = f.direct.map(() => []);
+      for (let r = 0; r < ROUNDS; r++) {
+        s.push(await round(viaSift, () => parser.processes(), f.units));
+        for (const [i, [, read]] of f.direct.entries())
+          d[i].push(
+            await round(
+              async () => void (await read(f.bytes)),
+              () => [],
+              f.units,
+            ),
+          );
+      }
+      const sp = median(s.map((x) => x.pagesPerS));
+      out[`${f.name}: sift ${f.unit}/s, CPU ms/${f.unit.replace(/s$/, '')}, peak RSS MB`] =
+        `${sp.toFixed(1)}, ${median(s.map((x) => x.cpuMsPerPage)).toFixed(2)}, ${Math.round(Math.max(...s.map((x) => x.peakRssMb)))}`;
+      for (const [i, [name]] of f.direct.entries()) {
+        const dp = median(d[i].map((x) => x.pagesPerS));
+        out[`${f.name}: ${name} ${f.unit}/s, CPU ms, peak RSS MB; sift/it`] =
+          `${dp.toFixed(1)}, ${median(d[i].map((x) => x.cpuMsPerPage)).toFixed(2)}, ${Math.round(Math.max(...d[i].map((x) => x.peakRssMb)))}; ${(sp / dp).toFixed(2)}`;
+      }
+    }
+  } finally {
+    await parser.close();
+  }
+  return { ...out, ...(await ocrPage()) };
+}
