@@ -20,7 +20,7 @@ type PdfJs = typeof import('pdfjs-dist');
 /** pdf.js's legacy build is an ES module: imported as one (TypeScript would make import() a require). */
 const importModule = new Function('s', 'return import(s)') as (s: string) => Promise<unknown>;
 
-async function loadPdfJs(): Promise<PdfJs> {
+export async function loadPdfJs(): Promise<PdfJs> {
   const root = path.resolve(path.dirname(require.resolve('pdfjs-dist')), '..');
   return (await importModule(path.join(root, 'legacy', 'build', 'pdf.mjs'))) as PdfJs;
 }

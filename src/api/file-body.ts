@@ -60,9 +60,28 @@ export function readFileBody(req: IncomingMessage, limit: number): Promise<FileB
   const length = Number(req.headers['content-length'] ?? NaN);
   // Multipart's boundaries, headers and options come on top of the file.
   if (length > limit + OPTIONS_BYTES + 16 * 1024) return Promise.reject(tooLarge(limit));
+  // What this body may hold while it is read: its length, or the whole limit when it is chunked.
+  const held = Number.isFinite(length) ? length : limit + OPTIONS_BYTES;
+  if (reading > 0 && reading + held > READING_FILES * limit) return Promise.reject(busy());
+  reading += held;
   const type = req.headers['content-type'] ?? '';
-  return /^multipart\/form-data\s*;/i.test(type) ? readMultipart(req, limit) : readRaw(req, limit, type);
+  const read = /^multipart\/form-data\s*;/i.test(type)
+    ? readMultipart(req, limit)
+    : readRaw(req, limit, type);
+  return read.finally(() => (reading -= held));
 }
+
+/** Bytes of uploads being read in this process now, against READING_FILES files of the limit. */
+let reading = 0;
+const READING_FILES = 4;
+
+const busy = () =>
+  new SiftError(
+    503,
+    'server_busy',
+    'sift is reading as many uploaded files as it may at once',
+    'try again in a few seconds',
+  ).retryAfter(5);
 
 function readRaw(req: IncomingMessage, limit: number, contentType: string): Promise<FileBody> {
   return new Promise((resolve, reject) => {
@@ -104,9 +123,16 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<FileBody> {
       failed = true;
       req.unpipe(bb);
       req.resume();
+      bb.destroy();
       reject(err);
     };
+    // A body cut short ends every open part with an error: each is listened to, or it would
+    // be thrown as uncaught.
+    const cut = () => fail(invalidRequest('the multipart body ended before its closing boundary'));
+    req.once('error', cut);
+    req.once('aborted', cut);
     bb.on('file', (name, stream, info) => {
+      stream.on('error', cut);
       if (name !== 'file') return void stream.resume();
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));

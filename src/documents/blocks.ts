@@ -6,9 +6,11 @@ export type Block =
   | { kind: 'item'; ordered: boolean; marker: string; text: string; depth?: number }
   | { kind: 'table'; rows: string[][] };
 
-/** The characters of text a block holds. */
+/** The characters of text a block holds (a table's cells at least one each: an empty one is written too). */
 export const blockChars = (b: Block): number =>
-  b.kind === 'table' ? b.rows.reduce((n, r) => n + r.reduce((m, c) => m + c.length, 0), 0) : b.text.length;
+  b.kind === 'table'
+    ? b.rows.reduce((n, r) => n + r.reduce((m, c) => m + Math.max(1, c.length), 0), 0)
+    : b.text.length;
 
 export interface PageBlocks {
   /** The page's number in the document, from 1 (a slide's, a sheet's). */

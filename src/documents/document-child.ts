@@ -2,6 +2,10 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
+
+/** Whether bytes begin as a PDF does. */
+const startsAsPdf = (b: Uint8Array): boolean =>
+  Buffer.from(b.buffer, b.byteOffset, Math.min(5, b.byteLength)).toString('latin1') === '%PDF-';
 import { readImage } from './image-reader';
 import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJob } from './pdf-reader';
 
@@ -81,20 +85,14 @@ async function readAny(
   exhaustion: Exhaustion,
   progress: (page: number) => void,
 ): Promise<ParsedDocument> {
-  if (job.mediaType === 'text/csv') {
-    progress(0);
-    return readCsvFile(job.bytes, job.maxChars);
-  }
-  if (startsAsRtf(job.bytes)) {
-    progress(0);
-    return readRtfFile(job.bytes, job.maxChars);
-  }
+  // By the bytes first: a PDF, an archive or an image is one whatever it was served as; a CSV
+  // by its type alone.
   const image = imageTypeOf(job.bytes);
-  if (image) {
-    progress(0);
-    return readImage(job, image);
-  }
-  if (!mayBeOffice(job.bytes)) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
+  const other = image || mayBeOffice(job.bytes) || startsAsRtf(job.bytes) || job.mediaType === 'text/csv';
+  if (startsAsPdf(job.bytes) || !other) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
   progress(0);
-  return readOffice(job.bytes, job.maxChars);
+  if (image) return readImage(job, image);
+  if (mayBeOffice(job.bytes)) return readOffice(job.bytes, job.maxChars);
+  if (startsAsRtf(job.bytes)) return readRtfFile(job.bytes, job.maxChars);
+  return readCsvFile(job.bytes, job.maxChars);
 }

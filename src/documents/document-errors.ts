@@ -116,6 +116,7 @@ export function failureOf(
     if (end.fail === 'encrypted') return encrypted();
     if (end.fail === 'unreadable') return unreadable(end.message);
     if (end.fail === 'too_large') return tooComplex('size', end.message);
+    if (end.fail === 'cpu') return tooComplex('cpu', end.message);
     return tooComplex('memory', `${where} ran out of memory (${end.message})`);
   }
   if (end.killed === 'deadline') return tooComplex('deadline', `the time allowed ran out at ${where}`);

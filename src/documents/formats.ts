@@ -46,7 +46,8 @@ function mdBlock(b: Block): string {
       return `${indent}- ${mdInline(lettered(b.marker) ? `${b.marker} ${b.text}` : b.text)}`;
     }
     case 'table': {
-      const width = Math.max(...b.rows.map((r) => r.length));
+      let width = 0;
+      for (const r of b.rows) width = Math.max(width, r.length);
       const row = (r: string[]) =>
         `| ${Array.from({ length: width }, (_, i) => mdCell(r[i] ?? '')).join(' | ')} |`;
       const [head, ...rest] = b.rows;

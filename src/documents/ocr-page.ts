@@ -12,7 +12,7 @@ const MAX_IMAGES = 4;
 const MIN_PIXELS = 10_000;
 
 /** An image as pdf.js decodes it: its pixels as grey (1 bit), RGB or RGBA (ImageKind 1, 2, 3). */
-interface DecodedImage {
+export interface DecodedImage {
   width: number;
   height: number;
   kind?: number;
@@ -20,7 +20,7 @@ interface DecodedImage {
 }
 
 /** The image's pixels, one grey byte each, or undefined for a kind not read. */
-function grey(img: DecodedImage): Uint8Array | undefined {
+export function grey(img: DecodedImage): Uint8Array | undefined {
   const { width: w, height: h, data } = img;
   if (!data) return undefined;
   const out = new Uint8Array(w * h);
@@ -74,16 +74,18 @@ export async function ocrPage(
     let images = 0;
     for (const name of names) {
       const img = await objectOf(page, name);
-      if (!img || img.width * img.height < MIN_PIXELS) continue;
-      if (img.width * img.height > MAX_PIXELS)
-        throw new ReadFailure(
-          'too_large',
-          `page ${n}'s image is ${img.width}×${img.height} pixels, over ${MAX_PIXELS}`,
-        );
+      // An image too small to hold text, or too large to read (past MAX_PIXELS), is left out: the
+      // page is read as far as it can be, as a page pdf.js cannot read is.
+      if (!img || img.width * img.height < MIN_PIXELS || img.width * img.height > MAX_PIXELS) continue;
       const g = grey(img);
       if (!g) continue;
       images++;
-      for (const p of await ocr(pgm(img.width, img.height, g), limits)) blocks.push(...p);
+      try {
+        for (const p of await ocr(pgm(img.width, img.height, g), limits)) blocks.push(...p);
+      } catch (err) {
+        // One image Tesseract cannot read (or could not start for) costs that image, not the page.
+        if (err instanceof ReadFailure && err.kind === 'memory') throw err;
+      }
     }
     return { blocks, images };
   } finally {

@@ -113,9 +113,14 @@ export function ocr(image: Uint8Array, limits: OcrLimits): Promise<Block[][]> {
     p.on('error', (e) => reject(new ReadFailure('unreadable', `OCR could not start: ${e.message}`)));
     p.on('close', (code, signal) => {
       if (signal === 'SIGXCPU' || signal === 'SIGKILL')
-        return reject(new ReadFailure('too_large', `OCR took over ${limits.cpuS} s of CPU time`));
+        return reject(new ReadFailure('cpu', `OCR took over ${limits.cpuS} s of CPU time`));
       if (/failed to execute|No such file/i.test(err) && !/tessdata|traineddata/i.test(err))
         return reject(new ReadFailure('unreadable', "OCR needs Tesseract: install Debian's tesseract-ocr"));
+      const lang = /Failed loading language '([^']{1,40})'/.exec(err)?.[1];
+      if (code !== 0 && lang) {
+        const msg = `OCR has no data for the language "${lang}" (SIFT_OCR_LANGS): install Debian's tesseract-ocr-${lang}`;
+        return reject(new ReadFailure('unreadable', msg));
+      }
       if (code !== 0) return reject(new ReadFailure('unreadable', `OCR failed: ${err.trim().slice(0, 300)}`));
       resolve(blocksOf(Buffer.concat(out).toString('utf8')));
     });

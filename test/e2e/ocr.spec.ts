@@ -50,7 +50,7 @@ describe('OCR of images and scanned pages', () => {
       },
     });
     await fx.start();
-    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1/32' }));
+    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.1/32', SIFT_OCR_LANGS: 'eng' }));
     const shot = await post({ url: fx.url('/words'), render: 'always', screenshot: true, format: 'text' });
     expect(shot.status).toBe(200);
     png = Buffer.from(shot.body.screenshot.data, 'base64');
@@ -115,5 +115,22 @@ describe('OCR of images and scanned pages', () => {
     expect(r.status).toBe(200);
     expect(r.body.metadata.ocr).toBe(true);
     expect(words(r.body.content)).toEqual(WORDS);
+  }, 60_000);
+
+  it('SIFT_OCR_LANGS names the languages: one Tesseract lacks fails the image, naming it', async () => {
+    const { app: other } = await createTestApp({
+      SIFT_FLEET_ALLOW: '127.0.0.1/32',
+      SIFT_OCR_LANGS: 'xyz',
+    });
+    try {
+      const r = await request(other.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/words.png'), max_age_s: 0 });
+      expect([r.status, r.body.error.code]).toEqual([502, 'unsupported_document']);
+      expect(r.body.error.message).toMatch(/no data for the language "xyz".*tesseract-ocr-xyz/);
+    } finally {
+      await other.close();
+    }
   }, 60_000);
 });

@@ -24,15 +24,17 @@ import {
 const DOCX = 'application/vnd.openxmlformats-officedocument.wordprocessingml.document';
 const XLSX = 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet';
 
+/** A local file an external entity names: its words must never come back. */
+const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-xxe-')), 'secret.txt');
+fs.writeFileSync(secret, 'the secret words');
+
 describe('Office files through the app', () => {
   let app: INestApplication;
   let fx: Fixture;
-  const secret = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-xxe-')), 'secret.txt');
   const post = (body: Record<string, unknown>) =>
     request(app.getHttpServer()).post('/v1/fetch').set(fleet).send(body);
 
   beforeAll(async () => {
-    fs.writeFileSync(secret, 'the secret words');
     fx = new Fixture({
       '/report.docx': send(200, DOCX, await wordFile()),
       '/stock.xlsx': send(200, XLSX, await workbook()),
@@ -158,28 +160,43 @@ describe('Office files through the app', () => {
     expect(Math.max(...health)).toBeLessThan(1000);
   }, 60_000);
 
-  it('Office files as batch targets are read like any page; a hostile one fails alone', async () => {
+  it('Office files as batch targets are read like any page; each hostile one fails alone', async () => {
+    const paths = [
+      '/report.docx',
+      '/bomb.docx',
+      '/stock.xlsx',
+      '/laughs.docx',
+      '/xxe.docx',
+      '/corrupt.docx',
+      '/big.xlsx',
+    ];
     const res = await request(app.getHttpServer())
       .post('/v1/batch')
       .set(fleet)
-      .send({
-        targets: ['/report.docx', '/bomb.docx', '/stock.xlsx', '/laughs.docx'].map((p) => ({
-          url: fx.url(p),
-        })),
-      });
+      .send({ targets: paths.map((p) => ({ url: fx.url(p) })), options: { max_age_s: 0 } });
     expect(res.status).toBe(202);
     await waitForJob(app, res.body.id);
     const results = await request(app.getHttpServer()).get(`/v1/batch/${res.body.id}/results`).set(fleet);
     const items = results.body.results as {
       status: string;
-      result?: { content: string };
+      result?: { content: string; truncated: boolean };
       error?: { code: string };
     }[];
-    expect(items.map((i) => i.status)).toEqual(['done', 'failed', 'done', 'failed']);
+    expect(items.map((i) => i.status)).toEqual([
+      'done',
+      'failed',
+      'done',
+      'failed',
+      'failed',
+      'failed',
+      'done',
+    ]);
     expect(items[0].result!.content).toContain('# Field Report');
     expect(items[1].error!.code).toBe('document_too_complex');
     expect(items[2].result!.content).toContain('| Bolts | 120 | TRUE |');
-    expect(items[3].error!.code).toBe('unsupported_document');
+    expect(items.slice(3, 6).map((i) => i.error!.code)).toEqual(Array(3).fill('unsupported_document'));
+    expect(JSON.stringify(items[4])).not.toContain('the secret words');
+    expect(items[6].result!.truncated).toBe(true);
   });
 });
 
@@ -258,8 +275,23 @@ describe('POST /v1/parse: a file sent, read as a page of its type', () => {
     expect([bomb.status, bomb.body.error.code]).toEqual([502, 'document_too_complex']);
     const laughs = await parse().attach('file', wordWithXml(BILLION_LAUGHS), 'laughs.docx');
     expect([laughs.status, laughs.body.error.code]).toEqual([502, 'unsupported_document']);
+    const xxe = await parse().attach('file', wordWithXml(externalEntity(secret)), 'xxe.docx');
+    expect([xxe.status, xxe.body.error.code]).toEqual([502, 'unsupported_document']);
+    expect(JSON.stringify(xxe.body)).not.toContain('the secret words');
+    const corrupt = await parse()
+      .set('content-type', DOCX)
+      .send(Buffer.from('PK\x03\x04 and then nothing', 'latin1'));
+    expect([corrupt.status, corrupt.body.error.code]).toEqual([502, 'unsupported_document']);
+    const sheet = await parse().attach('file', bigSheet(30_000), 'big.xlsx');
+    expect([sheet.status, sheet.body.truncated]).toEqual([200, true]);
     const image = await parse().set('content-type', 'image/gif').send(Buffer.from('GIF89a', 'latin1'));
     expect([image.status, image.body.error.code]).toEqual([502, 'unsupported_content_type']);
+    // A multipart body cut before its closing boundary: a 400, and sift goes on.
+    const cut = await parse()
+      .set('content-type', 'multipart/form-data; boundary=X')
+      .send('--X\r\nContent-Disposition: form-data; name="file"; filename="a.txt"\r\n\r\nhello');
+    expect([cut.status, cut.body.error.code]).toEqual([400, 'invalid_request']);
+    expect((await request(app.getHttpServer()).get('/healthz')).status).toBe(200);
     // Without a token nothing is read.
     const anon = await request(app.getHttpServer()).post('/v1/parse').set('content-type', DOCX).send(word);
     expect(anon.status).toBe(401);

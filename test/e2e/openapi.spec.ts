@@ -161,7 +161,7 @@ describe('response shapes', () => {
       expect(keys(linked.formats.chunks[0])).toEqual(props('ChunkDto'));
       expect(keys(linked.changes)).toEqual(props('ChangesDto'));
       expect(keys(linked.changes.diff)).toEqual(props('ChangesDiffDto'));
-      expect(keys(linked.metadata)).toEqual(props('MetadataDto').filter((k) => k !== 'pages'));
+      expect(keys(linked.metadata)).toEqual(props('MetadataDto').filter((k) => k !== 'pages' && k !== 'ocr'));
       expect(Object.keys(cached)).toEqual(Object.keys(fresh)); // same fields, same order
 
       const sub = await http()

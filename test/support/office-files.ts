@@ -287,6 +287,9 @@ export const odtFile = (more = ''): Buffer =>
     3,
   );
 
+/** An OpenDocument spreadsheet of the given body (its tables). */
+export const odsOf = (body: string): Buffer => odf('spreadsheet', body);
+
 /** An OpenDocument spreadsheet of two sheets, with the repeated empty rows and cells LibreOffice writes. */
 export const odsFile = (): Buffer =>
   odf(

@@ -2,7 +2,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { readCsvFile, readOffice, readRtfFile } from '../../src/documents/office/office-reader';
-import { MAX_ROWS } from '../../src/documents/office/xlsx';
+import { MAX_COLUMNS, MAX_ROWS } from '../../src/documents/office/xlsx';
 import { ReadFailure } from '../../src/documents/read-failure';
 import {
   BILLION_LAUGHS,
@@ -12,6 +12,7 @@ import {
   externalEntity,
   odpFile,
   odsFile,
+  odsOf,
   odtFile,
   plainWord,
   repeatedCells,
@@ -307,5 +308,93 @@ describe('RTF files', () => {
     expect(() => readRtfFile(Buffer.from('{\\rtf1' + '{'.repeat(10_000)), 1000)).toThrow(/deeper than 200/);
     const long = readRtfFile(Buffer.from(`{\\rtf1 ${'word '.repeat(1000)}\\par}`), 100);
     expect(long.truncated).toBe(true);
+  });
+});
+
+describe('hostile shapes stay within the caps', () => {
+  const W = 'xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"';
+  const word = (body: string) => wordWithXml(`<w:document ${W}><w:body>${body}</w:body></w:document>`);
+
+  it('a Word table of 128,000 spanned columns and 20,000 empty rows: capped, truncated, quickly', () => {
+    const wide = `<w:tr>${'<w:tc><w:tcPr><w:gridSpan w:val="64"/></w:tcPr><w:p><w:r><w:t>x</w:t></w:r></w:p></w:tc>'.repeat(2000)}</w:tr>`;
+    const d = readOffice(word(`<w:tbl>${wide}${'<w:tr><w:tc/></w:tr>'.repeat(20_000)}</w:tbl>`), 1_000_000);
+    expect(d.truncated).toBe(true);
+    const rows = d.markdown.split('\n');
+    expect(rows).toHaveLength(2); // the one row with text, and the header's rule
+    expect(rows[0].split(' | ')).toHaveLength(MAX_COLUMNS);
+  });
+
+  it('an OpenDocument row of 20,000 empty cells repeated 16,384 times, then text: the text past the width is cut', () => {
+    const row = `<table:table-row>${'<table:table-cell table:number-columns-repeated="16384"/>'.repeat(20_000)}<table:table-cell><text:p>late</text:p></table:table-cell></table:table-row>`;
+    const d = readOffice(
+      odsOf(
+        `<table:table table:name="S"><table:table-row><table:table-cell><text:p>a</text:p></table:table-cell></table:table-row>${row}</table:table>`,
+      ),
+      1_000_000,
+    );
+    expect(d.truncated).toBe(true);
+    expect(d.markdown).not.toContain('late');
+  });
+
+  it('an OpenDocument text whose table passes the row cap keeps the rows it read', () => {
+    const rows = Array.from(
+      { length: MAX_ROWS + 1 },
+      (_, i) =>
+        `<table:table-row><table:table-cell><text:p>r${i}</text:p></table:table-cell></table:table-row>`,
+    );
+    const d = readOffice(odtFile(`<table:table table:name="T">${rows.join('')}</table:table>`), 10_000_000);
+    expect(d.truncated).toBe(true);
+    // The document's rows count together: the first table's three, then this one's up to the cap.
+    expect(d.markdown).toContain(`| r${MAX_ROWS - 4} |`);
+    expect(d.markdown).not.toContain(`| r${MAX_ROWS - 3} |`);
+  });
+
+  it('a 1 MB shared string in every cell of a sheet stops at the character cap', () => {
+    // About 1 MB of words that do not repeat, as text packs (3 to 4 times).
+    const big = Array.from({ length: 130_000 }, (_, i) => `w${(i * 7919) % 100_003}`).join(' ');
+    const cells = Array.from(
+      { length: 50 },
+      (_, c) => `<c r="${String.fromCharCode(65 + (c % 26))}${c < 26 ? '' : 'A'}1" t="s"><v>0</v></c>`,
+    );
+    const sheet = `<worksheet><sheetData>${Array.from({ length: 40 }, (_, r) => `<row r="${r + 1}">${cells.join('')}</row>`).join('')}</sheetData></worksheet>`;
+    const rel = 'xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships"';
+    const xlsx = zipOf([
+      {
+        name: 'xl/workbook.xml',
+        data: Buffer.from(
+          `<workbook ${rel}><sheets><sheet name="S" sheetId="1" r:id="rId1"/></sheets></workbook>`,
+        ),
+      },
+      {
+        name: 'xl/_rels/workbook.xml.rels',
+        data: Buffer.from(
+          '<Relationships><Relationship Id="rId1" Target="worksheets/sheet1.xml"/></Relationships>',
+        ),
+      },
+      { name: 'xl/sharedStrings.xml', data: Buffer.from(`<sst><si><t>${big}</t></si></sst>`) },
+      { name: 'xl/worksheets/sheet1.xml', data: Buffer.from(sheet) },
+    ]);
+    const d = readOffice(xlsx, 4_000_000);
+    expect(d.truncated).toBe(true);
+    expect(d.markdown.length).toBeLessThan(8_000_000);
+  });
+
+  it('a stored part whose size is not its bytes is damaged', () => {
+    const z = zipOf([
+      { name: 'word/document.xml', data: Buffer.alloc(4096, 0x20), store: true, statedSize: 10 },
+    ]);
+    expect(failure(() => readOffice(z, 1000)).message).toMatch(/stored in 4096 bytes but states 10/);
+  });
+
+  it('an e-book chapter with a self-closing script keeps the text after it', () => {
+    const d = readOffice(epubFile('<script src="a.js"/><p>After the script.</p>'), 1_000_000);
+    expect(d.markdown).toContain('After the script.');
+  });
+
+  it('a CSV of 300 columns is cut at the column cap and says so', async () => {
+    const row = Array.from({ length: 300 }, (_, i) => `c${i}`).join(',');
+    const d = await readCsvFile(Buffer.from(`${row}\n${row}\n`), 1_000_000);
+    expect(d.truncated).toBe(true);
+    expect(d.text.split('\n')[0].split('\t')).toHaveLength(MAX_COLUMNS);
   });
 });

@@ -35,7 +35,9 @@ export async function readCsv(bytes: Uint8Array, maxChars: number): Promise<Offi
       (err, out: string[][] | undefined) => (err ? reject(err) : resolve(out ?? [])),
     ),
   );
+  let wide = false;
   const rows = records.slice(0, MAX_ROWS).map((r) => {
+    if (r.length > MAX_COLUMNS && r.slice(MAX_COLUMNS).some((c) => c.trim() !== '')) wide = true;
     const cells = r.slice(0, MAX_COLUMNS).map((c) => c.replace(/\s+/g, ' ').trim());
     while (cells.length > 0 && cells.at(-1) === '') cells.pop();
     return cells;
@@ -46,7 +48,7 @@ export async function readCsv(bytes: Uint8Array, maxChars: number): Promise<Offi
   return {
     pages: [{ page: 1, blocks: out.take() }],
     marker: null,
-    truncated: records.length > MAX_ROWS || out.truncated,
+    truncated: records.length > MAX_ROWS || wide || out.truncated,
     metadata: { pages: 1 },
   };
 }

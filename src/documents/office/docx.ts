@@ -4,6 +4,7 @@ import { Gathered } from './gathered';
 import { readXml } from './xml';
 import type { Zip } from './zip';
 import type { OfficeRead } from './office-reader';
+import { MAX_COLUMNS, MAX_ROWS } from './xlsx';
 
 /** A paragraph style's heading level (1-6), from its name or outline level, through its bases. */
 function headingLevels(zip: Zip): Map<string, number> {
@@ -94,6 +95,8 @@ interface Cell {
 interface Table {
   rows: string[][];
   cell?: Cell;
+  /** The row under way is past MAX_ROWS: its cells are left out. */
+  over?: boolean;
 }
 
 /**
@@ -109,6 +112,8 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
   const levels = headingLevels(zip);
   const numbered = numberedLists(zip);
   const out = new Gathered(maxChars);
+  /** A table's rows or columns past the caps were left out. */
+  let cut = false;
   const paras: Para[] = [];
   const tables: Table[] = [];
   /** Per list and level, the number of the last item (for numbered lists' markers). */
@@ -176,9 +181,14 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
         case 'w:tbl':
           tables.push({ rows: [] });
           break;
-        case 'w:tr':
-          tables.at(-1)?.rows.push([]);
+        case 'w:tr': {
+          const t = tables.at(-1);
+          if (!t) break;
+          t.over = t.rows.length >= MAX_ROWS;
+          if (t.over) cut = true;
+          else t.rows.push([]);
           break;
+        }
         case 'w:tc': {
           const t = tables.at(-1);
           if (t) t.cell = { parts: [], span: 1, continued: false };
@@ -217,16 +227,21 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
         case 'w:tc': {
           const t = tables.at(-1);
           const cell = t?.cell;
-          if (t && cell) {
+          if (t && cell && !t.over) {
             const row = t.rows.at(-1);
-            row?.push(cell.continued ? '' : cell.parts.join(' '), ...Array<string>(cell.span - 1).fill(''));
-            t.cell = undefined;
+            const places = [
+              cell.continued ? '' : cell.parts.join(' '),
+              ...Array<string>(cell.span - 1).fill(''),
+            ];
+            if (row && row.length + places.length > MAX_COLUMNS) cut = true;
+            row?.push(...places.slice(0, Math.max(0, MAX_COLUMNS - (row?.length ?? 0))));
           }
+          if (t) t.cell = undefined;
           break;
         }
         case 'w:tbl': {
           const t = tables.pop();
-          const rows = t?.rows.filter((r) => r.length > 0) ?? [];
+          const rows = t?.rows.filter((r) => r.some((c) => c !== '')) ?? [];
           const outer = tables.at(-1);
           if (outer?.cell) outer.cell.parts.push(rows.map((r) => r.filter(Boolean).join(' ')).join(' '));
           else if (rows.length > 0) out.add({ kind: 'table', rows });
@@ -239,7 +254,7 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
   return {
     pages: [{ page: 1, blocks: out.blocks }],
     marker: null,
-    truncated: out.truncated,
+    truncated: out.truncated || cut,
     metadata: propertiesOf(zip, pages),
   };
 }

@@ -27,6 +27,16 @@ interface Book {
   chapters: string[];
 }
 
+/** A manifest href as a part name: its fragment dropped, percent-escapes undone where they are whole. */
+function hrefPath(href: string): string {
+  const bare = href.split('#')[0];
+  try {
+    return decodeURIComponent(bare);
+  } catch {
+    return bare;
+  }
+}
+
 /** The package document (OPF): the book's metadata and its reading order (the spine). */
 function bookOf(zip: Zip): Book {
   let opf: string | undefined;
@@ -60,7 +70,7 @@ function bookOf(zip: Zip): Book {
   const chapters = spine
     .map((id) => items.get(id))
     .filter((i): i is { href: string; type: string } => !!i && /html/.test(i.type))
-    .map((i) => path.posix.normalize(path.posix.join(dir, decodeURIComponent(i.href.split('#')[0]))));
+    .map((i) => path.posix.normalize(path.posix.join(dir, hrefPath(i.href))));
   return {
     title: meta.title,
     author: meta.creator,
@@ -165,7 +175,7 @@ function chapterBlocks(html: string): Block[] {
         } else if (BLOCK.has(name)) flush();
       },
     },
-    { decodeEntities: true, lowerCaseTags: true },
+    { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true },
   );
   parser.write(html);
   parser.end();

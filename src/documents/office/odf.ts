@@ -116,10 +116,13 @@ export function readOdf(
     t.cell = undefined;
     if (!c || !t.row) return;
     const text = c.covered ? '' : c.parts.join(' ');
-    if (text === '') return void (t.gap += c.repeat);
-    const places = [...Array<string>(t.gap).fill(''), ...Array<string>(c.repeat).fill(text)];
+    // Empty places count only up to the row's width; a full row takes nothing more.
+    if (text === '') return void (t.gap = Math.min(t.gap + c.repeat, MAX_COLUMNS));
+    const room = MAX_COLUMNS - t.row.length;
+    if (t.gap + c.repeat > room) cut = true;
+    const gap = Math.min(t.gap, room);
     t.gap = 0;
-    t.row.push(...places.slice(0, Math.max(0, MAX_COLUMNS - t.row.length)));
+    t.row.push(...Array<string>(gap).fill(''), ...Array<string>(Math.min(c.repeat, room - gap)).fill(text));
   };
 
   readXml(zip.read('content.xml')!, 'content.xml', {
@@ -225,12 +228,11 @@ export function readOdf(
       }
     },
   });
-  // A flow's one page, or the sheet or slide under way when a cap stopped the reading.
+  // The table under way when a cap stopped the reading keeps its rows; then a flow's one page,
+  // or the sheet or slide under way.
+  if (tables[0]?.rows.length) out.add({ kind: 'table', rows: tables[0].rows });
   if (kind === 'text') pages.push({ page: 1, blocks: out.take() });
-  else {
-    if (tables[0]?.rows.length) out.add({ kind: 'table', rows: tables[0].rows });
-    if (out.blocks.length > 0 || (kind === 'spreadsheet' && tables.length > 0)) page();
-  }
+  else if (out.blocks.length > 0 || (kind === 'spreadsheet' && tables.length > 0)) page();
   const count = kind === 'text' ? (statedPages(zip) ?? 1) : pages.length;
   return {
     pages,

@@ -34,7 +34,8 @@ function shapes(zip: Zip, part: string, notes: boolean): Block[] {
   let inText = false;
   readXml(bytes, part, {
     open: (n, a) => {
-      if (n === 'p:sp') placeholder = undefined;
+      // A shape, table, picture or connector starts without the placeholder of the one before.
+      if (n === 'p:sp' || n === 'p:graphicFrame' || n === 'p:pic' || n === 'p:cxnSp') placeholder = undefined;
       else if (n === 'p:ph') placeholder = a.type ?? 'body';
       else if (n === 'a:p') para = { text: '', level: 0, bullet: false };
       else if (n === 'a:pPr' && para) para.level = Math.max(0, Math.min(8, Number(a.lvl) || 0));

@@ -2,7 +2,7 @@ import * as iconv from 'iconv-lite';
 import type { Block } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
-import { MAX_COLUMNS } from './xlsx';
+import { MAX_COLUMNS, MAX_ROWS } from './xlsx';
 
 /** Groups nested deeper than this are not a document any word processor writes. */
 const MAX_DEPTH = 200;
@@ -46,6 +46,8 @@ export function readRtf(bytes: Uint8Array, maxChars: number): OfficeRead {
   let row: string[] = [];
   let rows: string[][] = [];
   let skipChars = 0;
+  /** Table rows or cells past the caps were left out. */
+  let cut = false;
 
   const put = (s: string) => {
     if (st.info !== undefined) info[st.info] = (info[st.info] ?? '') + s;
@@ -139,9 +141,11 @@ export function readRtf(bytes: Uint8Array, maxChars: number): OfficeRead {
     else if (word === 'intbl') para.intbl = true;
     else if (word === 'cell' || word === 'nestcell') {
       if (row.length < MAX_COLUMNS) row.push(text.replace(/\s+/g, ' ').trim());
+      else cut = true;
       text = '';
     } else if (word === 'row' || word === 'nestrow') {
-      if (row.some((x) => x !== '')) rows.push(row);
+      if (row.some((x) => x !== '') && rows.length < MAX_ROWS) rows.push(row);
+      else if (rows.length >= MAX_ROWS) cut = true;
       row = [];
       text = '';
     } else if (word === 'line' || word === 'tab') put(' ');
@@ -163,5 +167,10 @@ export function readRtf(bytes: Uint8Array, maxChars: number): OfficeRead {
   };
   for (const k of Object.keys(metadata) as (keyof typeof metadata)[])
     if (metadata[k] === undefined) delete metadata[k];
-  return { pages: [{ page: 1, blocks: out.take() }], marker: null, truncated: out.truncated, metadata };
+  return {
+    pages: [{ page: 1, blocks: out.take() }],
+    marker: null,
+    truncated: out.truncated || cut,
+    metadata,
+  };
 }

@@ -34,8 +34,14 @@ function sheetsOf(zip: Zip): { name: string; part: string }[] {
   return sheets;
 }
 
-/** The shared strings table: each string item's text, runs joined, phonetic guides left out. */
-function sharedStrings(zip: Zip): string[] {
+/** One line of text: runs of white space as one space, none at the ends. */
+const oneLine = (s: string) => s.replace(/\s+/g, ' ').trim();
+
+/**
+ * The shared strings table: each string item's text, runs joined, phonetic guides left out, on
+ * one line and at most `maxChars` long.
+ */
+function sharedStrings(zip: Zip, maxChars: number): string[] {
   const out: string[] = [];
   const bytes = zip.read('xl/sharedStrings.xml');
   if (!bytes) return out;
@@ -49,11 +55,11 @@ function sharedStrings(zip: Zip): string[] {
       else if (n === 'rPh') phonetic++;
     },
     text: (t) => {
-      if (inText && phonetic === 0 && cur !== undefined) cur += t;
+      if (inText && phonetic === 0 && cur !== undefined && cur.length < maxChars) cur += t;
     },
     close: (n) => {
       if (n === 'si') {
-        out.push(cur ?? '');
+        out.push(oneLine(cur ?? '').slice(0, maxChars));
         cur = undefined;
       } else if (n === 't') inText = false;
       else if (n === 'rPh') phonetic--;
@@ -79,13 +85,14 @@ function columnOf(ref: string | undefined): number | undefined {
 export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
   if (!zip.has('xl/workbook.xml')) throw new Error('xl/workbook.xml is missing');
   const sheets = sheetsOf(zip);
-  const strings = sharedStrings(zip);
+  const strings = sharedStrings(zip, maxChars);
   const out = new Gathered(maxChars);
   const pages: PageBlocks[] = [];
   let rowsLeft = MAX_ROWS;
   let cut = false;
+  let chars = 0;
   for (const [i, sheet] of sheets.entries()) {
-    if (rowsLeft <= 0 || out.truncated) {
+    if (cut || rowsLeft <= 0 || out.truncated) {
       cut = true;
       break;
     }
@@ -97,13 +104,8 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
     let inValue = false;
     readXml(bytes, sheet.part, {
       open: (n, a) => {
-        if (n === 'row') {
-          if (rows.length >= rowsLeft) {
-            cut = true;
-            throw new Enough();
-          }
-          row = [];
-        } else if (n === 'c' && row) {
+        if (n === 'row') row = [];
+        else if (n === 'c' && row) {
           cell = { col: columnOf(a.r) ?? row.length, type: a.t, value: '' };
         } else if ((n === 'v' || n === 't') && cell) inValue = true;
       },
@@ -113,23 +115,35 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
       close: (n) => {
         if (n === 'v' || n === 't') inValue = false;
         else if (n === 'c' && cell && row) {
-          if (cell.col < MAX_COLUMNS) {
-            const v = cell.value;
-            row[cell.col] =
-              cell.type === 's'
-                ? (strings[Number(v)] ?? '')
-                : cell.type === 'b'
-                  ? v === '1'
-                    ? 'TRUE'
-                    : 'FALSE'
-                  : v;
+          const v = cell.value;
+          const value =
+            cell.type === 's'
+              ? (strings[Number(v)] ?? '')
+              : cell.type === 'b'
+                ? v === '1'
+                  ? 'TRUE'
+                  : 'FALSE'
+                : oneLine(v);
+          if (cell.col < MAX_COLUMNS) row[cell.col] = value;
+          else if (value !== '') cut = true;
+          // The characters read so far, the sheet's and those before: past the cap, the rest is cut.
+          chars += value.length;
+          if (chars > maxChars) {
+            cut = true;
+            throw new Enough();
           }
           cell = undefined;
         } else if (n === 'row' && row) {
-          const cells = Array.from(row, (c) => (c ?? '').replace(/\s+/g, ' ').trim());
+          const cells = Array.from(row, (c) => c ?? '');
           while (cells.length > 0 && cells.at(-1) === '') cells.pop();
-          if (cells.length > 0) rows.push(cells);
           row = undefined;
+          if (cells.length === 0) return;
+          // A row with values past the cap: the rest of the workbook is cut.
+          if (rows.length >= rowsLeft) {
+            cut = true;
+            throw new Enough();
+          }
+          rows.push(cells);
         }
       },
     });

@@ -99,8 +99,12 @@ export class Zip {
     if (from + e.compressed > b.length) throw damaged(`${name} runs past the end of the file`);
     const data = b.subarray(from, from + e.compressed);
     let out: Buffer;
-    if (e.method === 0) out = data;
-    else if (e.method === 8) {
+    if (e.method === 0) {
+      // Stored: its bytes are its size, which the checks above held to the limits.
+      if (e.compressed !== e.size)
+        throw damaged(`${name} is stored in ${e.compressed} bytes but states ${e.size}`);
+      out = data;
+    } else if (e.method === 8) {
       try {
         // The cap is what the directory states, or less: a part that lies about its size stops there.
         out = zlib.inflateRawSync(data, { maxOutputLength: Math.max(e.size, 1) });
