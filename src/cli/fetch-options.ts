@@ -29,6 +29,7 @@ export const FETCH_FLAGS = {
   profile: { type: 'string' },
   'save-profile': { type: 'boolean' },
   pages: { type: 'string' },
+  ocr: { type: 'string' },
 } as const;
 
 export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a batch, and every page of a crawl):
@@ -61,6 +62,7 @@ export const FETCH_FLAGS_USAGE = `fetch options (for fetch, every target of a ba
   --save-profile                         with --profile: render, and keep the browser's state in it after
   --proxy NAME                           through the server's egress proxy of that name (SIFT_PROXIES)
   --pages 1-5,9                          of a PDF, only these pages (default all)
+  --ocr auto|always|never                OCR of images and scanned PDF pages (default auto)
 `;
 
 type FetchFlagValues = {
@@ -89,6 +91,7 @@ type FetchFlagValues = {
   profile?: string;
   'save-profile'?: boolean;
   pages?: string;
+  ocr?: string;
 };
 
 /** The API's fetch options from the flags given; only those given, so the server's defaults hold. */
@@ -118,6 +121,7 @@ export function fetchOptions(v: FetchFlagValues): Record<string, unknown> {
     proxy: v.proxy,
     profile: profileRef(v.profile, v['save-profile']),
     pages: v.pages,
+    ocr: v.ocr,
   };
   for (const k of Object.keys(o)) if (o[k] === undefined) delete o[k];
   return o;
@@ -149,6 +153,7 @@ export const FIELD_FLAGS: Record<string, string> = {
   proxy: '--proxy',
   profile: '--profile',
   pages: '--pages',
+  ocr: '--ocr',
   ttl_s: '--ttl',
   on_restart: '--on-restart',
   ignore_invalid_urls: '--ignore-invalid-urls',

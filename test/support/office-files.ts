@@ -133,7 +133,7 @@ export function bigSheet(rows: number): Buffer {
  * speaker notes. Made in a node of its own: the library loads its writers by dynamic import,
  * which jest's module sandbox refuses.
  */
-export function deck(): Buffer {
+export function deck(table = false): Buffer {
   const script = `
     const PptxGenJS = require('pptxgenjs');
     const p = new PptxGenJS();
@@ -154,6 +154,7 @@ export function deck(): Buffer {
         { x: 0.5, y: 1.5, w: 9, h: 3 },
       );
       s.addNotes('Say this on slide ' + i);
+      if (${table} && i === 1) s.addTable([[{ text: 'Cell A' }, { text: 'Cell B' }]], { x: 0.5, y: 4.5, w: 9 });
     }
     p.write({ outputType: 'base64' }).then((b) => process.stdout.write(b));`;
   const out = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });

@@ -1,6 +1,7 @@
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
+import { Document, LevelFormat, Packer, Paragraph } from 'docx';
 import { readCsvFile, readOffice, readRtfFile } from '../../src/documents/office/office-reader';
 import { MAX_COLUMNS, MAX_ROWS } from '../../src/documents/office/xlsx';
 import { ReadFailure } from '../../src/documents/read-failure';
@@ -396,5 +397,50 @@ describe('hostile shapes stay within the caps', () => {
     const d = await readCsvFile(Buffer.from(`${row}\n${row}\n`), 1_000_000);
     expect(d.truncated).toBe(true);
     expect(d.text.split('\n')[0].split('\t')).toHaveLength(MAX_COLUMNS);
+  });
+});
+
+describe('list numbers and shapes as their files give them', () => {
+  it('a Word list starting at 5 is numbered from 5', async () => {
+    const doc = new Document({
+      numbering: {
+        config: [
+          { reference: 'five', levels: [{ level: 0, format: LevelFormat.DECIMAL, text: '%1.', start: 5 }] },
+        ],
+      },
+      sections: [
+        {
+          children: ['Fifth', 'Sixth'].map(
+            (t) => new Paragraph({ text: t, numbering: { reference: 'five', level: 0 } }),
+          ),
+        },
+      ],
+    });
+    const d = readOffice(await Packer.toBuffer(doc), 1_000_000);
+    expect(d.markdown).toBe('5. Fifth\n6. Sixth');
+  });
+
+  it('an OpenDocument list that continues the one before counts on; a start value starts it there', () => {
+    const list = (items: string, attrs = '') =>
+      `<text:list text:style-name="L2"${attrs}>${items}</text:list>`;
+    const item = (t: string, attrs = '') => `<text:list-item${attrs}><text:p>${t}</text:p></text:list-item>`;
+    const d = readOffice(
+      odtFile(
+        list(item('c1') + item('c2')) +
+          '<text:p>Between the lists.</text:p>' +
+          list(item('c3'), ' text:continue-numbering="true"') +
+          list(item('c7', ' text:start-value="7"') + item('c8')),
+      ),
+      1_000_000,
+    );
+    expect(d.markdown).toContain('1. c1\n2. c2\n\nBetween the lists.\n\n3. c3\n7. c7\n8. c8');
+  });
+
+  it('a table after a slide’s title is the slide’s text, not headings', () => {
+    const d = readOffice(deck(true), 1_000_000);
+    const first = d.markdown.split('<!-- slide 2 -->')[0];
+    expect(first).toContain('## Slide title 1');
+    expect(first).toContain('Cell A');
+    expect(first).not.toMatch(/^## Cell/m);
   });
 });

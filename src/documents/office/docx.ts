@@ -46,9 +46,20 @@ function headingLevels(zip: Zip): Map<string, number> {
   return out;
 }
 
-/** Whether each list (numId) and level is numbered (not bullets), from word/numbering.xml. */
-function numberedLists(zip: Zip): (numId: string, level: number) => boolean {
-  const abstract = new Map<string, Map<number, string>>();
+/** How each list (numId) numbers a level: whether it does (not bullets), and from what. */
+interface Numbering {
+  numbered(numId: string, level: number): boolean;
+  start(numId: string, level: number): number;
+}
+
+/**
+ * The lists of word/numbering.xml: each level's format and start (w:start), a list's own start
+ * for a level (w:lvlOverride's w:startOverride) over its abstract list's.
+ */
+function numberingOf(zip: Zip): Numbering {
+  const formats = new Map<string, string>();
+  const starts = new Map<string, number>();
+  const overrides = new Map<string, number>();
   const nums = new Map<string, string>();
   const bytes = zip.read('word/numbering.xml');
   if (bytes) {
@@ -57,13 +68,14 @@ function numberedLists(zip: Zip): (numId: string, level: number) => boolean {
     let lvl = 0;
     readXml(bytes, 'word/numbering.xml', {
       open: (n, a) => {
-        if (n === 'w:abstractNum') {
-          abs = a['w:abstractNumId'];
-          if (abs !== undefined) abstract.set(abs, new Map());
-        } else if (n === 'w:num') num = a['w:numId'];
+        if (n === 'w:abstractNum') abs = a['w:abstractNumId'];
+        else if (n === 'w:num') num = a['w:numId'];
         else if (n === 'w:abstractNumId' && num !== undefined) nums.set(num, a['w:val']);
-        else if (n === 'w:lvl') lvl = Number(a['w:ilvl']);
-        else if (n === 'w:numFmt' && abs !== undefined) abstract.get(abs)?.set(lvl, a['w:val']);
+        else if (n === 'w:lvl' || n === 'w:lvlOverride') lvl = Number(a['w:ilvl']);
+        else if (n === 'w:numFmt' && abs !== undefined) formats.set(`${abs}/${lvl}`, a['w:val']);
+        else if (n === 'w:start' && abs !== undefined) starts.set(`${abs}/${lvl}`, Number(a['w:val']));
+        else if (n === 'w:startOverride' && num !== undefined)
+          overrides.set(`${num}/${lvl}`, Number(a['w:val']));
       },
       close: (n) => {
         if (n === 'w:abstractNum') abs = undefined;
@@ -71,9 +83,14 @@ function numberedLists(zip: Zip): (numId: string, level: number) => boolean {
       },
     });
   }
-  return (numId, level) => {
-    const fmt = abstract.get(nums.get(numId) ?? '')?.get(level);
-    return fmt !== undefined && fmt !== 'bullet' && fmt !== 'none';
+  const whole = (v: number | undefined) => (Number.isInteger(v) && v! >= 0 && v! < 1e6 ? v : undefined);
+  return {
+    numbered: (numId, level) => {
+      const fmt = formats.get(`${nums.get(numId)}/${level}`);
+      return fmt !== undefined && fmt !== 'bullet' && fmt !== 'none';
+    },
+    start: (numId, level) =>
+      whole(overrides.get(`${numId}/${level}`)) ?? whole(starts.get(`${nums.get(numId)}/${level}`)) ?? 1,
   };
 }
 
@@ -110,7 +127,7 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
   const body = zip.read('word/document.xml');
   if (!body) throw new Error('word/document.xml is missing');
   const levels = headingLevels(zip);
-  const numbered = numberedLists(zip);
+  const numbering = numberingOf(zip);
   const out = new Gathered(maxChars);
   /** A table's rows or columns past the caps were left out. */
   let cut = false;
@@ -137,9 +154,9 @@ export function readDocx(zip: Zip, maxChars: number): OfficeRead {
     let block: Block;
     if (heading !== undefined) block = { kind: 'heading', size: 0, level: heading, text };
     else if (p.numId !== undefined && p.numId !== '0') {
-      const ordered = numbered(p.numId, p.level);
+      const ordered = numbering.numbered(p.numId, p.level);
       const c = counters.get(p.numId) ?? [];
-      c[p.level] = (c[p.level] ?? 0) + 1;
+      c[p.level] = (c[p.level] ?? numbering.start(p.numId, p.level) - 1) + 1;
       c.length = p.level + 1; // a deeper list starts again after this item
       counters.set(p.numId, c);
       block = { kind: 'item', ordered, marker: ordered ? `${c[p.level]}.` : '•', text, depth: p.level };

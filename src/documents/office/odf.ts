@@ -71,6 +71,8 @@ export function readOdf(
   const tables: Table[] = [];
   /** Open lists: their style (inner lists without one take their outer's) and items so far. */
   const lists: { style?: string; n: number }[] = [];
+  /** By depth, the count the last list there ended at (for a list that continues it). */
+  const lastCount: number[] = [];
   /** Open paragraphs (a text box's inside another's). */
   const paras: { text: string; heading?: number }[] = [];
   let frame: string | undefined;
@@ -142,12 +144,18 @@ export function readOdf(
         case 'text:line-break':
           if (paras.length > 0) paras[paras.length - 1].text += ' ';
           break;
-        case 'text:list':
-          lists.push({ style: a['text:style-name'], n: 0 });
+        case 'text:list': {
+          // A list that continues the one before (at its depth) goes on counting from it.
+          const goesOn = a['text:continue-numbering'] === 'true' || a['text:continue-list'] !== undefined;
+          lists.push({ style: a['text:style-name'], n: goesOn ? (lastCount[lists.length] ?? 0) : 0 });
           break;
-        case 'text:list-item':
-          if (lists.length > 0) lists[lists.length - 1].n++;
+        }
+        case 'text:list-item': {
+          const list = lists.at(-1);
+          const start = Number(a['text:start-value']);
+          if (list) list.n = Number.isInteger(start) && start > 0 && start < 1e6 ? start : list.n + 1;
           break;
+        }
         case 'draw:page':
           title = undefined;
           break;
@@ -188,9 +196,11 @@ export function readOdf(
         case 'text:p':
           closePara();
           break;
-        case 'text:list':
-          lists.pop();
+        case 'text:list': {
+          const list = lists.pop();
+          if (list) lastCount[lists.length] = list.n;
           break;
+        }
         case 'draw:frame':
           frame = undefined;
           break;
