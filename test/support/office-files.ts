@@ -130,7 +130,7 @@ export function bigSheet(rows: number): Buffer {
 
 /**
  * A deck of five slides, each with a title (the layout's title placeholder), two bullets and
- * speaker notes. Made in a node of its own: the library loads its writers by dynamic import,
+ * speaker notes (with `table`, the first slide has a table straight after its title). Made in a node of its own: the library loads its writers by dynamic import,
  * which jest's module sandbox refuses.
  */
 export function deck(table = false): Buffer {
@@ -146,6 +146,8 @@ export function deck(table = false): Buffer {
     for (let i = 1; i <= 5; i++) {
       const s = p.addSlide({ masterName: 'TITLED' });
       s.addText('Slide title ' + i, { placeholder: 'title' });
+      // Straight after the title: a shape that is no placeholder, of its own kind.
+      if (${table} && i === 1) s.addTable([[{ text: 'Cell A' }, { text: 'Cell B' }]], { x: 0.5, y: 4.5, w: 9 });
       s.addText(
         [
           { text: 'First point ' + i, options: { bullet: true, breakLine: true } },
@@ -154,7 +156,6 @@ export function deck(table = false): Buffer {
         { x: 0.5, y: 1.5, w: 9, h: 3 },
       );
       s.addNotes('Say this on slide ' + i);
-      if (${table} && i === 1) s.addTable([[{ text: 'Cell A' }, { text: 'Cell B' }]], { x: 0.5, y: 4.5, w: 9 });
     }
     p.write({ outputType: 'base64' }).then((b) => process.stdout.write(b));`;
   const out = execFileSync(process.execPath, ['-e', script], { cwd: ROOT, maxBuffer: 64 * 1024 * 1024 });
