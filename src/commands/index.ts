@@ -15,7 +15,7 @@ export { CrawlSubmitDto, LlmsTxtSubmitDto, MapRequestDto } from './crawl.dto';
 export { CreateProfileDto } from './profile.dto';
 export { CreateMonitorDto } from './monitor.dto';
 export { SearchRequestDto } from './search.dto';
-export { ParseOptionsDto } from './parse.dto';
+export { PARSE_OPTIONS, ParseOptionsDto } from './parse.dto';
 export {
   DeleteQueryDto,
   DeliveriesQueryDto,

@@ -1,11 +1,8 @@
 import { PickType } from '@nestjs/swagger';
 import { FetchOptionsDto } from './fetch.dto';
 
-/**
- * POST /v1/parse's options: a fetch's that apply to a file sent (its formats, caps, tokens,
- * chunks, selectors, a PDF's pages, the time it may take); none that reach a URL.
- */
-export class ParseOptionsDto extends PickType(FetchOptionsDto, [
+/** The fetch options that apply to a file sent: its formats, caps, tokens, chunks, selectors, a PDF's pages, OCR, its time. */
+export const PARSE_OPTIONS = [
   'format',
   'formats',
   'timeout_ms',
@@ -19,4 +16,7 @@ export class ParseOptionsDto extends PickType(FetchOptionsDto, [
   'exclude_selectors',
   'pages',
   'ocr',
-] as const) {}
+] as const;
+
+/** POST /v1/parse's options: PARSE_OPTIONS of a fetch's; none that reach a URL. */
+export class ParseOptionsDto extends PickType(FetchOptionsDto, PARSE_OPTIONS) {}

@@ -9,27 +9,10 @@ import { AuthGuard } from '../auth.guard';
 import { FileBodyLimit } from '../body-limit';
 import { CurrentCaller } from '../caller.decorator';
 import type { FileBody } from '../file-body';
-import { ParseOptionsDto } from '../../commands';
+import { PARSE_OPTIONS, ParseOptionsDto } from '../../commands';
 import { siftBody } from './firecrawl-body';
 import { checkScrapeFields } from './firecrawl-fields';
 import { documentOf, fetchOptionsOf } from './firecrawl-mapping';
-
-/** The sift options a file's parse takes (ParseOptionsDto's): the rest of a scrape's reach a URL. */
-const PARSE_OPTIONS = new Set([
-  'format',
-  'formats',
-  'timeout_ms',
-  'max_bytes',
-  'tokens',
-  'max_tokens',
-  'chunk_tokens',
-  'chunk_overlap',
-  'links',
-  'include_selectors',
-  'exclude_selectors',
-  'pages',
-  'ocr',
-]);
 
 /**
  * Firecrawl's parse (v2): a file sent as multipart/form-data (parts `file` and `options`, a JSON
@@ -59,7 +42,9 @@ export class FirecrawlParseController {
     const scrape = (body.options ?? {}) as Record<string, unknown>;
     await checkScrapeFields(scrape);
     const { options, wanted } = fetchOptionsOf(scrape);
-    const kept = Object.fromEntries(Object.entries(options).filter(([k]) => PARSE_OPTIONS.has(k)));
+    const kept = Object.fromEntries(
+      Object.entries(options).filter(([k]) => (PARSE_OPTIONS as readonly string[]).includes(k)),
+    );
     const parse = await siftBody(ParseOptionsDto, kept);
     const leave = this.admission.enter('fetch', caller);
     const gone = hangup(res);
