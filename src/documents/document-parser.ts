@@ -57,7 +57,7 @@ const CPU_READ_MS = 250;
  * Two at least, so that one caller's costly document does not hold every parser: another caller
  * waiting takes the second (or the first's place, see FairSlots) at once.
  */
-const defaultProcesses = () => Math.max(2, Math.min(4, os.availableParallelism() - 1));
+export const defaultParserProcesses = (): number => Math.max(2, Math.min(4, os.availableParallelism() - 1));
 
 /** The request's time ran out: waiting, it is a timeout; parsing, the document was too much. */
 class Overrun extends Error {}
@@ -87,10 +87,10 @@ export class DocumentParser {
   private readonly closing = new AbortController();
 
   constructor(opts: DocumentParserOptions = {}) {
-    const size = Math.max(1, opts.processes ?? defaultProcesses());
+    const size = Math.max(1, opts.processes ?? defaultParserProcesses());
     this.slots = new FairSlots(size);
     this.procs = new ParserProcesses(size, {
-      documentsPerProcess: Math.max(1, opts.documentsPerProcess ?? 50),
+      documentsPerProcess: Math.max(1, opts.documentsPerProcess ?? 500),
       idleMs: opts.idleMs ?? 60_000,
     });
     this.pageTimeoutMs = opts.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS;

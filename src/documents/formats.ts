@@ -122,18 +122,22 @@ function htmlBlocks(blocks: Block[]): string {
   return out.join('\n');
 }
 
-/** Blocks a blank line apart; items of one list on consecutive lines. */
+/**
+ * Blocks a blank line apart; items of one list on consecutive lines. Joined once, so that the
+ * string is flat: a string grown piece by piece is copied whole when it is sent to sift.
+ */
 function joinBlocks(blocks: Block[], write: (b: Block) => string): string {
-  let out = '';
+  const out: string[] = [];
   blocks.forEach((b, i) => {
     const p = blocks[i - 1];
     const sameList =
       b.kind === 'item' &&
       p?.kind === 'item' &&
       (p.ordered === b.ordered || (p.depth ?? 0) !== (b.depth ?? 0));
-    out += (i === 0 ? '' : sameList ? '\n' : '\n\n') + write(b);
+    if (i > 0) out.push(sameList ? '\n' : '\n\n');
+    out.push(write(b));
   });
-  return out;
+  return out.join('');
 }
 
 /**

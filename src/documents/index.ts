@@ -1,4 +1,9 @@
-export { DocumentParser, DEFAULT_MAX_CHARS, DEFAULT_PAGE_TIMEOUT_MS } from './document-parser';
+export {
+  DocumentParser,
+  DEFAULT_MAX_CHARS,
+  DEFAULT_PAGE_TIMEOUT_MS,
+  defaultParserProcesses,
+} from './document-parser';
 export type { DocumentParserOptions, ParseOptions } from './document-parser';
 export type { ParsedDocument } from './pdf-reader';
 export type { DocumentMetadata } from './doc-metadata';
