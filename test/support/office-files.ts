@@ -99,6 +99,33 @@ export async function workbook(): Promise<Buffer> {
   return Buffer.from(await wb.xlsx.writeBuffer());
 }
 
+/**
+ * A workbook of dates and times as Excel keeps them (numbers with a date format): a built-in date
+ * format, a custom one with a locale and text, a time, a date and time, a money amount and a
+ * percentage that stay numbers; counted from 1904 when `from1904`.
+ */
+export async function datedWorkbook(from1904 = false): Promise<Buffer> {
+  const wb = new ExcelJS.Workbook();
+  wb.properties.date1904 = from1904;
+  const ws = wb.addWorksheet('Dates');
+  ws.addRow(['What', 'Value']);
+  ws.addRow(['Signed', new Date(Date.UTC(2024, 2, 15))]);
+  ws.getCell('B2').numFmt = 'mm-dd-yy';
+  ws.addRow(['Shipped', new Date(Date.UTC(2023, 10, 2))]);
+  ws.getCell('B3').numFmt = '[$-409]mmmm d, yyyy;@';
+  ws.addRow(['Opens', 0.5625]);
+  ws.getCell('B4').numFmt = 'h:mm AM/PM';
+  ws.addRow(['Stamped', new Date(Date.UTC(2024, 0, 31, 14, 30, 5))]);
+  ws.getCell('B5').numFmt = 'yyyy-mm-dd hh:mm:ss';
+  ws.addRow(['Price', 45123.5]);
+  ws.getCell('B6').numFmt = '"$"#,##0.00_);[Red]("$"#,##0.00)';
+  ws.addRow(['Share', 0.25]);
+  ws.getCell('B7').numFmt = '0%';
+  ws.addRow(['Hours', 1.25]);
+  ws.getCell('B8').numFmt = '[h]:mm';
+  return Buffer.from(await wb.xlsx.writeBuffer());
+}
+
 /** A workbook of one sheet: a header row, then `rows` rows of an id, a name and an amount (inline strings). */
 export function bigSheet(rows: number): Buffer {
   const row = (r: number, cells: string[]) =>

@@ -4,10 +4,12 @@ import * as path from 'node:path';
 import { Document, LevelFormat, Packer, Paragraph } from 'docx';
 import { readCsvFile, readOffice, readRtfFile } from '../../src/documents/office/office-reader';
 import { MAX_COLUMNS, MAX_ROWS } from '../../src/documents/office/xlsx';
+import { shapeOfCode } from '../../src/documents/office/xlsx-dates';
 import { ReadFailure } from '../../src/documents/read-failure';
 import {
   BILLION_LAUGHS,
   bigSheet,
+  datedWorkbook,
   deck,
   epubFile,
   externalEntity,
@@ -80,6 +82,39 @@ describe('Office files read into the three formats', () => {
     );
     expect(d.html).toContain('<section data-sheet="2">');
     expect(d.metadata).toMatchObject({ title: 'Inventory', author: 'Grace Hopper', pages: 2 });
+  });
+
+  it('a workbook’s dates and times come as ISO 8601 by their number format; other numbers as stored', async () => {
+    for (const from1904 of [false, true]) {
+      const d = readOffice(await datedWorkbook(from1904), 1_000_000);
+      expect(d.markdown).toContain(
+        [
+          '| What | Value |',
+          '| --- | --- |',
+          '| Signed | 2024-03-15 |',
+          '| Shipped | 2023-11-02 |',
+          '| Opens | 13:30:00 |',
+          '| Stamped | 2024-01-31 14:30:05 |',
+          '| Price | 45123.5 |',
+          '| Share | 0.25 |',
+          '| Hours | 1.25 |',
+        ].join('\n'),
+      );
+    }
+  });
+
+  it('a format code is a date, a time, both or neither', () => {
+    expect(shapeOfCode('dd/mm/yyyy')).toBe('date');
+    expect(shapeOfCode('mmm yyyy')).toBe('date');
+    expect(shapeOfCode('mm:ss')).toBe('time');
+    expect(shapeOfCode('h:mm:ss AM/PM')).toBe('time');
+    expect(shapeOfCode('d/m/yy h:mm')).toBe('datetime');
+    expect(shapeOfCode('General')).toBe('number');
+    expect(shapeOfCode('#,##0 "days"')).toBe('number');
+    expect(shapeOfCode('0.00E+00')).toBe('number');
+    expect(shapeOfCode('[Red][<0]0.00;0.00')).toBe('number');
+    expect(shapeOfCode('_("$"* #,##0_)')).toBe('number');
+    expect(shapeOfCode('[h]:mm')).toBe('number');
   });
 
   it('a deck: five slides marked, titles as headings, bullets as items, speaker notes', () => {

@@ -1,6 +1,7 @@
 import type { PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
+import { cellShapes, counts1904, shownNumber } from './xlsx-dates';
 import { propertiesOf } from './properties';
 import { Enough, readXml } from './xml';
 import type { Zip } from './zip';
@@ -80,12 +81,15 @@ function columnOf(ref: string | undefined): number | undefined {
 /**
  * A workbook (xlsx): each sheet a table under its name, marked `<!-- sheet N -->`, rows and
  * columns without a value left out at the end, values as stored (shared and inline strings,
- * numbers, TRUE/FALSE; formulas by their last computed value). At most MAX_ROWS rows in all.
+ * numbers, TRUE/FALSE; formulas by their last computed value), a number whose format is a date
+ * or a time as ISO 8601 (see shownNumber). At most MAX_ROWS rows in all.
  */
 export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
   if (!zip.has('xl/workbook.xml')) throw new Error('xl/workbook.xml is missing');
   const sheets = sheetsOf(zip);
   const strings = sharedStrings(zip, maxChars);
+  const shapes = cellShapes(zip);
+  const from1904 = counts1904(zip);
   const out = new Gathered(maxChars);
   const pages: PageBlocks[] = [];
   let rowsLeft = MAX_ROWS;
@@ -100,13 +104,13 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
     if (!bytes) continue;
     const rows: string[][] = [];
     let row: string[] | undefined;
-    let cell: { col: number; type?: string; value: string } | undefined;
+    let cell: { col: number; type?: string; style?: string; value: string } | undefined;
     let inValue = false;
     readXml(bytes, sheet.part, {
       open: (n, a) => {
         if (n === 'row') row = [];
         else if (n === 'c' && row) {
-          cell = { col: columnOf(a.r) ?? row.length, type: a.t, value: '' };
+          cell = { col: columnOf(a.r) ?? row.length, type: a.t, style: a.s, value: '' };
         } else if ((n === 'v' || n === 't') && cell) inValue = true;
       },
       text: (t) => {
@@ -123,7 +127,9 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
                 ? v === '1'
                   ? 'TRUE'
                   : 'FALSE'
-                : oneLine(v);
+                : cell.type === undefined || cell.type === 'n'
+                  ? shownNumber(v.trim(), shapes[Number(cell.style ?? 0)] ?? 'number', from1904)
+                  : oneLine(v);
           if (cell.col < MAX_COLUMNS) row[cell.col] = value;
           else if (value !== '') cut = true;
           // The characters read so far, the sheet's and those before: past the cap, the rest is cut.
