@@ -21,6 +21,12 @@ client (SIFT_TOKEN; sift's address from SIFT_URL, else SIFT_HOST and PORT as the
 (a wildcard bind such as 0.0.0.0 or :: means loopback), else http://127.0.0.1:8080):
   fetch URL [fetch options] [--json]     the page's content on stdout, its title and status on stderr;
                                          --json: the whole envelope
+  parse FILE [--format F] [--formats F,...] [--pages 1-5,9] [--ocr MODE] [--json] [other options
+        that apply to a file: --max-bytes, --timeout-ms, --tokens, --max-tokens, --chunk-tokens,
+        --chunk-overlap, --links, --include-selectors, --exclude-selectors]
+                                         a file of this machine (a PDF, an Office, OpenDocument, EPUB,
+                                         RTF or CSV file, an image, an html page) read by sift and
+                                         printed as fetch prints a page
   batch FILE|- [fetch options] [--wait [--out FILE]] [--ttl SECONDS] [--on-restart fail|retry|resume]
         [--ignore-invalid-urls] [--idempotency-key KEY] [--webhook URL [--webhook-events TYPE,...]]
                                          URLs one a line (blank and # lines skipped); --wait shows
@@ -110,6 +116,7 @@ const COMMANDS: Record<string, Command> = {
     return (await import('./cli/admin')).tokenCreate(args);
   },
   fetch: async (args) => (await import('./cli/fetch')).fetchCmd(args),
+  parse: async (args) => (await import('./cli/parse')).parseCmd(args),
   batch: async (args) => (await import('./cli/jobs')).batchCmd(args),
   crawl: async (args) => (await import('./cli/crawl')).crawlCmd(args),
   map: async (args) => (await import('./cli/crawl')).mapCmd(args),

@@ -110,6 +110,8 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<FileBody> {
     try {
       bb = busboy({
         headers: req.headers,
+        // A file's name as browsers and curl send it: UTF-8 in filename="…".
+        defParamCharset: 'utf8',
         limits: { files: 1, fileSize: limit, fields: 4, fieldSize: OPTIONS_BYTES, parts: 8 },
       });
     } catch (err) {

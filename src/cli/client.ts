@@ -80,7 +80,10 @@ export class Unreachable extends CliError {
 }
 
 export interface CallOptions {
+  /** A JSON body. */
   body?: unknown;
+  /** Or a body of bytes, of this type. */
+  raw?: { bytes: Buffer; type: string };
   accept?: string;
   headers?: Record<string, string>;
   signal?: AbortSignal;
@@ -105,7 +108,7 @@ function request(
   url: URL,
   method: string,
   headers: Record<string, string>,
-  body?: string,
+  body?: string | Buffer,
   signal?: AbortSignal,
 ) {
   const lib: typeof import('node:http') =
@@ -141,10 +144,10 @@ export async function call(
   a: Api,
   method: string,
   path: string,
-  { body, accept = 'application/json', headers = {}, signal }: CallOptions = {},
+  { body, raw, accept = 'application/json', headers = {}, signal }: CallOptions = {},
 ): Promise<Reply> {
   let res: Reply;
-  const json = body === undefined ? undefined : JSON.stringify(body);
+  const sent = raw?.bytes ?? (body === undefined ? undefined : JSON.stringify(body));
   try {
     res = await request(
       a,
@@ -154,9 +157,10 @@ export async function call(
         ...a.headers,
         ...headers,
         accept,
-        ...(json === undefined ? {} : { 'content-length': String(Buffer.byteLength(json)) }),
+        ...(raw ? { 'content-type': raw.type } : {}),
+        ...(sent === undefined ? {} : { 'content-length': String(Buffer.byteLength(sent)) }),
       },
-      json,
+      sent,
       signal,
     );
   } catch (err) {

@@ -24,10 +24,23 @@ export async function fetchCmd(args: string[]): Promise<void> {
     if (err instanceof ApiError) throw new ApiError(err.status, err.code, inFlags(err.detail), err.hint);
     throw err;
   }
-  const text = await res.text();
+  printEnvelope(await res.text(), url, values);
+}
+
+/**
+ * A fetch's envelope as fetch and parse print it: the content on stdout (the whole envelope as
+ * JSON with --json or --formats), what it is on stderr; exit code 1 when it is not the page asked for.
+ */
+export function printEnvelope(
+  text: string,
+  label: string,
+  values: { json?: boolean; formats?: string },
+): void {
   const env = JSON.parse(text) as Envelope;
   const note = env.truncated ? ', truncated' : '';
-  console.error(`# ${env.title || url} (HTTP ${env.status}${note}${env.verdict ? `, ${env.verdict}` : ''})`);
+  console.error(
+    `# ${env.title || label} (HTTP ${env.status}${note}${env.verdict ? `, ${env.verdict}` : ''})`,
+  );
   if (values.json || values.formats) {
     // Several formats, or the envelope asked for: the JSON as the server sent it.
     process.stdout.write(`${text}\n`);

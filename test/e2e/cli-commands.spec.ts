@@ -13,6 +13,7 @@ import {
   type SiftProcess,
 } from '../support/process';
 import { waitUntil } from '../support/wait';
+import { datedWorkbook, wordFile } from '../support/office-files';
 
 const CLI = path.join(ROOT, 'dist', 'src', 'cli.js');
 const TOKEN = 'cli-commands-token-0123456789';
@@ -213,6 +214,37 @@ describe('sift CLI commands', () => {
     expect(env.formats.markdown).toContain('Kept section.');
     expect(env.formats.text).toContain('Kept section.');
     expect(env.links.map((l: { text: string }) => l.text)).toEqual(['Elsewhere']);
+  });
+
+  it('parse reads a file of this machine: its content, its envelope, its options; a missing file is usage', async () => {
+    const word = path.join(dir, 'Отчёт полевой.docx');
+    fs.writeFileSync(word, await wordFile());
+    const md = await sift(['parse', word], client());
+    expect([md.code, md.err]).toEqual([0, '# Quarterly Field Report (HTTP 200, ok)\n']);
+    expect(md.out).toContain('# Field Report\n\nThe survey covered three valleys over the spring.');
+    // The file's name (not ASCII) is the envelope's; the options reach the API.
+    const sheet = path.join(dir, 'dates.xlsx');
+    fs.writeFileSync(sheet, await datedWorkbook());
+    const json = await sift(['parse', sheet, '--format', 'text', '--tokens', '--json'], client());
+    expect(json.code).toBe(0);
+    const env = JSON.parse(json.out);
+    expect(env).toMatchObject({ url: 'upload:dates.xlsx', format: 'text', status: 200 });
+    expect(env.content).toContain('Signed\t2024-03-15');
+    expect(env.metadata.tokens).toBeGreaterThan(0);
+    expect(JSON.parse((await sift(['parse', word, '--json'], client())).out).url).toBe(
+      `upload:${encodeURIComponent('Отчёт полевой.docx')}`,
+    );
+    const missing = await sift(['parse', path.join(dir, 'none.docx')], client());
+    expect([missing.code, missing.err]).toEqual([
+      2,
+      'sift: cannot read ' + path.join(dir, 'none.docx') + ': ENOENT\n',
+    ]);
+    // A flag of fetch that reaches a URL is no flag of parse; the server's refusal names the flag.
+    expect((await sift(['parse', word, '--render', 'always'], client())).err).toBe(
+      'sift: unknown option --render for parse; see sift help\n',
+    );
+    const bad = await sift(['parse', word, '--pages', '0'], client());
+    expect([bad.code, bad.err]).toEqual([1, expect.stringContaining('--pages')]);
   });
 
   it("the server's refusal of a flag's value names the flag, exit 1", async () => {

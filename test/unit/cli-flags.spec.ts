@@ -1,6 +1,8 @@
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { FETCH_FLAGS, FIELD_FLAGS } from '../../src/cli/fetch-options';
+import { PARSE_FLAGS } from '../../src/cli/parse';
+import { PARSE_OPTIONS } from '../../src/commands/parse.dto';
 
 /* Every option the API takes has its flag in the CLI: read from the published document. */
 const doc = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', 'openapi.json'), 'utf8'));
@@ -22,5 +24,10 @@ describe('the CLI', () => {
       .filter((f) => f !== 'secret') // from SIFT_WEBHOOK_SECRET, never the command line
       .map((f) => `webhook.${f}`);
     expect([...job, ...webhook].filter((f) => !FIELD_FLAGS[f])).toEqual([]);
+  });
+
+  it('parse has a flag for every option a parse takes, and none other', () => {
+    const flags = PARSE_OPTIONS.map((f) => FIELD_FLAGS[f].replace(/^--/, ''));
+    expect(Object.keys(PARSE_FLAGS).sort()).toEqual([...flags].sort());
   });
 });
