@@ -8,9 +8,9 @@ import { threads } from './comments';
 import { classId, HEADING, textLen } from './dom-measure';
 import { keepHeadingPath } from './heading-path';
 import { breakParagraphs } from './line-paragraphs';
-import { unwrapScriptText } from './script-text';
+import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import { survey, type Survey } from './survey';
-import { isThreadPage, unnameComments } from './thread-page';
+import { isThreadPage, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
 import { COMMENT_NAMED, COMMENTS, DIALOG, FURNITURE, HIDDEN, HIDDEN_PART } from './vocabulary';
 
@@ -144,7 +144,8 @@ const PAGE_STEPS: readonly Step[] = [
   {
     rule: 'scriptText',
     run: (p) => {
-      if (unwrapScriptText(p.found.scripts, p.titled)) p.found = survey(p.doc);
+      if (unwrapShellNoscript(p.found.scripts, p.doc.body) || unwrapScriptText(p.found.scripts, p.titled))
+        p.found = survey(p.doc);
     },
   },
   { rule: 'stories', run: (p) => keepTitledStory(p.found.headings, p.titled) },
@@ -164,12 +165,18 @@ const PAGE_STEPS: readonly Step[] = [
     rule: 'threads',
     run: (p) => {
       const named = p.found.named.filter((el) => COMMENT_NAMED.test(classId(el)));
-      p.thread = isThreadPage(
-        p.titled,
-        named,
-        p.shaped.flatMap((t) => t.items),
-        p.found.comments,
-      );
+      p.thread =
+        isThreadPage(
+          p.titled,
+          named,
+          p.shaped.flatMap((t) => t.items),
+          p.found.comments,
+        ) ||
+        statesThread(
+          p.doc,
+          p.titled ?? p.heading,
+          Array.from(p.doc.querySelectorAll('script[type="application/ld+json"]')),
+        );
       if (p.thread) unnameComments(p.found.named);
     },
   },

@@ -17,7 +17,9 @@ export type Stage = 'preclean' | 'readability' | 'clean' | 'choose' | 'complete'
 export const RULES = {
   /**
    * A `<noscript>` or a `<script type="text/template">` that is the only text of its block and holds
-   * 50 words or more is put in the page in its place (an article written by a script).
+   * 50 words or more is put in the page in its place (an article written by a script); and a page
+   * that is a script's shell (under 100 words shown) is its largest `<noscript>`, when that holds
+   * four times those words (a forum's thread for readers without scripts).
    */
   scriptText: 'preclean',
   /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
@@ -33,7 +35,8 @@ export const RULES = {
   math: 'preclean',
   /**
    * A page of posts (a forum thread: the first post-length block named or built as a comment
-   * follows the page's heading with no article between them) keeps its comments, named as they
+   * follows the page's heading with no article between them, or its JSON-LD or the microdata
+   * around its heading says DiscussionForumPosting or QAPage) keeps its comments, named as they
    * are, for Readability to judge by their text.
    */
   threads: 'preclean',

@@ -17,6 +17,12 @@ const ARTICLE_WORDS = 50;
 const BLOCKS = 'p,br,div,li';
 const BLOCK_TAG = /<(p|br|div|li)[\s/>]/i;
 
+/** Words a page shows outside its `<noscript>`s at most to be a script's shell. */
+const SHELL_WORDS = 100;
+
+/** A shell's `<noscript>` holds this many times the words the page shows, at least. */
+const SHELL_RATIO = 4;
+
 /** How many scripts after the heading are looked at. */
 const MAX_LOOKED = 16;
 
@@ -49,6 +55,42 @@ export function unwrapScriptText(scripts: Element[], heading: Element | undefine
   });
   if (!found || !content) return false;
   found.replaceWith(...content());
+  return true;
+}
+
+/**
+ * A page that is a script's shell (under SHELL_WORDS words outside its `<noscript>`s, scripts and
+ * styles) whose largest `<noscript>` holds an article's words in blocks, SHELL_RATIO times the
+ * words shown at least: the page is that
+ * `<noscript>`, as a browser without scripts shows it (a forum that writes its thread there for
+ * readers without scripts). Says whether it was.
+ */
+export function unwrapShellNoscript(scripts: Element[], body: Element | null): boolean {
+  const noscripts = scripts.filter((el) => el.localName === 'noscript');
+  if (!body || noscripts.length === 0) return false;
+  let shown = 0;
+  const walk = (n: Node): boolean => {
+    for (let c = n.firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) shown += wordCount((c as Text).data, SHELL_WORDS);
+      else if (
+        c.nodeType === 1 &&
+        !/^(script|style|noscript|template)$/.test((c as Element).localName) &&
+        !walk(c)
+      )
+        return false;
+      if (shown >= SHELL_WORDS) return false;
+    }
+    return true;
+  };
+  if (!walk(body)) return false;
+  let best: { el: Element; words: number } | undefined;
+  for (const el of noscripts) {
+    const words = wordCount(el.textContent ?? '');
+    if (!best || words > best.words) best = { el, words };
+  }
+  if (!best || best.words < Math.max(ARTICLE_WORDS, SHELL_RATIO * shown) || !best.el.querySelector(BLOCKS))
+    return false;
+  best.el.replaceWith(...Array.from(best.el.childNodes));
   return true;
 }
 

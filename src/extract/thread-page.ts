@@ -21,6 +21,38 @@ export function isThreadPage(heading: Element | undefined, ...posts: Element[][]
   return !!firstWithin(heading, LEAD_CHARS, (el) => candidates.has(el) && textLen(el) >= POST_CHARS);
 }
 
+/** The types of structured data that say a page is a thread of posts (schema.org). */
+const THREAD_TYPES = /^(DiscussionForumPosting|QAPage)$/;
+const THREAD_ITEMTYPE = /schema\.org\/(DiscussionForumPosting|QAPage)\/?$/i;
+const THREAD_LD = /"@type"\s*:\s*(\[[^\]]*)?"(DiscussionForumPosting|QAPage)"/;
+
+/**
+ * Whether the page says it is a thread: its JSON-LD's top item, or the microdata item that holds
+ * its heading, is a DiscussionForumPosting or a QAPage (a forum's topic, a question and its
+ * answers). An article's comments are marked up as Comment, within the article.
+ */
+export function statesThread(doc: Document, heading: Element | undefined, ldScripts: Element[]): boolean {
+  for (const s of ldScripts) {
+    const text = s.textContent ?? '';
+    if (!THREAD_LD.test(text)) continue;
+    try {
+      const top = JSON.parse(text) as unknown;
+      const items = Array.isArray(top)
+        ? top
+        : [top, ...((top as { '@graph'?: unknown[] })?.['@graph'] ?? [])];
+      for (const it of items) {
+        const t = (it as { '@type'?: unknown })?.['@type'];
+        if ([t].flat().some((x) => typeof x === 'string' && THREAD_TYPES.test(x))) return true;
+      }
+    } catch {
+      // not JSON: says nothing
+    }
+  }
+  for (let el = heading?.parentElement; el && el !== doc.documentElement; el = el.parentElement)
+    if (THREAD_ITEMTYPE.test(el.getAttribute('itemtype') ?? '')) return true;
+  return false;
+}
+
 /**
  * On a thread page: the elements named as comments lose their names, so Readability judges them
  * by their text. A reply form keeps its names (and goes as a form).

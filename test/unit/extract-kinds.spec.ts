@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { ALL_RULES } from '../../src/extract/rules';
 import { firstWithin } from '../../src/extract/dom-measure';
 import { extractHtml } from '../../src/extract/extract';
+import { statesThread } from '../../src/extract/thread-page';
 import { parseHTML } from 'linkedom';
 
 const fixture = (name: string) =>
@@ -42,6 +43,67 @@ describe('extraction of other kinds of page', () => {
       rules: { ...ALL_RULES, statedBody: false },
     }).content;
     expect(without).not.toContain(body[3]);
+  });
+
+  it('a script shell whose thread is in a <noscript>: the page is the <noscript>, as without scripts', () => {
+    const posts = [
+      'I moved the resolver to the second network and now every container resolves the old names first.',
+      'Check the order of the search domains in the daemon settings; the first one that answers wins every time.',
+      'That was it: the corporate domain came first, and it answers for every name, even the ones it does not hold.',
+    ];
+    const thread = `<h1>Confusing resolver structure</h1>${posts.map((p, i) => `<div class="crawler-post" id="post_${i + 1}"><span class="creator">user${i}</span><div class="post"><p>${p} ${p}</p></div></div>`).join('')}`;
+    const shell = (inner: string) =>
+      `<html><head><title>Confusing resolver structure - Forums</title></head><body><noscript><style>#splash{display:none}</style></noscript><section id="splash">Loading…</section><noscript data-path="/t/1">${inner}</noscript><div id="app"></div><script src="/app.js"></script></body></html>`;
+    const text = extractHtml(shell(thread), 'https://forums.example/t/1', 'text').content;
+    for (const p of posts) expect(text).toContain(p);
+    const without = extractHtml(shell(thread), 'https://forums.example/t/1', 'text', {
+      rules: { ...ALL_RULES, scriptText: false },
+    }).content;
+    expect(without).not.toContain(posts[0]);
+    // A page that shows its own text keeps it, and its <noscript> notice stays out.
+    const shown = `<html><head><title>Resolvers</title></head><body><article><h1>Resolvers</h1><p>${posts.join(' ')}</p></article><noscript><div><p>${'Please turn on JavaScript to see the comments and the rest of this site. '.repeat(6)}</p></div></noscript></body></html>`;
+    expect(extractHtml(shown, 'https://forums.example/r', 'text').content).not.toContain('Please turn on');
+  });
+
+  it('a page that states it is a thread (DiscussionForumPosting) keeps its posts named as comments', () => {
+    const posts = [
+      'The build finishes in ten minutes on my desktop and in forty on the laptop, with the same settings.',
+      'Your laptop throttles under a long load: watch the clock speed while it builds and you will see it fall.',
+      'Thanks, a cooling pad and a lower power limit brought it to fifteen minutes, which is good enough for me.',
+    ];
+    const page = (ld: string) =>
+      `<html><head><title>Slow builds</title>${ld}</head><body><h1>Slow builds on a laptop</h1><div class="meta">Started by someone, May 5 · Followers 3 · Share this topic · Tags: build, laptop, performance, cooling, desktop, settings · Reply to this topic · Start new topic · Prev page · Next page</div><div id="comments">${posts.map((p) => `<div class="comment-wrap"><div class="author">member</div><div class="comment-content"><p>${p} ${p}</p></div></div>`).join('')}</div></body></html>`;
+    const ld = `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'DiscussionForumPosting', headline: 'Slow builds on a laptop' })}</script>`;
+    const text = extractHtml(page(ld), 'https://forum.example/topic/1', 'text').content;
+    for (const p of posts) expect(text).toContain(p);
+    // The statement is read from JSON-LD (a graph's item too) or from the microdata item around
+    // the heading; an article with comments says Article.
+    const doc = (head: string, body = '<h1>Slow builds</h1>') =>
+      parseHTML(`<html><head>${head}</head><body>${body}</body></html>`).document;
+    const lds = (d: Document) => Array.from(d.querySelectorAll('script[type="application/ld+json"]'));
+    const says = (d: Document) => statesThread(d, d.querySelector('h1') ?? undefined, lds(d));
+    const graph = `<script type="application/ld+json">{"@graph": [{"@type": "WebPage"}, {"@type": ["QAPage"]}]}</script>`;
+    const article = `<script type="application/ld+json">{"@type": "Article", "comment": [{"@type": "Comment"}]}</script>`;
+    expect(says(doc(ld))).toBe(true);
+    expect(says(doc(graph))).toBe(true);
+    expect(
+      says(
+        doc(
+          '',
+          '<div itemscope itemtype="https://schema.org/DiscussionForumPosting"><h1>Slow builds</h1></div>',
+        ),
+      ),
+    ).toBe(true);
+    expect(says(doc(article))).toBe(false);
+    expect(says(doc('<script type="application/ld+json">{"@type": "QAPage"</script>'))).toBe(false);
+    expect(
+      says(
+        doc(
+          '',
+          '<h1>Slow builds</h1><div itemscope itemtype="https://schema.org/DiscussionForumPosting"></div>',
+        ),
+      ),
+    ).toBe(false);
   });
 
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
