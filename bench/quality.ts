@@ -2,7 +2,8 @@
  * bench/quality: extraction quality on the shared corpus (../shared/corpus, or SIFT_CORPUS), both
  * yardsticks side by side: the article benchmark's shingle F1, and trafilatura's evaluation (its
  * shared half) by its own segment metric, each over 5 folds (fixed seed) for the spread, with the
- * verdicts given to those ordinary pages and the extraction's CPU per page; then, for each rule
+ * verdicts given to those ordinary pages and the extraction's CPU per page; WCXB's shared half
+ * (every kind of page) by its word F1, overall and by kind; then, for each rule
  * listed in src/extract/rules.ts, what it earns on each fold (F with it, less F without it) and on
  * the article benchmark, and whether it earns its place (the corpus suite's floors are the rest).
  */
@@ -18,6 +19,7 @@ import {
   scoreSegments,
   trafilaturaPages,
 } from '../test/support/corpus';
+import { scoreWcxb, wcxbPages, words } from '../test/support/wcxb';
 
 const spread = (xs: number[]) => `${Math.min(...xs).toFixed(4)}–${Math.max(...xs).toFixed(4)}`;
 
@@ -52,8 +54,38 @@ export function benchQuality(): Record<string, number | string> {
     'trafilatura-eval F, 5 folds': spread(tFolds),
     'trafilatura-eval verdicts': JSON.stringify(verdicts),
     'trafilatura-eval extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+    ...wcxb(corpus),
     ...ruleFolds(pages, articles, text, articleText),
   };
+}
+
+/** WCXB's shared half: word F1 overall and by kind, and the pages with content given another verdict than ok. */
+function wcxb(corpus: string): Record<string, string | number> {
+  const pages = wcxbPages(corpus);
+  if (pages.length === 0) return { 'WCXB (shared half)': 'not in the corpus' };
+  const text = new Map<string, string>();
+  const walled: Record<string, number> = {};
+  const cpu0 = process.cpuUsage();
+  for (const p of pages) {
+    const x = extractHtml(p.html, p.url, 'text');
+    text.set(p.id, x.content);
+    const content = x.pageText ?? x.content;
+    const v = verdictOf({ status: 200, html: p.html, title: x.title, content, isHtml: true });
+    if (v !== 'ok' && words(p.truth).length >= 50) walled[v] = (walled[v] ?? 0) + 1;
+  }
+  const cpu = process.cpuUsage(cpu0);
+  const s = scoreWcxb(pages, (id) => text.get(id)!);
+  const out: Record<string, string | number> = {
+    'WCXB (shared half) pages': pages.length,
+    'WCXB word F1 (P, R)': `${s.all.f1.toFixed(4)} (${s.all.precision.toFixed(4)}, ${s.all.recall.toFixed(4)})`,
+    'WCXB word F1, 5 folds': spread(kFolds(pages).map((f) => scoreWcxb(f, (id) => text.get(id)!).all.f1)),
+    'WCXB pages of 50 words or more not ok': JSON.stringify(walled),
+    'WCXB extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+  };
+  for (const [kind, v] of Object.entries(s.byKind))
+    out[`WCXB ${kind} (${v.pages} pages): word F1 (P, R)`] =
+      `${v.f1.toFixed(4)} (${v.precision.toFixed(4)}, ${v.recall.toFixed(4)})`;
+  return out;
 }
 
 /** Per rule of rules.ts: trafilatura-eval F with all rules less F without it, overall and per fold; the same for article F1. */
