@@ -98,6 +98,12 @@ export const RULES = {
    */
   thinArticle: 'choose',
   /**
+   * A thread's posts, as its microdata marks them (`itemprop="text"` in a DiscussionForumPosting,
+   * a Question, an Answer, or a Comment on a page that says it is a thread), stand in for the
+   * block Readability chose when they hold 90 % of its words or more: it keeps one post.
+   */
+  statedPosts: 'choose',
+  /**
    * The article the page states in its JSON-LD (`articleBody`) stands in for the one found in the
    * html when it has over twice the words (and at least 50).
    */

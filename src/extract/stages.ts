@@ -21,6 +21,7 @@ import { paragraphsAfter, withOpening } from './opening';
 import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
+import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -164,6 +165,21 @@ const chooseArticle: Stage = (w) => {
 };
 
 /**
+ * A thread's posts as its microdata marks them (rule statedPosts, see stated-posts.ts), from the
+ * page parsed again, when they hold most of the content's words or more: Readability keeps one.
+ */
+const threadPosts: Stage = (w) => {
+  if (!w.rules.statedPosts || !mayStatePosts(w.html)) return;
+  const doc = parse(w.html, w.baseUrl) as unknown as Document;
+  const posts = statedPosts(doc, w.html);
+  if (posts.length === 0 || !postsAreFuller(posts, w.root!.textContent ?? '')) return;
+  const root = doc.createElement('div');
+  for (const post of posts) root.appendChild(post);
+  cleanArticle(root as unknown as HTMLElement, w.rules, w.baseUrl);
+  w.root = root as unknown as HTMLElement;
+};
+
+/**
  * The article the page states, when it is far fuller: in its JSON-LD (rule statedBody, see
  * stated-body.ts), or in the state its scripts render from (rule scriptState, script-state.ts).
  */
@@ -196,6 +212,7 @@ export const STAGES: readonly Stage[] = [
   precleanPage,
   readArticle,
   chooseArticle,
+  threadPosts,
   standIn,
   complete,
 ];

@@ -166,10 +166,10 @@ describeCorpus('extraction quality on the corpus', () => {
         `WCXB (shared half): word F1 ${s.all.f1.toFixed(4)} (P ${s.all.precision.toFixed(4)}, R ${s.all.recall.toFixed(4)}) on ${s.all.pages} pages; ${kinds.join(', ')}; not ok with a reference of 50 words or more: ${walled.length}`,
       );
       // Floors where sift stands (the issue's goals are higher; the other half judges).
-      expect(s.all.f1).toBeGreaterThanOrEqual(0.79);
+      expect(s.all.f1).toBeGreaterThanOrEqual(0.8);
       const floors: Record<string, number> = {
         article: 0.94,
-        forum: 0.57,
+        forum: 0.69,
         product: 0.5,
         collection: 0.51,
         listing: 0.48,
@@ -178,7 +178,7 @@ describeCorpus('extraction quality on the corpus', () => {
       };
       for (const [kind, floor] of Object.entries(floors))
         expect([kind, s.byKind[kind].f1 >= floor]).toEqual([kind, true]);
-      expect(walled.length).toBeLessThanOrEqual(22);
+      expect(walled.length).toBeLessThanOrEqual(21);
     },
     LONG,
   );

@@ -106,6 +106,31 @@ describe('extraction of other kinds of page', () => {
     ).toBe(false);
   });
 
+  it("a question and its answers, marked up as such, are the page's content, not the question alone", () => {
+    const question = [
+      'I have a coroutine that fetches three pages one after the other, and it takes as long as fetching them in a row.',
+      'I expected the awaits to overlap, since each of them waits on the network and not on the processor at all.',
+      'What do I need to change so that the three requests run at the same time and the whole takes as long as the slowest?',
+    ];
+    const answers = [
+      'Awaiting each call in turn runs them in turn: gather them instead, and the event loop runs all three at once.',
+      'Create the tasks first and await them afterwards; a task starts as soon as it is created, not when it is awaited.',
+    ];
+    const card = `<div class="user-info"><a href="/users/1">member one</a> <a href="/users/1?tab=badges">3 gold badges</a> <a href="/users/1?tab=badges">14 silver badges</a> <a href="/users/1?tab=badges">20 bronze badges</a></div>`;
+    const post = (type: string, texts: string[], extra = '') =>
+      `<div class="post-layout" itemscope itemtype="https://schema.org/${type}"><div class="votecell"><button>Up vote</button><span>12</span><button>Down vote</button></div><div class="postcell"><div class="s-prose js-post-body" itemprop="text">${texts.map((t) => `<p>${t}</p>`).join('')}</div><div class="post-menu"><a href="#">Share</a> <a href="#">Improve this answer</a> <a href="#">Follow</a></div>${card}${card}${extra}</div></div>`;
+    const html = `<html><head><title>Running awaits at the same time</title></head><body itemscope itemtype="https://schema.org/QAPage"><div id="content"><h1>Running awaits at the same time</h1><div id="question">${post('Question', [...question, ...question], '<div class="comments"><span>Add a comment</span></div>')}</div><div id="answers"><h2>2 Answers</h2><div class="sorted">Sorted by: Highest score (default) Trending Date modified Date created</div>${answers.map((a) => `<div class="answer">${post('Answer', [a])}</div>`).join('<div class="ad">Advertisement</div>')}</div></div><div id="sidebar"><h3>Related</h3><ul><li><a href="/q/1">How do I fetch pages?</a></li><li><a href="/q/2">Why is my loop slow?</a></li></ul></div></body></html>`;
+    const text = extractHtml(html, 'https://qa.example/q/9', 'text').content;
+    for (const t of [...question, ...answers]) expect(text).toContain(t);
+    expect(text).not.toMatch(/Improve this answer|Up vote|How do I fetch pages/);
+    const without = extractHtml(html, 'https://qa.example/q/9', 'text', {
+      rules: { ...ALL_RULES, statedPosts: false },
+    }).content;
+    expect(answers.every((a) => without.includes(a)) && !/Improve this answer|Up vote/.test(without)).toBe(
+      false,
+    );
+  });
+
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
     const words = 'Die Zusammen&shy;arbeit der Gemein\u00adden wird ausgebaut, sagt die Bürger­meisterin. ';
     const html = `<html><head><title>Zusammenarbeit</title></head><body><article><h1>Zusammenarbeit</h1><p>${words.repeat(12)}</p></article></body></html>`;
