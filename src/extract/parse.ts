@@ -12,8 +12,44 @@ readClassFromAttribute(DomElement);
 
 export type Parsed = ReturnType<typeof parse>;
 
+/** A CDATA opening in html, or a script's or a style's start tag (whose text may hold one as text). */
+const CDATA_OR_RAW = /<(script|style)\b|<!\[CDATA\[/gi;
+const RAW_END = { script: /<\/script\s*>/gi, style: /<\/style\s*>/gi };
+
+/**
+ * `<![CDATA[` read as browsers read it in html: a bogus comment that ends at the first `>` (the
+ * parser reads a section up to `]]>`, and a page with none past the opening lost all that follows;
+ * XenForo writes one at the top of its body). Scripts and styles are left as they are. One pass:
+ * each search starts where the one before ended.
+ */
+function withHtmlCdata(html: string): string {
+  if (!html.includes('<![CDATA[')) return html;
+  const out: string[] = [];
+  let at = 0;
+  const next = CDATA_OR_RAW;
+  next.lastIndex = 0;
+  for (let m = next.exec(html); m; m = next.exec(html)) {
+    const gt = html.indexOf('>', next.lastIndex);
+    if (gt < 0) break;
+    if (m[1]) {
+      // A script or a style: its text runs to its end tag (none: to the end of the page).
+      const end = RAW_END[m[1].toLowerCase() as 'script' | 'style'];
+      end.lastIndex = gt + 1;
+      if (!end.exec(html)) break;
+      next.lastIndex = end.lastIndex;
+    } else {
+      out.push(html.slice(at, m.index));
+      at = gt + 1;
+      next.lastIndex = at;
+    }
+  }
+  out.push(html.slice(at));
+  return out.join('');
+}
+
 // linkedom: a fast, spec-enough DOM for Readability (jsdom is several times slower at parse).
-export function parse(html: string, baseUrl: string) {
+export function parse(page: string, baseUrl: string) {
+  const html = withHtmlCdata(page);
   let { document } = parseHTML(html);
   // A fragment (no <html>/<body>): browsers put it in a body, so do the same.
   if (document.documentElement?.tagName !== 'HTML' || !document.body)

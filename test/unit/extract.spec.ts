@@ -32,6 +32,23 @@ describe('extraction of hostile pages', () => {
     expect(out).toContain('tail words');
   });
 
+  it("a <![CDATA[ in html ends at its first >, as browsers read it; in a script it is the script's text", () => {
+    const words = 'The new graphics card runs the game at twice the frame rate of the old one, and quietly. ';
+    const page = (before: string) =>
+      `<html><head><title>Cards</title><script>var s = "<![CDATA[ a > b"; if (a < b) {}</script></head><body>${before}<div class="page"><h1>Cards</h1><p>${words.repeat(6)}</p></div></body></html>`;
+    // XenForo's body opens with one and never closes it: all of the page after it was lost.
+    const text = extractHtml(page('<![CDATA['), 'http://x.test/', 'text').content;
+    expect(text).toContain(words.trim());
+    expect(text).not.toContain('CDATA');
+    const { source } = parseWithinDepth(page('<![CDATA[ stray > tail'), 'http://x.test/');
+    expect(source.querySelector('script')!.textContent).toBe('var s = "<![CDATA[ a > b"; if (a < b) {}');
+    expect(source.body!.textContent).toContain('tail');
+    expect(source.body!.textContent).not.toContain('stray');
+    // Script starts without an end, many of them, and an opening past them: read once, in order.
+    const hostile = `<html><body><p>${words}</p>${'<script '.repeat(20_000)}<![CDATA[</body></html>`;
+    expect(extractHtml(hostile, 'http://x.test/', 'text').content).toContain(words.trim());
+  });
+
   it('limitDepth leaves a shallow document byte for byte, and keeps text past the limit', () => {
     const shallow =
       '<!doctype html><html><body><p>a<p>b<ul><li>x<li>y</ul><script>if (a<b) {}</script></body></html>';
