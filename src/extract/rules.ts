@@ -94,7 +94,8 @@ export const RULES = {
   /**
    * A block Readability chose that the cleaning leaves with under 50 words of its 50 or more (a
    * form, a link list emptied by the link-density rule) gives way to the whole page less its
-   * furniture, when that holds more. An article short from the start stays as it is.
+   * furniture, when that holds more. One short from the start does too when the page holds four
+   * times its words and 200 at least (a corner of a page of items); else it stays as it is.
    */
   thinArticle: 'choose',
   /**

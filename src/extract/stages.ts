@@ -156,12 +156,16 @@ const chooseArticle: Stage = (w) => {
   unwrapPage(root);
   w.root = root;
   // A block the cleaning left thin was not the article (a form, a notice, a link list): the page
-  // less its furniture holds more of it. An article short from the start stays as it is.
-  if (before < THIN_WORDS) return;
+  // less its furniture holds more of it. An article short from the start stays as it is, unless
+  // the page holds FAR_MORE times its words and more than a short article's: it was a corner of
+  // a page of other things (a list, a grid of items).
+  if (!w.rules.thinArticle) return;
   const words = wordCount(root.textContent ?? '', THIN_WORDS);
   if (words >= THIN_WORDS) return;
-  const rest = wholePage(w);
-  if (wordCount(rest.textContent ?? '', words + 1) > words) w.root = rest;
+  const short = before < THIN_WORDS;
+  const rest = wholePage(w, short);
+  const enough = short ? Math.max(FAR_MORE * words, FAR_MORE * THIN_WORDS) : words + 1;
+  if (wordCount(rest.textContent ?? '', enough) >= enough) w.root = rest;
 };
 
 /**
@@ -217,11 +221,21 @@ export const STAGES: readonly Stage[] = [
   complete,
 ];
 
-/** No article found: the whole page less its furniture, from a fresh parse (the first was changed). */
-function wholePage(w: Work): HTMLElement {
+/**
+ * No article found: the whole page less its furniture, from a fresh parse (the first was changed);
+ * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is).
+ */
+function wholePage(w: Work, cleaned = false): HTMLElement {
   const doc = parse(w.html, w.baseUrl);
   if (w.opts.exclude?.length) {
     for (const el of w.selectors.all(doc as unknown as Document, w.opts.exclude)) el.remove();
+  }
+  if (cleaned && !w.broken) {
+    try {
+      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle]);
+    } catch {
+      // left as parsed
+    }
   }
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(
@@ -235,6 +249,8 @@ function wholePage(w: Work): HTMLElement {
 
 /** A block with fewer words than this once cleaned is thin (see rule thinArticle). */
 const THIN_WORDS = 50;
+/** A thin block from the start gives way to a page that holds this many times more (and of THIN_WORDS). */
+const FAR_MORE = 4;
 
 /**
  * An article of fewer words than this may be a script-built page's shell or teaser, and is

@@ -131,6 +131,22 @@ describe('extraction of other kinds of page', () => {
     );
   });
 
+  it('a page of items whose chosen block is a short corner of it is read whole, less its furniture', () => {
+    const items = Array.from(
+      { length: 14 },
+      (_, i) =>
+        `<li class="card"><h3><a href="/item/${i}">Walnut desk organiser number ${i}</a></h3><span>Holds pens, cables and a phone upright; oiled by hand in a small workshop.</span><span class="price">$${20 + i}.00</span></li>`,
+    ).join('');
+    const html = `<html><head><title>Desk accessories</title></head><body><header><nav><a href="/">Home</a> <a href="/shop">Shop</a></nav></header><main><div class="intro"><h1>Desk accessories</h1><p>Everything for a tidy desk, made to last and shipped within two days of your order from our workshop.</p></div><ul class="grid">${items}</ul></main><footer><p>Our shop is open Monday to Friday.</p></footer></body></html>`;
+    const text = extractHtml(html, 'https://shop.example/desk', 'text').content;
+    expect(text).toContain('Walnut desk organiser number 13');
+    expect(text).not.toContain('Monday to Friday');
+    const without = extractHtml(html, 'https://shop.example/desk', 'text', {
+      rules: { ...ALL_RULES, thinArticle: false },
+    }).content;
+    expect(without).not.toContain('Walnut desk organiser number 13');
+  });
+
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
     const words = 'Die Zusammen&shy;arbeit der Gemein\u00adden wird ausgebaut, sagt die Bürger­meisterin. ';
     const html = `<html><head><title>Zusammenarbeit</title></head><body><article><h1>Zusammenarbeit</h1><p>${words.repeat(12)}</p></article></body></html>`;
