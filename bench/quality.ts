@@ -32,17 +32,9 @@ export function benchQuality(): Record<string, number | string> {
   const aFolds = kFolds(articles).map((f) => scoreArticles(f, (id) => articleText.get(id)!).f1);
 
   const pages = trafilaturaPages(corpus);
-  const text = new Map<string, string>();
+  const { text, verdict, cpuMsPerPage } = extractEach(pages);
   const verdicts: Record<string, number> = {};
-  const cpu0 = process.cpuUsage();
-  for (const p of pages) {
-    const x = extractHtml(p.html, p.url, 'text');
-    text.set(p.id, x.content);
-    const content = x.pageText ?? x.content;
-    const v = verdictOf({ status: 200, html: p.html, title: x.title, content, isHtml: true });
-    verdicts[v] = (verdicts[v] ?? 0) + 1;
-  }
-  const cpu = process.cpuUsage(cpu0);
+  for (const v of verdict.values()) verdicts[v] = (verdicts[v] ?? 0) + 1;
   const t = scoreSegments(pages, (id) => text.get(id)!);
   const tFolds = kFolds(pages).map((f) => scoreSegments(f, (id) => text.get(id)!).f);
   return {
@@ -53,34 +45,44 @@ export function benchQuality(): Record<string, number | string> {
     'trafilatura-eval F (P, R)': `${t.f.toFixed(4)} (${t.precision.toFixed(4)}, ${t.recall.toFixed(4)})`,
     'trafilatura-eval F, 5 folds': spread(tFolds),
     'trafilatura-eval verdicts': JSON.stringify(verdicts),
-    'trafilatura-eval extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+    'trafilatura-eval extraction CPU ms/page': +cpuMsPerPage.toFixed(1),
     ...wcxb(corpus),
     ...ruleFolds(pages, articles, text, articleText),
   };
+}
+
+/** Each page's text, its verdict as the page loader judges a page, and the extraction's CPU per page. */
+function extractEach(pages: { id: string; html: string; url: string }[]) {
+  const text = new Map<string, string>();
+  const verdict = new Map<string, string>();
+  const cpu0 = process.cpuUsage();
+  for (const p of pages) {
+    const x = extractHtml(p.html, p.url, 'text');
+    text.set(p.id, x.content);
+    const content = x.pageText ?? x.content;
+    verdict.set(p.id, verdictOf({ status: 200, html: p.html, title: x.title, content, isHtml: true }));
+  }
+  const cpu = process.cpuUsage(cpu0);
+  return { text, verdict, cpuMsPerPage: (cpu.user + cpu.system) / 1000 / Math.max(1, pages.length) };
 }
 
 /** WCXB's shared half: word F1 overall and by kind, and the pages with content given another verdict than ok. */
 function wcxb(corpus: string): Record<string, string | number> {
   const pages = wcxbPages(corpus);
   if (pages.length === 0) return { 'WCXB (shared half)': 'not in the corpus' };
-  const text = new Map<string, string>();
+  const { text, verdict, cpuMsPerPage } = extractEach(pages);
   const walled: Record<string, number> = {};
-  const cpu0 = process.cpuUsage();
   for (const p of pages) {
-    const x = extractHtml(p.html, p.url, 'text');
-    text.set(p.id, x.content);
-    const content = x.pageText ?? x.content;
-    const v = verdictOf({ status: 200, html: p.html, title: x.title, content, isHtml: true });
+    const v = verdict.get(p.id)!;
     if (v !== 'ok' && words(p.truth).length >= 50) walled[v] = (walled[v] ?? 0) + 1;
   }
-  const cpu = process.cpuUsage(cpu0);
   const s = scoreWcxb(pages, (id) => text.get(id)!);
   const out: Record<string, string | number> = {
     'WCXB (shared half) pages': pages.length,
     'WCXB word F1 (P, R)': `${s.all.f1.toFixed(4)} (${s.all.precision.toFixed(4)}, ${s.all.recall.toFixed(4)})`,
     'WCXB word F1, 5 folds': spread(kFolds(pages).map((f) => scoreWcxb(f, (id) => text.get(id)!).all.f1)),
     'WCXB pages of 50 words or more not ok': JSON.stringify(walled),
-    'WCXB extraction CPU ms/page': +((cpu.user + cpu.system) / 1000 / pages.length).toFixed(1),
+    'WCXB extraction CPU ms/page': +cpuMsPerPage.toFixed(1),
   };
   for (const [kind, v] of Object.entries(s.byKind))
     out[`WCXB ${kind} (${v.pages} pages): word F1 (P, R)`] =
