@@ -21,7 +21,9 @@ const MAX_POSTS = 500;
 const POSTS_SHARE = 0.9;
 
 /** Whether the page may mark up posts (read before the page is parsed again for them). */
-export const mayStatePosts = (html: string): boolean => /itemprop\s*=\s*["']?text\b/i.test(html);
+export const mayStatePosts = (html: string): boolean =>
+  /itemprop\s*=\s*["']?text\b/i.test(html) &&
+  /schema\.org\/(DiscussionForumPosting|Question|Answer|Comment)\b/i.test(html);
 
 /** The page's posts in order, outermost only; none unless there are two or more. */
 export function statedPosts(doc: Document, html: string): Element[] {
