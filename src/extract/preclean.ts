@@ -9,6 +9,7 @@ import { classId, HEADING, textLen } from './dom-measure';
 import { keepHeadingPath } from './heading-path';
 import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
+import type { Json } from './json-ld';
 import { survey, type Survey } from './survey';
 import { isThreadPage, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
@@ -115,6 +116,8 @@ function removeSignups(emails: Element[], keeps: (el: Element) => boolean): void
 /** What the steps before Readability share. */
 interface Pre {
   readonly doc: Document;
+  /** The page's JSON-LD objects (see jsonLd). */
+  readonly ld: Json[];
   readonly rules: CleanRules;
   found: Survey;
   /** The heading the page's title names. */
@@ -171,12 +174,7 @@ const PAGE_STEPS: readonly Step[] = [
           named,
           p.shaped.flatMap((t) => t.items),
           p.found.comments,
-        ) ||
-        statesThread(
-          p.doc,
-          p.titled ?? p.heading,
-          Array.from(p.doc.querySelectorAll('script[type="application/ld+json"]')),
-        );
+        ) || statesThread(p.doc, p.titled ?? p.heading, p.ld);
       if (p.thread) unnameComments(p.found.named);
     },
   },
@@ -243,11 +241,13 @@ export function precleanSource(
   doc: Document,
   rules: CleanRules = ALL_RULES,
   titles: string[] = [],
+  ld: Json[] = [],
 ): Element | undefined {
   const found = survey(doc);
   const p: Pre = {
     doc,
     rules,
+    ld,
     found,
     titled: titledHeading(found.headings, titles),
     shaped: [],

@@ -113,7 +113,12 @@ const precleanPage: Stage = (w) => {
   // A document title with a dash that no metadata repeats may end in the site's name.
   w.siteNamed = /\s[–—]\s/.test(w.docTitle) && !w.head.contents.has(w.docTitle);
   try {
-    const heading = precleanSource(w.source as unknown as Document, w.rules, [w.head.title, w.docTitle]);
+    const heading = precleanSource(
+      w.source as unknown as Document,
+      w.rules,
+      [w.head.title, w.docTitle],
+      w.ld,
+    );
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
   } catch {
@@ -232,7 +237,7 @@ function wholePage(w: Work, cleaned = false): HTMLElement {
   }
   if (cleaned && !w.broken) {
     try {
-      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle]);
+      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle], w.ld);
     } catch {
       // left as parsed
     }

@@ -4,6 +4,7 @@
  * comments follow the article; a thread's first post follows the page's heading.
  */
 import { classId, firstWithin, LEAD_CHARS, textLen } from './dom-measure';
+import { typeOf, type Json } from './json-ld';
 import { COMMENT_NAMED } from './vocabulary';
 
 /** A post's length at least: a "12 comments" link or a reply button is not a post. */
@@ -22,32 +23,17 @@ export function isThreadPage(heading: Element | undefined, ...posts: Element[][]
 }
 
 /** The types of structured data that say a page is a thread of posts (schema.org). */
-const THREAD_TYPES = /^(DiscussionForumPosting|QAPage)$/;
+const THREAD_TYPES = /(^|\s)(DiscussionForumPosting|QAPage)(\s|$)/;
 const THREAD_ITEMTYPE = /schema\.org\/(DiscussionForumPosting|QAPage)\/?$/i;
-const THREAD_LD = /"@type"\s*:\s*(\[[^\]]*)?"(DiscussionForumPosting|QAPage)"/;
 
 /**
- * Whether the page says it is a thread: its JSON-LD's top item, or the microdata item that holds
- * its heading, is a DiscussionForumPosting or a QAPage (a forum's topic, a question and its
- * answers). An article's comments are marked up as Comment, within the article.
+ * Whether the page says it is a thread: one of its JSON-LD objects (`ld`, read with the page's
+ * head: a script's top item or a @graph member), or the microdata item that holds its heading, is a
+ * DiscussionForumPosting or a QAPage (a forum's topic, a question and its answers). An article's
+ * comments are marked up as Comment, within the article.
  */
-export function statesThread(doc: Document, heading: Element | undefined, ldScripts: Element[]): boolean {
-  for (const s of ldScripts) {
-    const text = s.textContent ?? '';
-    if (!THREAD_LD.test(text)) continue;
-    try {
-      const top = JSON.parse(text) as unknown;
-      const items = Array.isArray(top)
-        ? top
-        : [top, ...((top as { '@graph'?: unknown[] })?.['@graph'] ?? [])];
-      for (const it of items) {
-        const t = (it as { '@type'?: unknown })?.['@type'];
-        if ([t].flat().some((x) => typeof x === 'string' && THREAD_TYPES.test(x))) return true;
-      }
-    } catch {
-      // not JSON: says nothing
-    }
-  }
+export function statesThread(doc: Document, heading: Element | undefined, ld: Json[]): boolean {
+  if (ld.some((o) => THREAD_TYPES.test(typeOf(o)))) return true;
   for (let el = heading?.parentElement; el && el !== doc.documentElement; el = el.parentElement)
     if (THREAD_ITEMTYPE.test(el.getAttribute('itemtype') ?? '')) return true;
   return false;

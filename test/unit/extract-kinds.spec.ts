@@ -4,6 +4,7 @@ import { ALL_RULES } from '../../src/extract/rules';
 import { firstWithin } from '../../src/extract/dom-measure';
 import { extractHtml } from '../../src/extract/extract';
 import { statesThread } from '../../src/extract/thread-page';
+import { jsonLd } from '../../src/extract/json-ld';
 import { parseHTML } from 'linkedom';
 
 const fixture = (name: string) =>
@@ -81,7 +82,7 @@ describe('extraction of other kinds of page', () => {
     const doc = (head: string, body = '<h1>Slow builds</h1>') =>
       parseHTML(`<html><head>${head}</head><body>${body}</body></html>`).document;
     const lds = (d: Document) => Array.from(d.querySelectorAll('script[type="application/ld+json"]'));
-    const says = (d: Document) => statesThread(d, d.querySelector('h1') ?? undefined, lds(d));
+    const says = (d: Document) => statesThread(d, d.querySelector('h1') ?? undefined, jsonLd(lds(d)));
     const graph = `<script type="application/ld+json">{"@graph": [{"@type": "WebPage"}, {"@type": ["QAPage"]}]}</script>`;
     const article = `<script type="application/ld+json">{"@type": "Article", "comment": [{"@type": "Comment"}]}</script>`;
     expect(says(doc(ld))).toBe(true);
