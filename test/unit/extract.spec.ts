@@ -574,6 +574,36 @@ describe('Readability, tuned', () => {
     expect(before).toEqual([true, false, false, true, true, false, false, true, true, true]);
   });
 
+  it('judges bylines and empty blocks as Readability does, reading text only where the answer needs it', () => {
+    const { document } = parseHTML(
+      '<html><body><div id="a"> \n <br> </div><div id="b"><span>  </span><!-- x --></div><div id="c"><b> x</b></div>' +
+        '<div id="d"><hr><br></div><div id="e"><img src="a.png"></div><section id="f">\u00a0\ufeff</section>' +
+        '<h2 id="g"><span><i>\u2003</i></span></h2><div id="h"><p></p></div>' +
+        '<a id="i" rel="author">Ann Lee</a><span id="j" itemprop="author">Bo Chen</span><p id="k" class="byline">By Cy</p>' +
+        '<p id="l" class="byline"></p><p id="m" class="byline">' +
+        'x'.repeat(120) +
+        '</p><p id="n">Plain text, no byline here.</p></body></html>',
+    );
+    type Judge = {
+      _isValidByline(el: Element, m: string): boolean;
+      _isElementWithoutContent(el: Element): boolean;
+    };
+    const reader = new Readability<Element>(document as unknown as Document);
+    const r = reader as unknown as Judge;
+    const els = Array.from(document.querySelectorAll('[id]')) as unknown as Element[];
+    const ask = () =>
+      els.map((el) => [
+        Boolean(r._isValidByline(el, `${el.getAttribute('class') ?? ''} ${el.id}`)),
+        Boolean(r._isElementWithoutContent(el)),
+      ]);
+    const before = ask();
+    tuneReadability(reader, elementsWithTags);
+    expect(ask()).toEqual(before);
+    // Empty: no text, and no child but br and hr (a, d, f, l); bylines: i, j, k (l has no text, m too much).
+    expect(before.map(([, empty], i) => (empty ? els[i].id : '')).join('')).toBe('adfl');
+    expect(before.map(([byline], i) => (byline ? els[i].id : '')).join('')).toBe('ijk');
+  });
+
   it('returns the same article, serialized for no debug line', () => {
     const html =
       '<html><head><title>T</title></head><body><nav>menu</nav><article><h1>T</h1>' +
