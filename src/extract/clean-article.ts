@@ -35,6 +35,8 @@ interface Post {
   readonly pageUrl?: string;
   /** Every element's text and link-text length (see measure). */
   lens: Map<Element, Lengths>;
+  /** The block is a run of items (rule itemRuns): its link lists and teasers are its content. */
+  readonly items: boolean;
 }
 
 /** The steps after Readability, in order; a step without a rule always runs. */
@@ -46,14 +48,22 @@ const ARTICLE_STEPS: readonly { rule?: RuleName; run(p: Post): void }[] = [
   // its subtree once per ancestor. The decisions below remove subtrees only after their
   // ancestors were judged, so these lengths are the ones each check would have read.
   { run: (p) => void (p.lens = measure(p.body)) },
-  { rule: 'teasers', run: (p) => p.pageUrl && removeTeasers(p.body, p.lens, p.pageUrl) },
+  { rule: 'teasers', run: (p) => !p.items && p.pageUrl && removeTeasers(p.body, p.lens, p.pageUrl) },
   { rule: 'imageCaptions', run: (p) => dropImageCaptions(p.body, p.lens) },
   { run: judgeLines },
 ];
 
-/** After Readability: drop captions, link lists and other short furniture from the chosen block. */
-export function cleanArticle(body: Element, rules: CleanRules = ALL_RULES, pageUrl?: string): void {
-  const p: Post = { body, rules, pageUrl, lens: new Map() };
+/**
+ * After Readability: drop captions, link lists and other short furniture from the chosen block
+ * (from a run of `items`, captions and furniture only).
+ */
+export function cleanArticle(
+  body: Element,
+  rules: CleanRules = ALL_RULES,
+  pageUrl?: string,
+  items = false,
+): void {
+  const p: Post = { body, rules, pageUrl, lens: new Map(), items };
   for (const step of ARTICLE_STEPS) if (step.rule === undefined || rules[step.rule]) step.run(p);
 }
 
@@ -61,50 +71,55 @@ const BLOCK = /^(UL|OL|DIV|SECTION|P|TABLE)$/;
 const LINE = /^(P|DIV|SPAN|LI|H2|H3|H4|H5|H6)$/;
 
 /** A block or a line that goes as furniture: the first of these that holds for it removes it. */
-const LINE_RULES: readonly { rule?: RuleName; holds(el: Element, m: Lengths, rules: CleanRules): boolean }[] =
-  [
-    // Mostly links: a menu, "related stories" or a tag list (a paragraph past 80% with rule linkSentences).
-    {
-      holds: (el, m, rules) =>
-        BLOCK.test(el.tagName) &&
-        m.link / m.text > (rules.linkSentences && el.tagName === 'P' ? 0.8 : 0.6) &&
-        m.text < 1000,
+const LINE_RULES: readonly {
+  rule?: RuleName;
+  /** The rule finds link lists: a run of items keeps them. */
+  links?: true;
+  holds(el: Element, m: Lengths, rules: CleanRules): boolean;
+}[] = [
+  // Mostly links: a menu, "related stories" or a tag list (a paragraph past 80% with rule linkSentences).
+  {
+    links: true,
+    holds: (el, m, rules) =>
+      BLOCK.test(el.tagName) &&
+      m.link / m.text > (rules.linkSentences && el.tagName === 'P' ? 0.8 : 0.6) &&
+      m.text < 1000,
+  },
+  // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
+  {
+    rule: 'uiLines',
+    holds: (el, m) => {
+      if (!LINE.test(el.tagName) || m.text > 80 || m.blocks) return false;
+      const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      return UI_LINE.test(line) || UI_LINE_OTHER.test(line) || CREDIT.test(line);
     },
-    // A line that is only an ad label, a control or a stamp (a block of blocks is judged by them).
-    {
-      rule: 'uiLines',
-      holds: (el, m) => {
-        if (!LINE.test(el.tagName) || m.text > 80 || m.blocks) return false;
-        const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-        return UI_LINE.test(line) || UI_LINE_OTHER.test(line) || CREDIT.test(line);
-      },
+  },
+  // "Read also: <another story>" set in the text, in any of several languages: mostly a link, or
+  // a headline (no full stop at its end) when the link is elsewhere. A sentence stays.
+  {
+    rule: 'uiLines',
+    holds: (el, m) => {
+      if (!SEE_ALSO_TAGS.test(el.tagName) || m.text > 200 || m.blocks) return false;
+      const line = (el.textContent ?? '').trim();
+      return SEE_ALSO.test(line) && (m.link * 2 >= m.text || !SENTENCE_ENDS.test(line));
     },
-    // "Read also: <another story>" set in the text, in any of several languages: mostly a link, or
-    // a headline (no full stop at its end) when the link is elsewhere. A sentence stays.
-    {
-      rule: 'uiLines',
-      holds: (el, m) => {
-        if (!SEE_ALSO_TAGS.test(el.tagName) || m.text > 200 || m.blocks) return false;
-        const line = (el.textContent ?? '').trim();
-        return SEE_ALSO.test(line) && (m.link * 2 >= m.text || !SENTENCE_ENDS.test(line));
-      },
+  },
+  // A call to subscribe, download the app or follow the site elsewhere.
+  {
+    rule: 'uiLines',
+    holds: (el, m) => {
+      if (!LINE.test(el.tagName) || m.text > APPEAL_CHARS || m.blocks) return false;
+      // Its first word first: reading the text of every line of an article costs a tenth of its cleaning.
+      if (!APPEAL_FIRST.test(firstText(el))) return false;
+      const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
+      return (APPEAL.test(line) && APPEAL_WHAT.test(line)) || APPEAL_OTHER.test(line);
     },
-    // A call to subscribe, download the app or follow the site elsewhere.
-    {
-      rule: 'uiLines',
-      holds: (el, m) => {
-        if (!LINE.test(el.tagName) || m.text > APPEAL_CHARS || m.blocks) return false;
-        // Its first word first: reading the text of every line of an article costs a tenth of its cleaning.
-        if (!APPEAL_FIRST.test(firstText(el))) return false;
-        const line = (el.textContent ?? '').replace(/\s+/g, ' ').trim();
-        return (APPEAL.test(line) && APPEAL_WHAT.test(line)) || APPEAL_OTHER.test(line);
-      },
-    },
-  ];
+  },
+];
 
 /** Each block and line of the article judged by LINE_RULES, outermost first. */
 function judgeLines(p: Post): void {
-  const rules = LINE_RULES.filter((r) => r.rule === undefined || p.rules[r.rule]);
+  const rules = LINE_RULES.filter((r) => (r.rule === undefined || p.rules[r.rule]) && !(r.links && p.items));
   for (const el of Array.from(
     p.body.querySelectorAll<Element>('ul,ol,div,section,p,table,span,li,h2,h3,h4,h5,h6,blockquote'),
   )) {

@@ -105,6 +105,14 @@ export const RULES = {
    */
   statedPosts: 'choose',
   /**
+   * A page of items (a list of links, a table of jobs, a grid of products, a front page of
+   * stories, a thread): the block holding its largest run of like items (elements of one shape,
+   * see item-runs.ts), less its furniture but with its link lists and teasers, stands in for the
+   * block Readability chose when it holds three times its words (eight on a page that states it is
+   * an article): Readability scores paragraphs, and keeps one item of such a page, or a corner.
+   */
+  itemRuns: 'choose',
+  /**
    * The article the page states in its JSON-LD (`articleBody`) stands in for the one found in the
    * html when it has over twice the words (and at least 50).
    */

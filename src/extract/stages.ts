@@ -22,6 +22,7 @@ import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
+import { itemRun, runStandingIn, wordsToStandIn } from './item-runs';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -52,6 +53,8 @@ export interface Work {
   /** Read beside the page's heading before Readability moved it (rules lead and opening). */
   lead?: string;
   opening?: Element[];
+  /** The words of the block of the page's largest run of like items, before Readability (rule itemRuns). */
+  runWords?: number;
   /** The cleaning before Readability threw: Readability is not asked. */
   broken?: boolean;
   article: Article;
@@ -121,6 +124,7 @@ const precleanPage: Stage = (w) => {
     );
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
+    if (w.rules.itemRuns && w.source.body) w.runWords = itemRun(w.source.body as unknown as Element)?.words;
   } catch {
     w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
   }
@@ -189,6 +193,20 @@ const threadPosts: Stage = (w) => {
 };
 
 /**
+ * A page of items (rule itemRuns, see item-runs.ts): its largest run's block, cleaned as a list's
+ * block is (link lists and teasers kept), stands in for the content when it holds far more words.
+ */
+const itemRuns: Stage = (w) => {
+  if (!w.rules.itemRuns || w.picked) return;
+  const enough = wordsToStandIn(wordCount(w.root!.textContent ?? ''), w.head.meta.get('og:type'), w.ld);
+  if ((w.runWords ?? 0) < enough) return; // the run as the page held it before Readability
+  const block = runStandingIn(wholePage(w, true) as unknown as Element, enough) as HTMLElement | undefined;
+  if (!block) return;
+  cleanArticle(block, w.rules, w.baseUrl, true);
+  if (wordCount(block.textContent ?? '', enough) >= enough) w.root = block;
+};
+
+/**
  * The article the page states, when it is far fuller: in its JSON-LD (rule statedBody, see
  * stated-body.ts), or in the state its scripts render from (rule scriptState, script-state.ts).
  */
@@ -222,6 +240,7 @@ export const STAGES: readonly Stage[] = [
   readArticle,
   chooseArticle,
   threadPosts,
+  itemRuns,
   standIn,
   complete,
 ];

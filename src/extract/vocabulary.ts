@@ -142,7 +142,7 @@ export const HIDDEN_PART =
  * (a login's panels and messages). Links and buttons named so open one; a dialog's role Readability
  * knows.
  */
-export const DIALOG = /(^|[-_\s])(modal|modals|dialog|popup|lightbox)([-_\s]|$)/i;
+export const DIALOG = /(^|[-_\s])(modal|modals|dialog|popup|lightbox|consent)([-_\s]|$)/i;
 
 /** Rule opening: names of blocks that hold captions, credits and notices (checked on a paragraph and 4 blocks up). */
 export const NOT_TEXT =

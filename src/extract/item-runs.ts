@@ -1,0 +1,136 @@
+/**
+ * A page's run of like items (rule itemRuns): the elements that share a shape (their tag and
+ * classes, their parent's and their grandparent's) and hold the most words between them, with
+ * the smallest block that holds them all. A list of links, a table's rows, a grid of products, a
+ * page of posts: Readability scores paragraphs, and keeps one item of such a page or a corner of it.
+ */
+import { typeOf, type Json } from './json-ld';
+import { wordCount } from './verdict';
+
+/** A run has at least this many items. */
+const MIN_ITEMS = 4;
+
+/**
+ * A run stands in for a block when it holds RUN_TIMES its words (and RUN_TIMES × RUN_WORDS); on a
+ * page that states it is an article, ARTICLE_RUN_TIMES: there a run is more often its comments or
+ * the site's other stories, and a list that is the article (a listicle) holds far more than a corner.
+ */
+const RUN_TIMES = 3;
+const ARTICLE_RUN_TIMES = 8;
+const RUN_WORDS = 20;
+
+/**
+ * The words a run's block needs to stand in for a block of `words`, on a page whose `og:type` and
+ * JSON-LD say what it is.
+ */
+export function wordsToStandIn(words: number, ogType: string | undefined, ld: Json[]): number {
+  const article =
+    ogType?.toLowerCase() === 'article' || ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)));
+  return (article ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
+}
+
+/**
+ * The block of the largest run of like items on `page` (the page less its furniture) when it holds
+ * `enough` words and its items half of them or more.
+ */
+export function runStandingIn(page: Element, enough: number): Element | undefined {
+  const run = itemRun(page);
+  return run && run.words >= enough && 2 * run.itemWords >= run.words ? run.block : undefined;
+}
+
+export interface ItemRun {
+  /** The smallest block holding every item. */
+  block: Element;
+  /** The words of the block, and of its items. */
+  words: number;
+  itemWords: number;
+}
+
+/** What the page less its furniture leaves out (see wholePage in stages.ts): no run is counted there. */
+const FURNITURE = new Set([
+  'script',
+  'style',
+  'noscript',
+  'nav',
+  'header',
+  'footer',
+  'aside',
+  'form',
+  'template',
+]);
+
+/**
+ * The block of the largest run of like items under `body` (by words), if any has MIN_ITEMS items;
+ * what lies in the page's furniture is not counted.
+ */
+export function itemRun(body: Element): ItemRun | undefined {
+  const all = elementsOf(body);
+  const words = wordsOf([body, ...all]);
+  const shapes = new Map<Element, string>();
+  const runs = new Map<string, { items: Element[]; words: number }>();
+  // An item inside an earlier item of its run (a div in a div in a div) is counted with it.
+  for (const el of all) {
+    const n = words.get(el)!;
+    if (n === 0) continue;
+    const parent = el.parentElement;
+    const key = `${shape(parent?.parentElement, shapes)}>${shape(parent, shapes)}>${shape(el, shapes)}`;
+    let run = runs.get(key);
+    if (!run) runs.set(key, (run = { items: [], words: 0 }));
+    else if (run.items[run.items.length - 1].contains(el)) continue;
+    run.items.push(el);
+    run.words += n;
+  }
+  let best: { items: Element[]; words: number } | undefined;
+  for (const run of runs.values()) {
+    if (run.items.length >= MIN_ITEMS && (!best || run.words > best.words)) best = run;
+  }
+  if (!best) return undefined;
+  let block = best.items[0].parentElement ?? body;
+  for (const item of best.items) {
+    while (block !== body && !block.contains(item)) block = block.parentElement ?? body;
+  }
+  return { block, words: words.get(block) ?? 0, itemWords: best.words };
+}
+
+/** The elements under `root` in document order, none in or under its furniture. */
+function elementsOf(root: Element): Element[] {
+  const all: Element[] = [];
+  const walk = (el: Element) => {
+    for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
+      if (FURNITURE.has(c.localName)) continue;
+      all.push(c);
+      walk(c);
+    }
+  };
+  walk(root);
+  return all;
+}
+
+/** Each element's words, its descendants' first (`all` in document order): one walk, not one per ancestor. */
+function wordsOf(all: Element[]): Map<Element, number> {
+  const words = new Map<Element, number>();
+  for (let i = all.length - 1; i >= 0; i--) {
+    let n = 0;
+    for (let c = all[i].firstChild; c; c = c.nextSibling) {
+      if (c.nodeType === 3) n += wordCount(c.nodeValue ?? '');
+      else if (c.nodeType === 1) n += words.get(c as Element) ?? 0;
+    }
+    words.set(all[i], n);
+  }
+  return words;
+}
+
+/** An element's tag and classes, less those with a digit (an item's own id: `post-4021`). */
+function shape(el: Element | null | undefined, shapes: Map<Element, string>): string {
+  if (!el) return '';
+  let s = shapes.get(el);
+  if (s === undefined) {
+    const classes = (el.getAttribute('class') ?? '')
+      .split(/\s+/)
+      .filter((c) => c && !/\d/.test(c))
+      .sort();
+    s = [el.localName, ...classes].join('.');
+    shapes.set(el, s);
+  }
+  return s;
+}

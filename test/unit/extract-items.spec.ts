@@ -1,0 +1,133 @@
+import { parseHTML } from 'linkedom';
+import { ALL_RULES } from '../../src/extract/rules';
+import { extractHtml } from '../../src/extract/extract';
+import { itemRun } from '../../src/extract/item-runs';
+
+const withoutRuns = { rules: { ...ALL_RULES, itemRuns: false } };
+
+const page = (title: string, main: string, rest = '') =>
+  `<html><head><title>${title}</title></head><body><header><a href="/">Home</a> <a href="/about">About</a></header>` +
+  `<main>${main}</main>${rest}<footer><p>© The site. All rights reserved. Terms and privacy.</p></footer></body></html>`;
+
+const LEAD = [
+  'The council voted on Tuesday to rebuild the old bridge over the river, ending a debate that has run for eleven years and through three elections.',
+  'Work starts in the spring and should take two years; the ferry that replaced the bridge will run until the new one opens, at the same fares as today.',
+  'Residents on both banks said the vote came late but was welcome, and the shops near the old landing hope the traffic will come back with the bridge.',
+];
+const STORIES = Array.from({ length: 40 }, (_, i) => ({
+  headline: `${['Chips slow', 'New app rules', 'A cold planet', 'Cars recalled', 'Faster engines'][i % 5]}: no. ${i + 1}`,
+  line: `${i + 2}h ago`,
+}));
+
+/** A site's front page: its lead story at length, then a list of stories, each a headline (a link) and its age. */
+function frontPage(): string {
+  const lead = `<article class="story"><h2><a href="/story/lead">Council votes to rebuild the bridge</a></h2><div class="excerpt">${LEAD.map((p) => `<p>${p}</p>`).join('')}</div></article>`;
+  const items = STORIES.map(
+    (st, i) =>
+      `<article class="story"><h2><a href="/story/${i}">${st.headline}</a></h2><div class="excerpt"><p class="age">${st.line}</p></div></article>`,
+  ).join('');
+  return page('Tech news', `<h1>Latest news</h1><div class="stories">${lead}${items}</div>`);
+}
+
+const JOBS = Array.from({ length: 12 }, (_, i) => ({
+  title: ['Senior Backend Engineer', 'Full-Stack Developer', 'Staff Platform Engineer', 'Frontend Engineer'][
+    i % 4
+  ],
+  company: `Company ${String.fromCharCode(65 + i)} Labs`,
+  place: ['Anywhere in the World', 'Europe only', 'Americas', 'Remote, UTC±3'][i % 4],
+  pay: ['$100,000 or more USD', '$50,000 - $74,999 USD', '$75,000 - $99,999 USD'][i % 3],
+}));
+
+/** A board of jobs: a table of rows, each a title, a company, a place and a salary. */
+function jobsPage(): string {
+  const rows = JOBS.map(
+    (j, i) =>
+      `<tr class="job"><td><a href="/jobs/${i}">${j.title}</a></td><td>${j.company}</td><td>${j.place}</td><td>${j.pay}</td></tr>`,
+  ).join('');
+  return page(
+    'Remote full-stack jobs',
+    `<h1>Remote full-stack jobs</h1><p>Latest post 1 day ago.</p><table><tbody>${rows}</tbody></table>`,
+  );
+}
+
+const PRODUCTS = Array.from({ length: 16 }, (_, i) => ({
+  name: `${['Oak', 'Walnut', 'Birch', 'Maple'][i % 4]} ${['bookcase', 'shelf unit', 'wall shelf', 'ladder shelf'][Math.floor(i / 4)]}`,
+  price: `$${49 + i * 10}.99`,
+  note: ['Free delivery', 'In stock', 'Only 3 left', 'Ships in 2 weeks'][i % 4],
+}));
+
+/** A shop's grid of products, each a card with its name (a link), its price and a note. */
+function gridPage(): string {
+  const cards = PRODUCTS.map(
+    (p, i) =>
+      `<div class="product-card card-${i}"><h3 class="product-card__name"><a href="/p/${i}">${p.name}</a></h3><span class="price">${p.price}</span><p class="note">${p.note}</p></div>`,
+  ).join('');
+  return page(
+    'Bookcases and shelving units',
+    `<h1>Bookcases and shelving units</h1><p>Sort by: price. Page 1 of 2.</p><div class="product-grid">${cards}</div>`,
+  );
+}
+
+describe('a page of items (rule itemRuns)', () => {
+  it('a front page keeps its list of stories, not only the lead story told at length', () => {
+    const html = frontPage();
+    const text = extractHtml(html, 'https://news.example/', 'text').content;
+    for (const p of LEAD) expect(text).toContain(p);
+    for (const st of STORIES) expect(text).toContain(st.headline);
+    expect(text).not.toContain('All rights reserved');
+    const without = extractHtml(html, 'https://news.example/', 'text', withoutRuns).content;
+    expect(without).toContain(LEAD[2]);
+    expect(STORIES.filter((st) => !without.includes(st.headline)).length).toBeGreaterThan(30);
+  });
+
+  it("a board's table of jobs keeps every row", () => {
+    const html = jobsPage();
+    const text = extractHtml(html, 'https://jobs.example/full-stack', 'text').content;
+    for (const j of JOBS) expect(text).toContain(j.company);
+    expect(text).toContain('$100,000 or more USD');
+    const without = extractHtml(html, 'https://jobs.example/full-stack', 'text', withoutRuns).content;
+    expect(JOBS.filter((j) => !without.includes(j.company)).length).toBeGreaterThan(6);
+  });
+
+  it("a shop's grid of products keeps each card's name, price and note, not only the sort line", () => {
+    const html = gridPage();
+    const text = extractHtml(html, 'https://shop.example/bookcases', 'text').content;
+    for (const p of PRODUCTS) expect(text).toContain(`${p.name}`);
+    for (const p of PRODUCTS) expect(text).toContain(p.price);
+    const without = extractHtml(html, 'https://shop.example/bookcases', 'text', withoutRuns).content;
+    expect(PRODUCTS.filter((p) => !without.includes(p.price)).length).toBeGreaterThan(8);
+  });
+
+  it('an article longer than the list beside it stays the article', () => {
+    const paragraphs = Array.from(
+      { length: 14 },
+      (_, i) =>
+        `Paragraph ${i + 1} of the report says what the council decided about the bridge, the budget and the schedule, and why the vote was close this time.`,
+    );
+    const related = Array.from(
+      { length: 8 },
+      (_, i) => `<li><a href="/news/${i}">Other story number ${i}</a></li>`,
+    );
+    const html = page(
+      'Council approves the bridge',
+      `<article><h1>Council approves the bridge</h1>${paragraphs.map((p) => `<p>${p}</p>`).join('')}</article><div class="more"><ul>${related.join('')}</ul></div>`,
+    );
+    const text = extractHtml(html, 'https://news.example/bridge', 'text').content;
+    for (const p of paragraphs) expect(text).toContain(p);
+    expect(text).not.toContain('Other story number');
+  });
+
+  it('finds the run by shape: items of one shape, an own id in a class aside; fewer than four is no run', () => {
+    const { document } = parseHTML(
+      '<html><body><div id="side"><ul><li>one two</li><li>three four</li></ul></div>' +
+        '<div id="main"><div class="post post-11"><p>a b c d e</p></div><div class="post post-12"><p>f g h</p></div>' +
+        '<div class="post post-13"><p>i j k l</p></div><div class="post post-14"><p>m n</p></div></div></body></html>',
+    );
+    const run = itemRun(document.body as unknown as Element)!;
+    expect((run.block as unknown as HTMLElement).id).toBe('main');
+    expect(run.words).toBe(14);
+    expect(run.itemWords).toBe(14);
+    const three = parseHTML('<html><body><ul><li>a</li><li>b</li><li>c</li></ul></body></html>').document;
+    expect(itemRun(three.body as unknown as Element)).toBeUndefined();
+  });
+});
