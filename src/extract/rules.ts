@@ -51,7 +51,10 @@ export const RULES = {
   comments: 'preclean',
   /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
   headings: 'preclean',
-  /** A dialog (a block named modal, popup or lightbox) goes before Readability, whatever its length, unless it holds the page's heading. */
+  /**
+   * A dialog (a block named modal, popup, lightbox or consent) goes before Readability, whatever its
+   * length, unless it holds the page's heading.
+   */
   dialogs: 'preclean',
   /**
    * A short block (under 1,000 characters) hidden by its class until a script shows it (a "story

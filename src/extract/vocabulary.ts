@@ -139,7 +139,7 @@ export const HIDDEN_PART =
 
 /**
  * Rule dialogs: a dialog's name: a modal, a popup or a lightbox, shown over the page when asked for
- * (a login's panels and messages). Links and buttons named so open one; a dialog's role Readability
+ * (a login's panels and messages), or a consent box (a cookie notice and its settings). Links and buttons named so open one; a dialog's role Readability
  * knows.
  */
 export const DIALOG = /(^|[-_\s])(modal|modals|dialog|popup|lightbox|consent)([-_\s]|$)/i;

@@ -519,6 +519,23 @@ describe('extraction of other kinds of page', () => {
     );
     expect(extractHtml(linked, url, 'text').content).toContain('über hundert Boote um den Pokal');
   });
+  it("a consent box's cookie notice, however long, is not the page's text", () => {
+    const cookies = ['Social Media', 'Targeting', 'Functional', 'Performance'].map(
+      (kind) =>
+        `<div class="ot-cat-item"><h4>${kind} Cookies</h4><p>These cookies are set by our partners to build a profile of your interests, and may track your browser across other sites. If you do not allow these cookies, you will see less relevant adverts, and some sharing tools may not work as they should on this site.</p></div>`,
+    );
+    const post =
+      'No stream link this time. The video will go up on their channel in exactly one hour from now, and the notes follow it on the blog tomorrow morning.';
+    const html = `<html><head><title>Showcase today</title></head><body><h1>Showcase today</h1><div class="msg"><p>${post}</p></div><div id="onetrust-consent-sdk"><div id="onetrust-pc-sdk"><h2>Manage Consent Preferences</h2>${cookies.join('')}</div></div></body></html>`;
+    const text = extractHtml(html, 'https://boards.example/t/1', 'text').content;
+    expect(text).toContain(post);
+    expect(text).not.toContain('These cookies are set by our partners');
+    const without = extractHtml(html, 'https://boards.example/t/1', 'text', {
+      rules: { ...ALL_RULES, dialogs: false },
+    }).content;
+    expect(without).toContain('These cookies are set by our partners');
+  });
+
   it('a table of names does not outscore the letter they signed; a page laid out in a table keeps its text', () => {
     const html = fixture('letter-with-signatories.html');
     const url = 'https://quarterly.example/letters/libraries';
