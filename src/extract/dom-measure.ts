@@ -110,14 +110,19 @@ function past(node: Node): Node | null {
 
 /** Whether `el` holds at least `min` characters of text (read no further than that). */
 export function textAtLeast(el: Element, min: number): boolean {
+  return textUpTo(el, min) >= min;
+}
+
+/** The characters of text in `el` (whitespace runs as one), counted up to `max`. */
+export function textUpTo(el: Element, max = Infinity): number {
   let n = 0;
   for (let node: Node | null = el.firstChild; node && node !== el;) {
-    if (node.nodeType === 3 && (n += collapsedLength((node as Text).data)) >= min) return true;
+    if (node.nodeType === 3 && (n += collapsedLength((node as Text).data)) >= max) return n;
     if (node.firstChild) node = node.firstChild;
     else {
       while (node && node !== el && !node.nextSibling) node = node.parentNode;
       node = node && node !== el ? node.nextSibling : null;
     }
   }
-  return false;
+  return n;
 }

@@ -6,7 +6,7 @@
  */
 import { Readability } from '@mozilla/readability';
 import { unlikelyPatterns } from '../tuning/readability';
-import { classId, textAtLeast } from './dom-measure';
+import { classId, textAtLeast, textUpTo } from './dom-measure';
 
 /** Text a block must hold to be a wrapper of the page, not the heading's own header. */
 const WRAPPER_CHARS = 1000;
@@ -27,5 +27,25 @@ export function keepHeadingPath(heading: Element | undefined): void {
       el.removeAttribute('id');
     }
     if (role) el.removeAttribute('role');
+  }
+}
+
+/**
+ * A block Readability would drop as unlikely that holds half the page's text or more (a frame named
+ * `with_header`, `sidebar-layout`) loses the names that say so: it is the page, not its furniture.
+ * A block too small for that holds nothing that is not (`named` is in document order).
+ */
+export function keepFrames(named: Element[], body: Element | null): void {
+  let small: Element | undefined;
+  for (const el of named) {
+    if (!body || el === body || small?.contains(el)) continue;
+    const names = classId(el);
+    if (!UNLIKELY.test(names) || MAYBE.test(names)) continue;
+    // Half the page: the page holds no more than twice its text (counted no further than that).
+    const chars = textUpTo(el);
+    if (chars >= WRAPPER_CHARS && textUpTo(body, 2 * chars + 1) <= 2 * chars) {
+      el.removeAttribute('class');
+      el.removeAttribute('id');
+    } else small = el;
   }
 }

@@ -6,7 +6,7 @@
 import { ALL_RULES, type CleanRules, type RuleName } from './rules';
 import { threads } from './comments';
 import { classId, HEADING, textLen } from './dom-measure';
-import { keepHeadingPath } from './heading-path';
+import { keepFrames, keepHeadingPath } from './heading-path';
 import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import type { Json } from './json-ld';
@@ -156,6 +156,7 @@ const PAGE_STEPS: readonly Step[] = [
     rule: 'headingPath',
     run: (p) => keepHeadingPath(p.titled ?? p.found.headings.find((h) => h.localName === 'h1')),
   },
+  { rule: 'frames', run: (p) => keepFrames(p.found.named, p.doc.body) },
   { rule: 'embeds', run: (p) => unwrapQuotes(p.found.quotes) },
   { rule: 'math', run: (p) => unnameFormulas(p.found.formulas) },
   {

@@ -29,6 +29,11 @@ export const RULES = {
    * unlikely ("footer", "social", a dialog's role), with all they hold.
    */
   headingPath: 'preclean',
+  /**
+   * A block that holds half the page's text or more loses the names for which Readability drops it
+   * as unlikely: a frame named `with_header` is the page, not its header.
+   */
+  frames: 'preclean',
   /** An embedded post's wrappers (named for its network) give way to its blockquote before Readability. */
   embeds: 'preclean',
   /** A formula and its wrappers lose class and style: a renderer's names ("CtxtMenu") read as furniture, and a formula drawn as an image hides its MathML. */

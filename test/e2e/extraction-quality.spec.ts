@@ -166,11 +166,11 @@ describeCorpus('extraction quality on the corpus', () => {
         `WCXB (shared half): word F1 ${s.all.f1.toFixed(4)} (P ${s.all.precision.toFixed(4)}, R ${s.all.recall.toFixed(4)}) on ${s.all.pages} pages; ${kinds.join(', ')}; not ok with a reference of 50 words or more: ${walled.length}`,
       );
       // Floors where sift stands (the issue's goals are higher; the other half judges).
-      expect(s.all.f1).toBeGreaterThanOrEqual(0.83);
+      expect(s.all.f1).toBeGreaterThanOrEqual(0.835);
       const floors: Record<string, number> = {
         article: 0.94,
-        forum: 0.73,
-        product: 0.52,
+        forum: 0.74,
+        product: 0.55,
         collection: 0.63,
         listing: 0.62,
         documentation: 0.93,

@@ -365,9 +365,48 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('the night ferry to the outer islands will sail again');
     expect(text).toContain('Tickets go on sale next week.');
     expect(text).not.toMatch(/affiliate links|Reader notice/);
-    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, headingPath: false } }).content;
+    // Its wrapper holds most of the page: rule frames keeps it too.
+    const without = extractHtml(html, url, 'text', {
+      rules: { ...ALL_RULES, headingPath: false, frames: false },
+    }).content;
     expect(without).not.toContain('the night ferry to the outer islands');
   });
+  it('a frame that holds the page, named like its header, is not dropped for a block outside it', () => {
+    const about = [
+      'Nine distinct classes give a broad range of tactical abilities and personalities, and the game is updated with new modes and maps every season.',
+      'Detailed training and offline practice modes help new players learn before they join one of the many game modes online.',
+      'There are hundreds of weapons and hats to collect, craft, buy and trade, and none of them is needed to win.',
+      'Maps range from a dusty farm to a snowbound dam, and each favours a different class, so a team that changes its mix wins more often.',
+      'A community workshop adds new items every month, and the best of them are sold in the store with a share going to their makers.',
+      'Servers run in every region, and matchmaking puts players of a similar skill together so that every round stays close to the end.',
+      'Each class has its own voice, its own weapons and its own way of winning, from the medic who heals to the spy who slips behind the lines.',
+      'The game is free to play from the first day, and what the store sells changes how a player looks, never how strong a player is.',
+    ];
+    const languages = [
+      'English',
+      'Russian',
+      'Spanish',
+      'Polish',
+      'Portuguese',
+      'Turkish',
+      'French',
+      'Czech',
+      'Korean',
+      'German',
+    ]
+      .map((l, i) => `<span class="lang">${l} Very Positive (${(i + 1) * 1371})</span>`)
+      .join('<br>');
+    const html =
+      `<html><head><title>Fortress on the store</title></head><body><div class="page_frame with_header"><div class="store_menu"><a href="/">Store</a> <a href="/news">News</a></div>` +
+      `<div class="page_content"><div class="app_name">Fortress</div><div id="about" class="game_description"><h2>About This Game</h2>${about.map((p) => `<p>${p}</p>`).join('')}</div></div></div>` +
+      `<div class="filter_flyout"><div class="explanation"><p>Languages with enough reviews to generate a language-specific review score are split out below for ease of filtering, each with its own score and its own count of reviews.</p><p>Reviews written by players who bought the game elsewhere are counted apart, and reviews from players who got the game for free are left out of the score altogether, as are reviews the community marked as off-topic.</p></div>${languages}</div></body></html>`;
+    const url = 'https://store.example/app/440';
+    const text = extractHtml(html, url, 'text').content;
+    for (const p of about) expect(text).toContain(p);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, frames: false } }).content;
+    expect(without).not.toContain(about[0]);
+  });
+
   describe('an article held only in the state a page renders from', () => {
     const body = [
       'The regional rail operator will add a second track between the two valley towns by 2027, the transport ministry announced on Monday.',
