@@ -36,9 +36,10 @@ export function keepHeadingPath(heading: Element | undefined): void {
  * A block too small for that holds nothing that is not (`named` is in document order).
  */
 export function keepFrames(named: Element[], body: Element | null): void {
+  if (!body) return;
   let small: Element | undefined;
   for (const el of named) {
-    if (!body || el === body || small?.contains(el)) continue;
+    if (el === body || small?.contains(el)) continue;
     const names = classId(el);
     if (!UNLIKELY.test(names) || MAYBE.test(names)) continue;
     // Half the page: the page holds no more than twice its text (counted no further than that).

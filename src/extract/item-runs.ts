@@ -46,8 +46,8 @@ export interface ItemRun {
   itemWords: number;
 }
 
-/** What the page less its furniture leaves out (see wholePage in stages.ts): no run is counted there. */
-const FURNITURE = new Set([
+/** The page's furniture: what wholePage (stages.ts) leaves out, and where no run is counted. */
+export const FURNITURE_TAGS = [
   'script',
   'style',
   'noscript',
@@ -57,7 +57,8 @@ const FURNITURE = new Set([
   'aside',
   'form',
   'template',
-]);
+];
+const FURNITURE = new Set(FURNITURE_TAGS);
 
 /**
  * The block of the largest run of like items under `body` (by words), if any has MIN_ITEMS items;

@@ -22,7 +22,7 @@ import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
-import { itemRun, runStandingIn, wordsToStandIn } from './item-runs';
+import { FURNITURE_TAGS, itemRun, runStandingIn, wordsToStandIn } from './item-runs';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -262,14 +262,14 @@ function wholePage(w: Work, cleaned = false): HTMLElement {
     }
   }
   const body = doc.body ?? doc.documentElement;
-  for (const el of Array.from(
-    body.querySelectorAll<Element>('script,style,noscript,nav,header,footer,aside,form,template'),
-  )) {
+  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
     el.remove();
   }
   titleHeadingAsReadability(body as unknown as Element, w.title);
   return body as unknown as HTMLElement;
 }
+
+const FURNITURE_SELECTOR = FURNITURE_TAGS.join(',');
 
 /** A block with fewer words than this once cleaned is thin (see rule thinArticle). */
 const THIN_WORDS = 50;
