@@ -1,5 +1,5 @@
 import type { ReadFailure } from './read-failure';
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { ChildReply } from './document-child';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
@@ -20,8 +20,10 @@ Promise.all([at('pdf.mjs'), at('pdf.worker.mjs')]).then(
 `;
 
 export interface ProcessLimits {
-  /** The data-segment limit (RLIMIT_DATA), MB. */
+  /** The data-segment limit (RLIMIT_DATA), MB: the memory a document may have. */
   maxMb: number;
+  /** Bytes added to that limit for the executable memory node reserves as it starts. */
+  codeBytes: number;
 }
 
 /** Why the parent ended a process, when it did. */
@@ -68,7 +70,7 @@ export class ParserProcess {
     pdfjsRoot: string,
     readonly limits: ProcessLimits,
   ) {
-    const bytes = Math.floor(limits.maxMb * 1024 * 1024) + codeReservation();
+    const bytes = Math.floor(limits.maxMb * 1024 * 1024) + limits.codeBytes;
     // V8 is told a heap limit below the data limit, so that it collects garbage hard before the
     // kernel refuses it memory; decoded streams live outside the heap, in the rest.
     const heapMb = Math.max(32, Math.floor(limits.maxMb * 0.6));
@@ -236,25 +238,34 @@ function wellFormed(d: unknown): d is ParsedDocument {
   );
 }
 
-let reserved: number | undefined;
+// Prints the writable executable memory of the node it runs in (anonymous `rwxp` mappings).
+const COUNT_CODE = `
+let n = 0;
+for (const line of require('node:fs').readFileSync('/proc/self/maps', 'utf8').split('\\n')) {
+  const [range, perms, , , inode] = line.split(/\\s+/);
+  if (perms !== 'rwxp' || inode !== '0') continue;
+  const [from, to] = range.split('-').map((h) => parseInt(h, 16));
+  n += to - from;
+}
+process.stdout.write(String(n));
+`;
+
+let reserved: Promise<number> | undefined;
 /**
  * Executable memory node reserves as it starts, counted in the data limit though it holds no
  * data: V8's code range, writable on Node 24 (about 512 MB, so node would not start under a limit
- * of 256 MB), not on Node 20 (0 here). Read once from this process, the same node binary: added
- * to the limit, so that the limit is the memory a document may have.
+ * of 256 MB), a few hundred KB on Node 20. Read once from a node just started, the same binary:
+ * this process's own grows with the code it has compiled (5 MB in a test process after a few
+ * documents), which
+ * would raise every child's limit by as much.
  */
-function codeReservation(): number {
-  if (reserved !== undefined) return reserved;
-  reserved = 0;
-  try {
-    for (const line of fs.readFileSync('/proc/self/maps', 'utf8').split('\n')) {
-      const [range, perms, , , inode] = line.split(/\s+/);
-      if (perms !== 'rwxp' || inode !== '0') continue;
-      const [from, to] = range.split('-').map((h) => parseInt(h, 16));
-      reserved += to - from;
-    }
-  } catch {
-    // no /proc: nothing is added
-  }
+export function codeReservation(): Promise<number> {
+  reserved ??= new Promise((resolve) => {
+    execFile(process.execPath, ['--v8-pool-size=1', '-e', COUNT_CODE], { timeout: 10_000 }, (err, out) => {
+      const n = Number(out);
+      // Unreadable (no /proc): nothing is added; a node that cannot start says so at the spawn.
+      resolve(err || !Number.isSafeInteger(n) ? 0 : n);
+    });
+  });
   return reserved;
 }

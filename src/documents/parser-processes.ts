@@ -1,6 +1,6 @@
 import { InternalFault } from '../common/errors';
 import { childModule, pdfjsRoot } from './child-source';
-import { ParserProcess } from './parser-process';
+import { codeReservation, ParserProcess } from './parser-process';
 
 /**
  * The parser processes, kept warm between documents (starting node and pdf.js costs about 0.2 s;
@@ -31,6 +31,7 @@ export class ParserProcesses {
    * that a limit too low for node to start is told, not waited out).
    */
   async take(maxMb: number): Promise<ParserProcess> {
+    const codeBytes = await codeReservation();
     const i = this.idle.findIndex((p) => p.limits.maxMb === maxMb);
     if (i >= 0) {
       const [proc] = this.idle.splice(i, 1);
@@ -41,7 +42,7 @@ export class ParserProcesses {
     }
     if (this.idle.length > 0 && this.all.size >= this.size) this.retire(this.idle[0]);
     this.childFile ??= childModule();
-    const proc = new ParserProcess(this.childFile, this.root, { maxMb });
+    const proc = new ParserProcess(this.childFile, this.root, { maxMb, codeBytes });
     this.all.add(proc);
     proc.hold(true);
     void proc.exit.then(() => this.gone(proc));
