@@ -256,8 +256,7 @@ let reserved: Promise<number> | undefined;
  * data: V8's code range, writable on Node 24 (about 512 MB, so node would not start under a limit
  * of 256 MB), a few hundred KB on Node 20. Read once from a node just started, the same binary:
  * this process's own grows with the code it has compiled (5 MB in a test process after a few
- * documents), which
- * would raise every child's limit by as much.
+ * documents), which would raise every child's limit by as much.
  */
 export function codeReservation(): Promise<number> {
   reserved ??= new Promise((resolve) => {
