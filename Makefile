@@ -59,7 +59,13 @@ format-check: install
 
 gate: typecheck lint format-check test
 
-bench: install
+# What a user would pick instead of sift to read a site (crawlee), pinned in bench/crawlee with its
+# own lockfile: bench/crawl runs it beside sift's crawl.
+bench/crawlee/node_modules/.installed: bench/crawlee/package.json bench/crawlee/package-lock.json
+	npm ci --prefix bench/crawlee --no-audit --no-fund
+	@touch $@
+
+bench: install build bench/crawlee/node_modules/.installed
 	npm run bench --
 
 clean:

@@ -2,8 +2,11 @@
  * bench/crawl: a crawl of a 2,000-page site (17 KB article pages, each with a nav of links: all
  * reached within 4 hops of `/`, with cycles) against a batch of the same pages as a list, on a
  * real sift process and fresh URLs each time, in alternating rounds (medians): pages/s, CPU per
- * page, peak RSS. Discovery should cost little: the crawl at ≥ 0.9× the batch's pages/s. Then the
- * time of /v1/map over a sitemap index of 3 gzip sitemaps with 30,000 entries.
+ * page, peak RSS. Discovery should cost little: the crawl at ≥ 0.9× the batch's pages/s. In the same
+ * rounds, the site read by what a Node user would pick instead (bench/crawlee/crawl.js: crawlee's
+ * CheerioCrawler, Readability, sift's markdown writer, in memory only) at the same concurrency,
+ * robots read: sift's crawl at ≥ 1.8× its pages/s for ≤ 0.7× its CPU per page. Then the time of
+ * /v1/map over a sitemap index of 3 gzip sitemaps with 30,000 entries.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
@@ -20,7 +23,7 @@ const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 3);
 /** URL entries over the sitemap index's three gzip files (the map's answer: at most 30,000). */
 const MAP_ENTRIES = Number(process.env.BENCH_MAP_ENTRIES ?? MAX_MAP_LIMIT);
 const MAP_CALLS = 3;
-const CONCURRENCY = 16;
+const CONCURRENCY = Number(process.env.BENCH_CRAWL_CONCURRENCY ?? 16);
 const TOKEN = 'bench-crawl-token';
 
 /**
@@ -97,6 +100,41 @@ interface JobEnd {
   targets_failed: number;
 }
 
+interface Run {
+  pps: number;
+  cpuMs: number;
+}
+
+const CRAWLEE = path.join(__dirname, '..', '..', 'bench', 'crawlee');
+
+/** The site read by crawlee from `start`, in a process of its own (see bench/crawlee/crawl.js). */
+async function crawlee(start: string, pages: number): Promise<Run & { peakRssMb: number }> {
+  if (!fs.existsSync(path.join(CRAWLEE, 'node_modules', '@crawlee', 'cheerio')))
+    throw new Error('bench/crawl: crawlee is not installed (make bench installs bench/crawlee)');
+  const child = spawn(
+    process.execPath,
+    [path.join(CRAWLEE, 'crawl.js'), start, String(pages), String(CONCURRENCY)],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    },
+  );
+  let out = '';
+  child.stdout!.on('data', (d) => (out += String(d)));
+  const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+  if (code !== 0) throw new Error(`bench/crawl: crawlee exited ${code}`);
+  const r = JSON.parse(out) as {
+    pages: number;
+    failed: number;
+    written: number;
+    seconds: number;
+    cpuMs: number;
+    peakRssMb: number;
+  };
+  if (r.pages !== pages || r.failed !== 0 || r.written !== pages)
+    throw new Error(`bench/crawl: crawlee read ${JSON.stringify(r)}, not ${pages} pages`);
+  return { pps: pages / r.seconds, cpuMs: r.cpuMs / pages, peakRssMb: r.peakRssMb };
+}
+
 /** Submits a job (POST path) and polls its view until it ends: the seconds from submit to the end. */
 async function runJob(
   siftUrl: string,
@@ -152,14 +190,22 @@ export async function benchCrawl(): Promise<Record<string, number | string>> {
   const options = { max_age_s: 0 };
   try {
     // Side by side: a crawl from page 0, then a batch of the same pages as a list, fresh URLs each.
-    const runs: Record<'crawl' | 'batch', { pps: number; cpuMs: number }[]> = { crawl: [], batch: [] };
+    const runs: Record<'crawl' | 'batch' | 'crawlee', Run[]> = { crawl: [], batch: [], crawlee: [] };
+    let crawleeRssMb = 0;
+    const kinds = ['crawl', 'batch', 'crawlee'] as const;
     // Round -1 warms sift up (a tenth of the pages each way) and is not counted; then each round
-    // alternates which goes first.
+    // starts with the next kind. crawlee starts afresh each time, as a user's script does.
     for (let round = -1; round < ROUNDS; round++) {
-      const order = round % 2 === 0 ? (['crawl', 'batch'] as const) : (['batch', 'crawl'] as const);
+      const order = round < 0 ? kinds.slice(0, 2) : kinds.map((_, k) => kinds[(round + k) % kinds.length]);
       const pages = round < 0 ? Math.max(1, Math.floor(PAGES / 10)) : PAGES;
       for (const kind of order) {
-        const prefix = `${origin}/${kind === 'crawl' ? 'c' : 'b'}${round < 0 ? 'w' : ''}${round + 1}`;
+        const prefix = `${origin}/${kind[0]}${kind === 'crawlee' ? 'e' : ''}${round < 0 ? 'w' : ''}${round + 1}`;
+        if (kind === 'crawlee') {
+          const r = await crawlee(`${prefix}/`, pages);
+          runs.crawlee.push(r);
+          crawleeRssMb = Math.max(crawleeRssMb, r.peakRssMb);
+          continue;
+        }
         const cpu0 = cpuS(pid);
         const { seconds, view } =
           kind === 'crawl'
@@ -196,6 +242,17 @@ export async function benchCrawl(): Promise<Record<string, number | string>> {
     out['crawl CPU ms/page, all threads'] = +median(runs.crawl.map((r) => r.cpuMs)).toFixed(2);
     out['batch CPU ms/page, all threads'] = +median(runs.batch.map((r) => r.cpuMs)).toFixed(2);
     out['sift peak RSS MB, crawls and batches'] = peakRssMb(pid);
+    const crawleePps = median(runs.crawlee.map((r) => r.pps));
+    const crawleeCpu = median(runs.crawlee.map((r) => r.cpuMs));
+    const crawlCpu = median(runs.crawl.map((r) => r.cpuMs));
+    out['crawlee pages/s (CheerioCrawler, in memory)'] = +crawleePps.toFixed(1);
+    out['crawlee CPU ms/page, all threads'] = +crawleeCpu.toFixed(2);
+    out['crawlee peak RSS MB'] = crawleeRssMb;
+    out['sift crawl/crawlee, each round'] = runs.crawl
+      .map((r, i) => (r.pps / runs.crawlee[i].pps).toFixed(2))
+      .join(' ');
+    out['sift crawl/crawlee pages/s (goal >= 1.8)'] = +(crawlPps / crawleePps).toFixed(2);
+    out['sift crawl/crawlee CPU per page (goal <= 0.7)'] = +(crawlCpu / crawleeCpu).toFixed(2);
 
     // /v1/map over the sitemap index: sitemaps only, so no page is fetched.
     const times: number[] = [];
