@@ -238,17 +238,29 @@ function wellFormed(d: unknown): d is ParsedDocument {
   );
 }
 
-// Prints the writable executable memory of the node it runs in (anonymous `rwxp` mappings).
-const COUNT_CODE = `
-let n = 0;
-for (const line of require('node:fs').readFileSync('/proc/self/maps', 'utf8').split('\\n')) {
-  const [range, perms, , , inode] = line.split(/\\s+/);
-  if (perms !== 'rwxp' || inode !== '0') continue;
-  const [from, to] = range.split('-').map((h) => parseInt(h, 16));
-  n += to - from;
+/** Writable executable memory (anonymous `rwxp` mappings) in a process's maps, bytes. */
+function codeIn(maps: string): number {
+  let n = 0;
+  for (const line of maps.split('\n')) {
+    const [range, perms, , , inode] = line.split(/\s+/);
+    if (perms !== 'rwxp' || inode !== '0') continue;
+    const [from, to] = range.split('-').map((h) => parseInt(h, 16));
+    n += to - from;
+  }
+  return n;
 }
-process.stdout.write(String(n));
-`;
+
+/** This process's own: never less than a fresh node's. 0 without /proc. */
+function ownCode(): number {
+  try {
+    return codeIn(fs.readFileSync('/proc/self/maps', 'utf8'));
+  } catch {
+    return 0;
+  }
+}
+
+// Prints a fresh node's, read as above.
+const COUNT_CODE = `process.stdout.write(String((${codeIn.toString()})(require('node:fs').readFileSync('/proc/self/maps', 'utf8'))))`;
 
 let reserved: Promise<number> | undefined;
 /**
@@ -262,8 +274,9 @@ export function codeReservation(): Promise<number> {
   reserved ??= new Promise((resolve) => {
     execFile(process.execPath, ['--v8-pool-size=1', '-e', COUNT_CODE], { timeout: 10_000 }, (err, out) => {
       const n = Number(out);
-      // Unreadable (no /proc): nothing is added; a node that cannot start says so at the spawn.
-      resolve(err || !Number.isSafeInteger(n) ? 0 : n);
+      // Not read (a machine too busy to start node in time, say): this process's own, which is
+      // more than enough, as it was before.
+      resolve(err || !Number.isSafeInteger(n) ? ownCode() : n);
     });
   });
   return reserved;
