@@ -11,6 +11,7 @@ import * as m0009 from './0009-counts-planned-per-statement';
 import * as m0010 from './0010-browser-profiles';
 import * as m0011 from './0011-page-history-monitors';
 import * as m0012 from './0012-search-index';
+import * as m0013 from './0013-search-words-by-sift';
 
 // Imported statically so the build carries them and no file-system scan is needed at start.
 export const migrations: Record<string, Migration> = {
@@ -26,6 +27,7 @@ export const migrations: Record<string, Migration> = {
   '0010-browser-profiles': m0010,
   '0011-page-history-monitors': m0011,
   '0012-search-index': m0012,
+  '0013-search-words-by-sift': m0013,
 };
 
 /**

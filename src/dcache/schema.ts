@@ -234,6 +234,8 @@ export interface SearchDocTable {
   body: string;
   /** Unix milliseconds: when it was written. */
   at: number;
+  /** PostgreSQL only: the words as the index keeps them (search-lexemes.ts), null until worked out. */
+  tsv?: string | null;
 }
 
 export interface Tables {

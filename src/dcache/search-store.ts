@@ -1,6 +1,7 @@
 import { sql, type RawBuilder, type SelectQueryBuilder } from 'kysely';
 import type { Tables } from './schema';
 import type { Db, Tx } from './db';
+import { tsqueryOf, tsvectorOf } from './search-lexemes';
 
 /** A page found again: where it is, what it says near the words asked, and how well it matched. */
 export interface SearchHit {
@@ -32,7 +33,8 @@ export const INDEXED_CHARS = 262_144;
  * result, written in the transaction that records the result and removed with its job's rows
  * (whole-jobs.ts); one a page a caller fetched outside a job, replaced by its next fetch and
  * forgotten by age. SQLite matches with FTS5 and ranks by bm25 (title weighted 5 to the body's 1);
- * PostgreSQL with a tsvector (title weight A, body B) and ts_rank. Every query names its owner.
+ * PostgreSQL with a tsvector (title weight A, body B; its words worked out by sift, see
+ * search-lexemes.ts) and ts_rank. Every query names its owner.
  */
 export class SearchStore {
   constructor(private readonly db: Db) {}
@@ -46,8 +48,11 @@ export class SearchStore {
     atMs: number,
   ): Promise<void> {
     if (!d) return;
-    await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at)
-      SELECT j.caller_class || ':' || j.caller, ${jobId}, ${idx}, ${d.url}, ${d.site}, ${d.title}, ${d.body}, ${atMs}
+    const [tsv, vector] = tx.pg
+      ? [sql`, tsv`, sql`, ${tsvectorOf(d.title, d.body)}::tsvector`]
+      : [sql``, sql``];
+    await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at${tsv})
+      SELECT j.caller_class || ':' || j.caller, ${jobId}, ${idx}, ${d.url}, ${d.site}, ${d.title}, ${d.body}, ${atMs}${vector}
       FROM batch_job j WHERE j.id = ${jobId}
       ON CONFLICT (job_id, idx) DO NOTHING`.execute(tx.q);
   }
@@ -73,9 +78,39 @@ export class SearchStore {
         .execute();
       await tx.q
         .insertInto('search_doc')
-        .values({ ...d, job_id: null, idx: null })
+        .values({
+          ...d,
+          job_id: null,
+          idx: null,
+          ...(tx.pg ? { tsv: sql<string>`${tsvectorOf(d.title, d.body)}::tsvector` } : {}),
+        })
         .execute();
     });
+  }
+
+  /**
+   * PostgreSQL: works out the words of documents stored without them (those a database held when
+   * sift began to work them out itself, migration 0013), WAITING_ROWS a transaction, rows another
+   * instance is on skipped. Returns how many. SQLite's documents are always indexed.
+   */
+  async indexWaiting(): Promise<number> {
+    if (!this.db.pg) return 0;
+    let total = 0;
+    for (;;) {
+      const n = await this.db.transaction(async (tx) => {
+        const rows = (
+          await sql<{ id: number; title: string; body: string }>`SELECT id, title, body FROM search_doc
+            WHERE tsv IS NULL ORDER BY id LIMIT ${WAITING_ROWS} FOR UPDATE SKIP LOCKED`.execute(tx.q)
+        ).rows;
+        for (const r of rows) {
+          await sql`UPDATE search_doc SET tsv = ${tsvectorOf(r.title, r.body)}::tsvector
+            WHERE id = ${r.id}`.execute(tx.q);
+        }
+        return rows.length;
+      });
+      if (n === 0) return total;
+      total += n;
+    }
   }
 
   /**
@@ -159,8 +194,10 @@ export class SearchStore {
   }
 
   private async searchPg(a: SearchAsk): Promise<SearchHit[]> {
+    const query = tsqueryOf(a.words);
+    if (!query) return [];
     // The best `limit` first, then a headline of each of them only (ts_headline reads the body).
-    const r = await sql<SearchHit>`WITH q AS (SELECT plainto_tsquery('english', ${a.words.join(' ')}) AS q),
+    const r = await sql<SearchHit>`WITH q AS (SELECT ${query}::tsquery AS q),
       top AS (
         SELECT d.id, d.url, d.title, d.job_id, d.idx, d.body, ts_rank(d.tsv, q.q) AS score
         FROM search_doc d, q
@@ -184,6 +221,8 @@ export class SearchStore {
 
 const likeEscaped = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** Documents given their words in one transaction (indexWaiting). */
+const WAITING_ROWS = 100;
 /** Documents deleted by one statement of the sweep. */
 const SWEEP_ROWS = 200;
 /** Pages fetched outside a job kept findable per caller, the newest. */

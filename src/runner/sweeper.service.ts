@@ -1,5 +1,5 @@
 import '../tuning/luxon';
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
 import { Cron, CronExpression } from '@nestjs/schedule';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
@@ -22,10 +22,11 @@ const CANCELS_PER_TICK = 20;
 /**
  * Housekeeping every minute: live leases kept fresh, stale jobs swept, the page cache held to
  * budget, the targets of cancels left unfinished ended, expired robots.txt and idle host state
- * forgotten, pages' histories past their TTL forgotten.
+ * forgotten, pages' histories past their TTL forgotten, documents stored without their words
+ * given them (at start too).
  */
 @Injectable()
-export class SweeperService {
+export class SweeperService implements OnApplicationBootstrap {
   private readonly log = new Logger('sweeper');
   private running = false;
 
@@ -38,6 +39,21 @@ export class SweeperService {
     private readonly config: AppConfig,
     private readonly clock: Clock,
   ) {}
+
+  /** Documents a database held from before sift worked out their words: indexed from the start. */
+  onApplicationBootstrap(): void {
+    void this.indexWaiting();
+  }
+
+  private async indexWaiting(): Promise<void> {
+    try {
+      const n = await this.search.indexWaiting();
+      if (n > 0) this.log.log(`indexed ${n} stored pages for search`);
+    } catch (err) {
+      // The next tick tries again.
+      this.log.warn(`indexing stored pages for search: ${(err as Error).message}`);
+    }
+  }
 
   // Every minute, in UTC. A cron job without a time zone asks Intl for the local one, and luxon (its
   // dates) for the system locale, each mapping about 5 MB of ICU locale data into the process: UTC
@@ -82,6 +98,7 @@ export class SweeperService {
       // Pages fetched outside a job and not fetched again for as long: no longer found by search.
       const pages = await this.search.sweepFetches(forgetBefore);
       if (pages > 0) this.log.log(`forgot ${pages} fetched pages from the search index`);
+      await this.indexWaiting();
       if (swept + evicted > 0) this.log.log(`swept ${swept} jobs, evicted ${evicted}`);
       return { touched, swept, evicted };
     } finally {

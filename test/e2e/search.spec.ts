@@ -2,7 +2,7 @@ import type { INestApplication } from '@nestjs/common';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { migrations } from '../../migrations';
-import { Dcache, migrate, openSqlite } from '../../src/dcache';
+import { Dcache, migrate, openPostgres, openSqlite } from '../../src/dcache';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import {
   createTestApp,
@@ -255,6 +255,58 @@ describe('search on a SQLite database from before the index', () => {
       ]);
     } finally {
       await app.close();
+    }
+  });
+});
+
+describe('search on a PostgreSQL database whose index words were the database’s', () => {
+  it('its documents are given their words after start, and found as new ones are', async () => {
+    const pg = await createPgDatabase();
+    const opened = openPostgres(pg.url);
+    try {
+      await migrate(opened.db, Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0012')));
+      const result = JSON.stringify({
+        url: 'https://docs.example.com/old',
+        final_url: 'https://docs.example.com/old',
+        title: 'An old page',
+        content: 'Written before: the lighthouse keeper logs every ship.',
+      });
+      await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
+        VALUES ('old-job', 'fleet-caller', 'fleet', 'k', 'done', 1, 1800000000, 1800000000)`.execute(
+        opened.db,
+      );
+      await sql`INSERT INTO batch_target (job_id, idx, url, options, status, result, updated_at, host)
+        VALUES ('old-job', 0, 'https://docs.example.com/old', '{}', 'done', ${result}, 1800000000, 'docs.example.com')`.execute(
+        opened.db,
+      );
+      // Indexed by the database itself, as before: 'the' is a stop word there, and is not kept.
+      await migrate(opened.db, Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0013')));
+      const before = await sql<{ v: string }>`SELECT tsv::text AS v FROM search_doc`.execute(opened.db);
+      expect(before.rows[0].v).not.toContain("'the'");
+    } finally {
+      await opened.db.destroy();
+    }
+    const { app } = await createTestApp({ SIFT_DATABASE_URL: pg.url });
+    try {
+      const hits = async (query: string) =>
+        (await request(app.getHttpServer()).post('/v1/search').set(fleet).send({ query })).body.hits as {
+          url: string;
+        }[];
+      // Its words now are sift's, stop words kept: a query meets them as it meets a new page's.
+      await waitUntil(
+        async () => ((await hits('the lighthouse ships')).length === 1 ? true : undefined),
+        'the old page, found by its words',
+      );
+      expect(await hits('the lighthouse ships')).toEqual([
+        expect.objectContaining({ url: 'https://docs.example.com/old', job_id: 'old-job', idx: 0 }),
+      ]);
+      const left = await sql<{ n: number }>`SELECT count(*) AS n FROM search_doc WHERE tsv IS NULL`.execute(
+        app.get(Dcache).kysely,
+      );
+      expect(Number(left.rows[0].n)).toBe(0);
+    } finally {
+      await app.close();
+      await pg.drop();
     }
   });
 });
