@@ -39,22 +39,33 @@ export const INDEXED_CHARS = 262_144;
 export class SearchStore {
   constructor(private readonly db: Db) {}
 
-  /** The target's page as its document (none for a page without text). */
+  /**
+   * The target's page as its document (none for a page without text); its id, or undefined when
+   * it has one already.
+   */
   static async indexResult(
     tx: Tx,
     jobId: string,
     idx: number,
     d: PageDoc | undefined,
     atMs: number,
-  ): Promise<void> {
-    if (!d) return;
+  ): Promise<number | undefined> {
+    if (!d) return undefined;
     const [tsv, vector] = tx.pg
       ? [sql`, tsv`, sql`, ${tsvectorOf(d.title, d.body)}::tsvector`]
       : [sql``, sql``];
-    await sql`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at${tsv})
+    const r = await sql<{
+      id: number;
+    }>`INSERT INTO search_doc (owner, job_id, idx, url, site, title, body, at${tsv})
       SELECT j.caller_class || ':' || j.caller, ${jobId}, ${idx}, ${d.url}, ${d.site}, ${d.title}, ${d.body}, ${atMs}${vector}
       FROM batch_job j WHERE j.id = ${jobId}
-      ON CONFLICT (job_id, idx) DO NOTHING`.execute(tx.q);
+      ON CONFLICT (job_id, idx) DO NOTHING RETURNING id`.execute(tx.q);
+    return r.rows.length > 0 ? Number(r.rows[0].id) : undefined;
+  }
+
+  /** Takes a document out again. */
+  static async unindex(tx: Tx, id: number): Promise<void> {
+    await tx.q.deleteFrom('search_doc').where('id', '=', id).execute();
   }
 
   /** Takes out the documents of the job's targets whose results were cleared (a restart's retry). */

@@ -40,6 +40,13 @@ describeEachBackend('JobLifecycle', (db) => {
   /** This instance claims the job's next pending target. */
   const start = async (id: string) => (await life.claim(id, ME, 1))?.targets;
   const done = (result = '{"x":1}') => ({ kind: 'done' as const, result });
+  /** A done result holding a page, as the search index reads it. */
+  const page = (words: string) =>
+    done(JSON.stringify({ url: 'http://a.test/p', title: 'A page', content: `A page about ${words}.` }));
+  const docs = async (id: string) =>
+    (
+      await d.kysely.selectFrom('search_doc').select('idx').where('job_id', '=', id).orderBy('idx').execute()
+    ).map((r) => Number(r.idx));
   const failed = { kind: 'failed' as const, code: 'connect_error', message: 'reset', hint: 'try later' };
 
   beforeEach(async () => {
@@ -147,11 +154,35 @@ describeEachBackend('JobLifecycle', (db) => {
         for (const id of jobs) expect(await life.claim(id, holder, 1)).toBeDefined();
       }
       const write = (holder: string, idx: number, order: string[]) =>
-        life.recordResults(order.map((jobId) => ({ jobId, idx, holder, outcome: done() })));
+        life.recordResults(order.map((jobId) => ({ jobId, idx, holder, outcome: page('lighthouses') })));
       const [mine, theirs] = await Promise.all([write(ME, 0, jobs), write(OTHER, 1, [...jobs].reverse())]);
       expect(mine).toEqual(jobs.map(() => true));
       expect(theirs).toEqual(jobs.map(() => true));
       for (const id of jobs) expect((await store.batchJob(id))!.status).toBe('done');
+      for (const id of jobs) expect(await docs(id)).toEqual([0, 1]);
+    });
+
+    it('a page is found by search only with its written result: a refused one leaves no document', async () => {
+      const { job } = await life.submit(draft(3), limits);
+      await start(job.id);
+      // Another instance's result for a target it does not hold, in the same group as a written one.
+      expect(
+        await life.recordResults([
+          { jobId: job.id, idx: 0, holder: OTHER, outcome: page('ferries') },
+          { jobId: job.id, idx: 0, holder: ME, outcome: page('ferries') },
+        ]),
+      ).toEqual([false, true]);
+      expect(await docs(job.id)).toEqual([0]);
+      await start(job.id);
+      expect(
+        await life.recordResult({ jobId: job.id, idx: 1, holder: OTHER, outcome: page('harbours') }),
+      ).toBe(false);
+      expect(await docs(job.id)).toEqual([0]);
+      await life.cancel(job.id);
+      expect(await life.recordResult({ jobId: job.id, idx: 1, holder: ME, outcome: page('harbours') })).toBe(
+        false,
+      );
+      expect(await docs(job.id)).toEqual([0]);
     });
 
     it('a result for a job that is not running is discarded (lost work stays lost)', async () => {

@@ -26,20 +26,45 @@ export interface ResultRecord {
  * job's row taken before its targets: two transactions taking the same jobs' rows in opposite
  * orders would deadlock (PostgreSQL). Whether each was written: only while the job runs and its
  * holder still holds the target (a cancelled or removed job, or a target taken back, discards it).
+ *
+ * The pages' search documents are written first, before any job's row is taken, and one whose
+ * result is not written (or is a duplicate's) is taken out again: indexing a page is most of the
+ * transaction's work, and every other writer of the job (a claim, a lease) waits for its row.
  */
 export async function recordResults(at: At, results: ResultRecord[]): Promise<boolean[]> {
-  const order = results.map((_, i) => i).sort((a, b) => cmp(results[a].jobId, results[b].jobId) || a - b);
+  const order = results
+    .map((_, i) => i)
+    .sort((a, b) => cmp(results[a].jobId, results[b].jobId) || results[a].idx - results[b].idx || a - b);
+  const docs: Indexed[] = [];
+  for (const i of order) docs[i] = await indexPage(at, results[i]);
   const written: boolean[] = new Array<boolean>(results.length);
   let locked: string | undefined;
   for (const i of order) {
     const r = results[i];
     if (r.jobId !== locked) await lockJob(at.tx, (locked = r.jobId));
-    written[i] = await recordOne(at, r);
+    written[i] = await recordOne(at, r, docs[i]);
   }
   return written;
 }
 
-async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
+/** A done target's page as a search document (none for a page without text), and its row's id. */
+interface Indexed {
+  doc?: PageDoc;
+  /** Undefined when the target had a document already (the same target twice in one group). */
+  id?: number;
+}
+
+/**
+ * Indexes a done target's page, found by /v1/search from this commit on. (The runner gives the
+ * page's document; an outcome without one has it read from its result.)
+ */
+async function indexPage(at: At, r: ResultRecord): Promise<Indexed> {
+  if (r.outcome.kind !== 'done') return {};
+  const doc = r.outcome.doc ?? storedDocOf(r.outcome.result);
+  return { doc, id: await SearchStore.indexResult(at.tx, r.jobId, r.idx, doc, Math.round(at.now * 1000)) };
+}
+
+async function recordOne(at: At, r: ResultRecord, page: Indexed): Promise<boolean> {
   const { tx, events, now } = at;
   const { jobId, idx, holder, outcome, found } = r;
   const facts = await events.factsOf(tx, jobId);
@@ -48,13 +73,14 @@ async function recordOne(at: At, r: ResultRecord): Promise<boolean> {
     facts.crawl && found && outcome.kind === 'done' ? await duplicateOf(tx, jobId, idx, found) : undefined;
   // The job's status is checked in the update itself.
   const end = endOf(outcome, found, dup);
-  if (!(await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end }))) return false;
-  // Found again by /v1/search, from this commit on (a duplicate's page is its first's).
-  // (The runner gives the page's document; an outcome without one has it read from its result.)
-  if (outcome.kind === 'done' && end.result) {
-    const doc = outcome.doc ?? storedDocOf(end.result);
-    await SearchStore.indexResult(tx, jobId, idx, doc, Math.round(now * 1000));
-  }
+  const ok = await tx.targets.finishHeldTarget({ jobId, idx, holder, now, ...end });
+  // The page stays found only with its result (a duplicate's page is its first's); a written one
+  // whose document could not go in first (its target's place was taken) goes in now.
+  const kept = ok && end.result;
+  if (page.id !== undefined && !kept) await SearchStore.unindex(tx, page.id);
+  if (page.id === undefined && page.doc && kept)
+    await SearchStore.indexResult(tx, jobId, idx, page.doc, Math.round(now * 1000));
+  if (!ok) return false;
   if (facts.monitorId && outcome.kind === 'done' && dup === undefined)
     await appendPageChange(at, jobId, idx, outcome.result);
   if (facts.crawl) return recordCrawlPage(at, r, facts.crawl, dup);
