@@ -28,6 +28,7 @@ function sample(type: string, where: string): unknown {
   if (type === 'bytea') return Buffer.from('x');
   if (/^jsonb?$/.test(type)) return '{}';
   if (/^(timestamp|date)/.test(type)) return new Date();
+  if (type === 'tsvector') return "'x':1";
   throw new Error(`no sample value for ${where} of type ${type}: add one here`);
 }
 
