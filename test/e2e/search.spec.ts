@@ -1,5 +1,5 @@
 import type { INestApplication } from '@nestjs/common';
-import { sql } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import request from 'supertest';
 import { migrations } from '../../migrations';
 import { Dcache, migrate, openPostgres, openSqlite } from '../../src/dcache';
@@ -220,24 +220,31 @@ describe.each(BACKENDS)('search on %s', (backend) => {
   });
 });
 
+const migrationsBefore = (name: string) =>
+  Object.fromEntries(Object.entries(migrations).filter(([n]) => n < name));
+
+/** A database migrated to before `name`, holding one done job of one page (about a lighthouse). */
+async function oldDatabase(db: Kysely<any>, name: string): Promise<void> {
+  await migrate(db, migrationsBefore(name));
+  const result = JSON.stringify({
+    url: 'https://docs.example.com/old',
+    final_url: 'https://docs.example.com/old',
+    title: 'An old page',
+    content: 'Written before: the lighthouse keeper logs every ship.',
+  });
+  await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
+    VALUES ('old-job', 'fleet-caller', 'fleet', 'k', 'done', 1, 1800000000, 1800000000)`.execute(db);
+  await sql`INSERT INTO batch_target (job_id, idx, url, options, status, result, updated_at, host)
+    VALUES ('old-job', 0, 'https://docs.example.com/old', '{}', 'done', ${result}, 1800000000, 'docs.example.com')`.execute(
+    db,
+  );
+}
+
 describe('search on a SQLite database from before the index', () => {
   it('its stored results are indexed by the migration', async () => {
     const file = tmpDbPath();
     const opened = openSqlite(file);
-    const before = Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0012'));
-    await migrate(opened.db, before);
-    const result = JSON.stringify({
-      url: 'https://docs.example.com/old',
-      final_url: 'https://docs.example.com/old',
-      title: 'An old page',
-      content: 'Written before search existed: the lighthouse keeper logs every ship.',
-    });
-    await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
-      VALUES ('old-job', 'fleet-caller', 'fleet', 'k', 'done', 1, 1800000000, 1800000000)`.execute(opened.db);
-    await sql`INSERT INTO batch_target (job_id, idx, url, options, status, result, updated_at, host)
-      VALUES ('old-job', 0, 'https://docs.example.com/old', '{}', 'done', ${result}, 1800000000, 'docs.example.com')`.execute(
-      opened.db,
-    );
+    await oldDatabase(opened.db, '0012');
     await opened.db.destroy();
     const { app } = await createTestApp({ SIFT_DB: file });
     try {
@@ -264,23 +271,9 @@ describe('search on a PostgreSQL database whose index words were the database’
     const pg = await createPgDatabase();
     const opened = openPostgres(pg.url);
     try {
-      await migrate(opened.db, Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0012')));
-      const result = JSON.stringify({
-        url: 'https://docs.example.com/old',
-        final_url: 'https://docs.example.com/old',
-        title: 'An old page',
-        content: 'Written before: the lighthouse keeper logs every ship.',
-      });
-      await sql`INSERT INTO batch_job (id, caller, caller_class, idem_key, status, targets_total, created_at, lease)
-        VALUES ('old-job', 'fleet-caller', 'fleet', 'k', 'done', 1, 1800000000, 1800000000)`.execute(
-        opened.db,
-      );
-      await sql`INSERT INTO batch_target (job_id, idx, url, options, status, result, updated_at, host)
-        VALUES ('old-job', 0, 'https://docs.example.com/old', '{}', 'done', ${result}, 1800000000, 'docs.example.com')`.execute(
-        opened.db,
-      );
+      await oldDatabase(opened.db, '0012');
       // Indexed by the database itself, as before: 'the' is a stop word there, and is not kept.
-      await migrate(opened.db, Object.fromEntries(Object.entries(migrations).filter(([n]) => n < '0013')));
+      await migrate(opened.db, migrationsBefore('0013'));
       const before = await sql<{ v: string }>`SELECT tsv::text AS v FROM search_doc`.execute(opened.db);
       expect(before.rows[0].v).not.toContain("'the'");
     } finally {
