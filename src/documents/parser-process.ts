@@ -238,8 +238,8 @@ function wellFormed(d: unknown): d is ParsedDocument {
   );
 }
 
-/** Writable executable memory (anonymous `rwxp` mappings) in a process's maps, bytes. */
-function codeIn(maps: string): number {
+/** Writable executable memory (anonymous `rwxp` mappings, V8's code) in a process's maps, bytes. */
+export function codeIn(maps: string): number {
   let n = 0;
   for (const line of maps.split('\n')) {
     const [range, perms, , , inode] = line.split(/\s+/);

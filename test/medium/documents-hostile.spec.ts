@@ -2,6 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DocumentParser, type DocumentError, type ParsedDocument } from '../../src/documents';
+import { codeIn } from '../../src/documents/parser-process';
 import { watchReading } from '../support/parser-watch';
 import { manyPages, onePage } from '../support/pdf-documents';
 import {
@@ -41,18 +42,6 @@ function dataLimit(pid: number): number {
   return Number(line?.[1]);
 }
 
-/** Anonymous writable executable memory (V8's code) of a process, from its maps, bytes. */
-function codeOf(maps: string): number {
-  let n = 0;
-  for (const line of maps.split('\n')) {
-    const [range, perms, , , inode] = line.split(/\s+/);
-    if (perms !== 'rwxp' || inode !== '0') continue;
-    const [from, to] = range.split('-').map((h) => parseInt(h, 16));
-    n += to - from;
-  }
-  return n;
-}
-
 let parser: DocumentParser;
 beforeAll(() => {
   parser = new DocumentParser({ processes: 1 });
@@ -69,7 +58,7 @@ describe('a deflate bomb', () => {
     // this busy process has compiled since (5 MB in this suite alone, and the bomb's memory with it).
     const [pid] = parser.processes();
     const limit = dataLimit(pid);
-    const fresh = codeOf(
+    const fresh = codeIn(
       execFileSync(process.execPath, ['-e', 'process.stdout.write(fs.readFileSync("/proc/self/maps"))'], {
         encoding: 'utf8',
       }),
