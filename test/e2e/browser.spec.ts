@@ -1,19 +1,23 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
-import type { INestApplication } from '@nestjs/common';
 import { chromium, type Browser } from 'playwright-core';
-import { createTestApp, FLEET_TOKEN } from '../support/app';
+import { FLEET_TOKEN } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
 import { CHROMIUM } from '../support/render';
-import { ROOT } from '../support/process';
+import { kill, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
 
 // make test installs Debian's chromium-headless-shell when it can, and otherwise stops before the tests saying so.
 
 const OUT = path.join(ROOT, 'test-output');
 
-/** Swagger UI in a real Chromium: authorize with a token, try POST /v1/fetch, see the 200. */
+/**
+ * Swagger UI in a real Chromium, served by the built server as users get it: authorize with a
+ * token, try POST /v1/fetch, see the 200.
+ */
 describe('Swagger UI in Chromium', () => {
-  let app: INestApplication;
+  let sift: SiftProcess;
+  let dir: string;
   let fx: Fixture;
   let browser: Browser;
   let base: string;
@@ -26,9 +30,13 @@ describe('Swagger UI in Chromium', () => {
         html('<article><p>Hello from the fixture page, with words.</p></article>', 'Hello Page'),
       ),
     }).start();
-    ({ app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' }));
-    await app.listen(0, '127.0.0.1');
-    base = `http://127.0.0.1:${(app.getHttpServer().address() as { port: number }).port}`;
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-browser-'));
+    sift = await startSiftProcess({
+      SIFT_DB: path.join(dir, 'sift.db'),
+      SIFT_TOKENS: `${FLEET_TOKEN}:fleet-caller:fleet`,
+      SIFT_FLEET_ALLOW: '127.0.0.0/8',
+    });
+    base = sift.url;
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: [
@@ -44,8 +52,9 @@ describe('Swagger UI in Chromium', () => {
 
   afterAll(async () => {
     await browser?.close();
-    await app?.close();
+    if (sift) await kill(sift, 'SIGTERM');
     await fx?.stop();
+    if (dir) fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('authorizes, runs POST /v1/fetch against a fixture page and shows the 200 body', async () => {

@@ -1,16 +1,36 @@
 import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import request from 'supertest';
-import { createTestApp, waitUntil, waitForJob, FLEET_TOKEN, fleet } from '../support/app';
+import { waitUntil, FLEET_TOKEN, fleet } from '../support/app';
 import { Fixture, html, send } from '../support/fixture';
+import { kill, startSiftProcess, waitForJobIn, type SiftProcess } from '../support/process';
 
 const committed = path.resolve(__dirname, '..', '..', 'openapi.json');
 
+/*
+ * The document as users get it: served by the built server (`nest build` runs the @nestjs/swagger
+ * plugin over the DTOs), one process for the whole file.
+ */
+let sift: SiftProcess;
+let dir: string;
+beforeAll(async () => {
+  dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-openapi-'));
+  sift = await startSiftProcess({
+    SIFT_DB: path.join(dir, 'sift.db'),
+    SIFT_TOKENS: `${FLEET_TOKEN}:fleet-caller:fleet`,
+    SIFT_FLEET_ALLOW: '127.0.0.0/8',
+  });
+}, 30_000);
+afterAll(async () => {
+  if (sift) await kill(sift, 'SIGTERM');
+  fs.rmSync(dir, { recursive: true, force: true });
+});
+const http = () => request(sift.url);
+
 describe('OpenAPI', () => {
   it('serves the document at /docs/openapi.json, equal to the committed openapi.json', async () => {
-    const { app } = await createTestApp();
-    const served = (await request(app.getHttpServer()).get('/docs/openapi.json')).body;
-    await app.close();
+    const served = (await http().get('/docs/openapi.json')).body;
     const onDisk = JSON.parse(fs.readFileSync(committed, 'utf8'));
     // A difference means openapi.json is stale: run `npm run openapi` and commit it.
     expect(served).toEqual(onDisk);
@@ -94,31 +114,22 @@ describe('OpenAPI', () => {
   });
 
   it('serves Swagger UI at /docs', async () => {
-    const { app } = await createTestApp();
-    const r = await request(app.getHttpServer()).get('/docs').redirects(1);
+    const r = await http().get('/docs').redirects(1);
     expect(r.status).toBe(200);
     expect(r.text).toContain('swagger-ui');
     // The API itself still requires a token.
-    expect((await request(app.getHttpServer()).post('/v1/fetch').send({})).status).toBe(401);
+    expect((await http().post('/v1/fetch').send({})).status).toBe(401);
     expect(
-      (
-        await request(app.getHttpServer())
-          .post('/v1/fetch')
-          .set('Authorization', `Bearer ${FLEET_TOKEN}`)
-          .send({})
-      ).status,
+      (await http().post('/v1/fetch').set('Authorization', `Bearer ${FLEET_TOKEN}`).send({})).status,
     ).toBe(400);
-    await app.close();
   });
 });
 
 describe('response shapes', () => {
-  // The schemas are read from the document the app serves; the bodies from the same app.
+  // The schemas are read from the document the server serves; the bodies from the same server.
   it('every answer carries exactly the properties of its schema, cached and fresh alike', async () => {
     const fx = await new Fixture({ '/page': send(200, 'text/html', html('<p>hello</p>')) }).start();
-    const { app } = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
     try {
-      const http = () => request(app.getHttpServer());
       const doc = (await http().get('/docs/openapi.json')).body;
       const props = (name: string) => Object.keys(doc.components.schemas[name].properties).sort();
       const keys = (o: object) => Object.keys(o).sort();
@@ -167,18 +178,19 @@ describe('response shapes', () => {
       const sub = await http()
         .post('/v1/batch')
         .set(fleet)
-        .send({ targets: [{ url: fx.url('/page') }, { url: 'http://unresolvable.invalid/' }] });
+        // The second one fails: nothing listens on port 9.
+        .send({ targets: [{ url: fx.url('/page') }, { url: 'http://127.0.0.1:9/' }] });
       // seed and limit are a crawl's; depth and duplicate_of its targets'.
       const batchJobProps = props('JobViewDto').filter((k) => !['seed', 'limit', 'monitor_id'].includes(k));
       const batchTargetProps = props('TargetResultDto').filter((k) => !['depth', 'duplicate_of'].includes(k));
       expect(keys(sub.body)).toEqual(batchJobProps);
-      await waitForJob(app, sub.body.id);
+      await waitForJobIn(sift, sub.body.id, fleet);
       const crawl = await http()
         .post('/v1/crawl')
         .set(fleet)
         .send({ url: fx.url('/page'), limit: 2 });
       expect(keys(crawl.body)).toEqual(props('JobViewDto').filter((k) => k !== 'monitor_id'));
-      await waitForJob(app, crawl.body.id);
+      await waitForJobIn(sift, crawl.body.id, fleet);
       const pages = (await http().get(`/v1/batch/${crawl.body.id}/results`).set(fleet)).body.results;
       for (const r of pages) expect(keys(r)).toEqual(props('TargetResultDto'));
       const map = (
@@ -198,7 +210,7 @@ describe('response shapes', () => {
           targets: [{ url: fx.url('/page') }],
           webhook: { url: 'http://127.0.0.1:9/hook', secret: `whsec_${'A'.repeat(32)}` },
         });
-      await waitForJob(app, hooked.body.id);
+      await waitForJobIn(sift, hooked.body.id, fleet);
       await waitUntil(async () => {
         const d = (await http().get(`/v1/batch/${hooked.body.id}/deliveries`).set(fleet)).body;
         return d.deliveries[0]?.last_error ? true : undefined;
@@ -232,7 +244,6 @@ describe('response shapes', () => {
       expect(keys(bad)).toEqual(props('ErrorResponseDto'));
       expect(keys(bad.error)).toEqual(props('ErrorBodyDto'));
     } finally {
-      await app.close();
       await fx.stop();
     }
   });
