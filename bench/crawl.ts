@@ -83,7 +83,7 @@ server.listen(0, '127.0.0.1', () => {
 });
 `;
 
-async function startServer(): Promise<{ origin: string; child: ChildProcess }> {
+export async function startServer(): Promise<{ origin: string; child: ChildProcess }> {
   const child = spawn(process.execPath, ['-e', SERVER], {
     env: { ...process.env, PAGES: String(PAGES), ENTRIES: String(MAP_ENTRIES) },
     stdio: ['ignore', 'pipe', 'inherit'],
@@ -155,6 +155,23 @@ async function runJob(
   return { seconds: (performance.now() - t) / 1000, view };
 }
 
+/** The crawl of the site from `start`: every page fetched afresh, links only. */
+const crawlOf = (start: string, pages: number) => ({
+  url: start,
+  limit: pages,
+  max_depth: 6,
+  sitemap: 'skip',
+  options: { max_age_s: 0 },
+});
+
+/** A crawl of `pages` pages of the site from `start` (a prefix's root), checked whole. */
+export async function runCrawl(siftUrl: string, H: Record<string, string>, start: string, pages: number) {
+  const run = await runJob(siftUrl, H, '/v1/crawl', crawlOf(start, pages));
+  if (run.view.status !== 'done' || run.view.targets_total !== pages || run.view.targets_failed !== 0)
+    throw new Error(`bench/crawl: a crawl ended ${JSON.stringify(run.view)}, not done with ${pages} pages`);
+  return run;
+}
+
 /** CPU seconds a process has used, all its threads (utime + stime). */
 function cpuS(pid: number): number {
   const stat = fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -209,13 +226,7 @@ export async function benchCrawl(): Promise<Record<string, number | string>> {
         const cpu0 = cpuS(pid);
         const { seconds, view } =
           kind === 'crawl'
-            ? await runJob(sift.url, H, '/v1/crawl', {
-                url: `${prefix}/`,
-                limit: pages,
-                max_depth: 6,
-                sitemap: 'skip',
-                options,
-              })
+            ? await runJob(sift.url, H, '/v1/crawl', crawlOf(`${prefix}/`, pages))
             : await runJob(sift.url, H, '/v1/batch', {
                 targets: Array.from({ length: pages }, (_, i) => ({
                   url: i === 0 ? `${prefix}/` : `${prefix}/p/${i}`,

@@ -22,7 +22,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 6);
 const CHROMIUM = firstExecutable(process.env.SIFT_CHROMIUM_PATH || CHROMIUM_PATHS);
 
 /** A shell whose script fetches the article as JSON and writes it into the page. */
-async function spa(): Promise<{ server: http.Server; origin: string }> {
+export async function spa(): Promise<{ server: http.Server; origin: string }> {
   const para = (i: number, k: number) =>
     `Paragraph ${k} of page ${i}: written by the page's own script from JSON it fetched, as single-page apps do.`;
   const server = http.createServer((req, res) => {

@@ -24,6 +24,7 @@ const benches: Record<string, () => Promise<Record<string, number | string>>> = 
   scheduler: () => import('./scheduler').then((m) => m.benchScheduler()),
   tokens: () => import('./tokens').then((m) => m.benchTokens()),
   search: () => import('./search').then((m) => m.benchSearch()),
+  builds: () => import('./builds').then((m) => m.benchBuilds()),
 };
 
 async function main(): Promise<void> {
