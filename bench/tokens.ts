@@ -11,6 +11,7 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { request } from 'undici';
 import { countTokens } from '../src/common/tokens';
+import { prng } from '../test/support/prng';
 import { kill, NODE_FLAGS, startSiftProcess, type SiftProcess } from '../test/support/process';
 import { cpuS, runJob, startServer, threadCpu } from './batch';
 
@@ -116,6 +117,21 @@ export async function benchTokens(): Promise<Record<string, number | string>> {
     out['tokens per page'] = countTokens(pages[0]);
     out['count alone: CPU ms/page'] = +count.toFixed(3);
     out['count alone: % of a plain target (goal <= 5)'] = +((count / plain) * 100).toFixed(1);
+    // The same pages again after a server's worth of varied text: 1,000 texts of made-up words,
+    // most of them several tokens each (what a cache of pieces fills with).
+    const rand = prng(11);
+    const letters = 'abcdefghijklmnopqrstuvwxyz';
+    const word = () =>
+      Array.from({ length: 4 + Math.floor(rand() * 9) }, () => letters[Math.floor(rand() * 26)]).join('');
+    for (let t = 0; t < 1000; t++) countTokens(Array.from({ length: 300 }, word).join(' '));
+    const after: number[] = [];
+    for (let r = 0; r < ROUNDS; r++) {
+      const c0 = process.cpuUsage();
+      for (const md of pages.slice(r * 200, (r + 1) * 200)) countTokens(`${md} `);
+      const c = process.cpuUsage(c0);
+      after.push((c.user + c.system) / 1000 / 200);
+    }
+    out['count alone after 1,000 varied texts: CPU ms/page'] = +median(after).toFixed(3);
   } finally {
     await kill(sift, 'SIGTERM');
     if (baseline) await kill(baseline, 'SIGTERM');

@@ -18,19 +18,59 @@ export const TOKENIZER = 'o200k_base';
 
 /** The longest run of spaces, or of other characters, merged whole. */
 const MAX_RUN = 1024;
-/** Pieces whose merges the library keeps (its default, 100,000, could hold whole long words). */
-const MERGE_CACHE = 20_000;
+/**
+ * Counts of pieces already seen, each map forgotten all at once when full: short pieces (words,
+ * spaces) in one, longer ones (up to a window of MAX_RUN, 8 MB at most) in another. The library's
+ * own cache of merges is off: it keeps its order by a delete and a set on every hit, and once it
+ * held the pieces of some varied pages each hit rebuilt its table: after 100 pages of the corpus a
+ * 16 KB page took 5.2-15.4 ms to count instead of 0.4-0.8, until the cache was cleared.
+ */
+const SHORT = 64;
+const SHORT_KEPT = 16_384;
+const LONG_KEPT = 4096;
+/** Parts up to this long are split in one call (an array of their pieces), longer ones a piece at a time. */
+const SPLIT_WHOLE = 256 * 1024;
 
 let loaded: O200k | undefined;
 const o200k = () => {
   if (!loaded) {
     loaded = loadO200k();
-    loaded.encoding.setMergeCacheSize(MERGE_CACHE);
+    loaded.encoding.setMergeCacheSize(0);
   }
   return loaded;
 };
 
-const ORDINARY = { disallowedSpecial: new Set<string>() };
+const shortCounts = new Map<string, number>();
+const longCounts = new Map<string, number>();
+
+/** The tokens of one piece of the split, as the library counts it. */
+function pieceTokens(piece: string): number {
+  const kept = piece.length <= SHORT ? shortCounts : longCounts;
+  let n = kept.get(piece);
+  if (n === undefined) {
+    n = o200k().pieceTokens(piece);
+    if (kept.size >= (kept === shortCounts ? SHORT_KEPT : LONG_KEPT)) kept.clear();
+    kept.set(piece, n);
+  }
+  return n;
+}
+
+/** A part's pieces, in order, each given to `each`. */
+function eachPiece(text: string, each: (piece: string) => void): void {
+  const { split } = o200k();
+  if (text.length <= SPLIT_WHOLE) {
+    for (const piece of text.match(split) ?? []) each(piece);
+    return;
+  }
+  for (const [piece] of text.matchAll(split)) each(piece);
+}
+
+/** A part's tokens, piece by piece (a window of a long run is split on its own, as the library would). */
+function partTokens(part: Part): number {
+  let n = 0;
+  eachPiece(part.text, (piece) => (n += pieceTokens(piece)));
+  return n;
+}
 
 const isSpace = (c: number) =>
   c === 32 || (c >= 9 && c <= 13) || c === 0xa0 || c === 0x2028 || c === 0x2029 || c === 0x3000;
@@ -86,22 +126,20 @@ export function countTokens(text: string): number {
   if (text.length === 0) return 0;
   if (lastTable !== undefined && text.length === lastTable.text.length && text === lastTable.text)
     return lastTable.tokens;
-  const { encoding } = o200k();
   let n = 0;
-  for (const p of parts(text)) n += encoding.countTokens(p.text, ORDINARY);
+  for (const p of parts(text)) n += partTokens(p);
   return n;
 }
 
 /** The text's pieces as the library splits it, each with its tokens, in order. */
 function* piecesOf(text: string): Generator<{ text: string; tokens: number }> {
-  const { encoding, split } = o200k();
+  const { split } = o200k();
   for (const part of parts(text)) {
     if (part.window) {
-      yield { text: part.text, tokens: encoding.countTokens(part.text, ORDINARY) };
+      yield { text: part.text, tokens: partTokens(part) };
       continue;
     }
-    for (const [piece] of part.text.matchAll(split))
-      yield { text: piece, tokens: encoding.countTokens(piece, ORDINARY) };
+    for (const [piece] of part.text.matchAll(split)) yield { text: piece, tokens: pieceTokens(piece) };
   }
 }
 
@@ -210,7 +248,6 @@ export class TokenTable {
 
 /** The TokenTable of a text: one pass of the library's split, each piece counted once. */
 export function tokenTable(text: string): TokenTable {
-  const { encoding, split, pieceTokens } = o200k();
   const starts = [0];
   const before = [0];
   let at = 0;
@@ -218,21 +255,21 @@ export function tokenTable(text: string): TokenTable {
   const all = parts(text);
   for (const [i, part] of all.entries()) {
     if (!part.window) {
-      for (const [piece] of part.text.matchAll(split)) {
+      eachPiece(part.text, (piece) => {
         const from = at;
         sum += pieceTokens(piece);
         at += piece.length;
         // A run of spaces split in two (its last space left to what follows it) would be one
         // piece in a part that ends with it: not an offset.
         // The text's end is always one: nothing follows it.
-        if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(piece)) continue;
+        if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(piece)) return;
         starts.push(at);
         before.push(sum);
-      }
+      });
       continue;
     }
     // A window of a long run: counted whole, and an offset only where the run's windows end.
-    sum += encoding.countTokens(part.text, ORDINARY);
+    sum += partTokens(part);
     at += part.text.length;
     if (i + 1 === all.length || !all[i + 1].window) {
       starts.push(at);

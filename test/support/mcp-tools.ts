@@ -2,7 +2,7 @@
 // over Streamable HTTP and over stdio.
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
-import { encode } from 'gpt-tokenizer/cjs/encoding/o200k_base';
+import { encode } from './o200k';
 import { waitUntil } from './wait';
 import { articleHtml, Fixture, html, send, slowArticle } from './fixture';
 

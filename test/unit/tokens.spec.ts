@@ -1,10 +1,10 @@
-import { encode } from 'gpt-tokenizer/cjs/encoding/o200k_base';
+import { encode } from '../support/o200k';
 import { countTokens, cutToTokens, tailOfTokens, tokenTable, TOKENIZER } from '../../src/common/tokens';
 import { prng } from '../support/prng';
 import { chunksOf } from '../../src/pages/chunks';
 
 /** The library's own count, special-token spellings read as text. */
-const theirs = (s: string) => encode(s, { disallowedSpecial: new Set() }).length;
+const theirs = (s: string) => encode(s).length;
 
 const MIXED = 'héllo wörld — 日本語のテキスト, ελληνικά και 😀 emoji.\n\n| a | b |\n|---|---|\n';
 
@@ -13,6 +13,20 @@ describe('tokens: o200k_base counts and cuts', () => {
     expect(TOKENIZER).toBe('o200k_base');
     for (const s of ['', 'a', MIXED, MIXED.repeat(50), 'say <|endoftext|> then <|im_start|>'])
       expect(countTokens(s)).toBe(theirs(s));
+  });
+
+  it('counts as the library does across more distinct pieces than it keeps, long pieces and parts included', () => {
+    // Made-up words, most of them several tokens each: the kept counts fill and are forgotten
+    // several times over; words over 64 characters are counted each time; a part over 256 KB is
+    // split a piece at a time.
+    const rand = prng(7);
+    const letters = 'abcdefghijklmnopqrstuvwxyzéöß日本';
+    const word = (n: number) =>
+      Array.from({ length: n }, () => letters[Math.floor(rand() * letters.length)]).join('');
+    const words = Array.from({ length: 17_000 }, (_, i) => word(3 + (i % 11))).join(' ');
+    const texts = [words, `${words} ${words} ${word(200)} ${word(65)}`];
+    expect(texts[1].length).toBeGreaterThan(256 * 1024);
+    for (const t of texts) expect(countTokens(`${t} `)).toBe(theirs(`${t} `));
   });
 
   it('a cut keeps at most the tokens asked, is a prefix, and never halves a character', () => {
