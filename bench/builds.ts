@@ -1,10 +1,11 @@
 /**
  * bench/builds: this build against another one (BENCH_BASELINE: that checkout's dist/src/main.js,
- * built there; BENCH_CANDIDATE, another checkout's, stands for this build), on the work of bench/batch, bench/crawl, bench/render and bench/adapters, in one
- * run: a sift process of each build with the same settings, each round starting with the next
- * build, medians. Throughput, and CPU per unit of work of the whole process tree (Chromium's
- * included), which varies less than throughput on a machine whose speed drifts. Without
- * BENCH_BASELINE this build runs against itself: how far two identical builds differ here.
+ * built there; BENCH_CANDIDATE, another checkout's, stands for this build), on the work of
+ * bench/batch, bench/crawl, bench/render and bench/adapters, in one run: a sift process of each
+ * build with the same settings, each round starting with the next build, and the median of the
+ * rounds' paired ratios. Throughput, and CPU per unit of work of the whole process tree
+ * (Chromium's included). Without BENCH_BASELINE this build runs against itself: how far two
+ * identical builds differ here.
  */
 import * as fs from 'node:fs';
 import * as os from 'node:os';
