@@ -248,8 +248,10 @@ export class FetchOptionsDto {
   full_page?: boolean;
 
   /**
-   * A PDF's pages to read, as ranges: "1-5,9", "3", "7-" (to the end); all by default, up to
-   * SIFT_PDF_MAX_PAGES. Pages left out make the answer `truncated`. Ignored for other pages.
+   * A document's pages to read, as ranges: "1-5,9", "3", "7-" (to the end); all by default, up to
+   * SIFT_PDF_MAX_PAGES: a PDF's or a TIFF's pages, a deck's slides, a workbook's sheets, an
+   * e-book's chapters. Pages left out make the answer `truncated`. Ignored for other pages and for
+   * documents of one flow (Word, OpenDocument text, RTF, CSV).
    */
   @ApiPropertyOptional({ example: '1-5,9' })
   @IsOptional()

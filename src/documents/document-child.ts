@@ -92,7 +92,7 @@ async function readAny(
   if (startsAsPdf(job.bytes) || !other) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
   progress(0);
   if (image) return readImage(job, image);
-  if (mayBeOffice(job.bytes)) return readOffice(job.bytes, job.maxChars);
+  if (mayBeOffice(job.bytes)) return readOffice(job.bytes, job.maxChars, job.ranges);
   if (startsAsRtf(job.bytes)) return readRtfFile(job.bytes, job.maxChars);
   return readCsvFile(job.bytes, job.maxChars);
 }

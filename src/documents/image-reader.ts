@@ -1,6 +1,7 @@
 import { blockChars, type Block, type PageBlocks } from './blocks';
 import { writeFormats } from './formats';
 import { checkPixels, ocr, type ImageType } from './ocr';
+import { isNamed } from './page-select';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
 /**
@@ -23,8 +24,10 @@ export async function readImage(job: ReadJob, type: ImageType): Promise<ParsedDo
     (p, i, all) => p.length > 0 || i < all.length - 1,
   );
   let chars = 0;
-  let truncated = false;
-  const pages: PageBlocks[] = read.map((blocks, i) => {
+  // A TIFF's pages the `pages` option leaves out are read by OCR (it reads the file whole), not kept.
+  let truncated = read.some((_, i) => !isNamed(job.ranges, i + 1));
+  const named = read.map((blocks, i) => ({ blocks, page: i + 1 })).filter((p) => isNamed(job.ranges, p.page));
+  const pages: PageBlocks[] = named.map(({ blocks, page }) => {
     const kept: Block[] = [];
     for (const b of blocks) {
       if (truncated || chars + blockChars(b) > job.maxChars) {
@@ -34,11 +37,11 @@ export async function readImage(job: ReadJob, type: ImageType): Promise<ParsedDo
       chars += blockChars(b);
       kept.push(b);
     }
-    return { page: i + 1, blocks: kept };
+    return { page, blocks: kept };
   });
   return {
-    ...writeFormats(pages, pages.length > 1 ? 'page' : null),
-    metadata: { pages: Math.max(1, pages.length), ocr: true },
+    ...writeFormats(pages, read.length > 1 ? 'page' : null),
+    metadata: { pages: Math.max(1, read.length), ocr: true },
     truncated,
     hasText: pages.some((p) => p.blocks.length > 0),
     family: 'image',

@@ -27,3 +27,7 @@ export function selectPages(
   const chosen = pages.slice(0, Math.max(0, maxPages));
   return { pages: chosen, cut: limited || chosen.length < total };
 }
+
+/** Whether page `n` (from 1: a slide, a sheet, a chapter) is among those `ranges` name (all when none). */
+export const isNamed = (ranges: PageRange[] | undefined, n: number): boolean =>
+  !ranges?.length || ranges.some((r) => n >= r.first && (r.last === undefined || n <= r.last));

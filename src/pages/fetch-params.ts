@@ -44,7 +44,7 @@ export interface FetchParams {
   profile?: { name: string; save?: boolean };
   /** An egress proxy's name (SIFT_PROXIES). */
   proxy?: string;
-  /** A PDF's pages to read ("1-5,9"). */
+  /** A document's pages to read ("1-5,9"): a PDF's, slides, sheets, chapters. */
   pages?: string;
   /** OCR of images and scanned pages: auto (absent), always, never. */
   ocr?: 'auto' | 'always' | 'never';

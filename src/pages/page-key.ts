@@ -12,9 +12,10 @@ import type { FetchParams } from './fetch-params';
 
 /**
  * Names what a cached page holds: raised when that changes, so pages kept before are fetched
- * again rather than answered without it (2: `links` are the whole page's).
+ * again rather than answered without it (2: `links` are the whole page's; 3: `pages` chooses a
+ * deck's slides, a workbook's sheets and an e-book's chapters).
  */
-const KEY_REVISION = 2;
+const KEY_REVISION = 3;
 
 export function pageKeyOf(k: {
   callerClass: string;

@@ -106,6 +106,6 @@ export interface PageRequest {
   stale?: CachedPage;
   /** Rendering in Chromium, as asked (none: never). */
   render?: RenderAsk;
-  /** A PDF's pages to read ("1-5,9"; all when absent) and when the request's time is up (epoch ms). */
+  /** A document's pages to read ("1-5,9"; all when absent) and when the request's time is up (epoch ms). */
   document?: { pages?: string; deadline: number; ocr?: OcrMode };
 }

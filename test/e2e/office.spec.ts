@@ -93,6 +93,13 @@ describe('Office files through the app', () => {
     expect(p.body.content).toContain('<!-- slide 5 -->\n\n## Slide title 5\n\n- First point 5');
     expect(p.body.content).toContain('Notes: Say this on slide 3');
     expect(p.body).toMatchObject({ title: 'Launch Review', metadata: { pages: 5 } });
+    // The pages option chooses slides (and is part of the cache key: the whole deck came first).
+    const two = await post({ url: fx.url('/download'), pages: '2' });
+    expect([two.body.content.match(/<!-- slide \d -->/g), two.body.truncated]).toEqual([
+      ['<!-- slide 2 -->'],
+      true,
+    ]);
+    expect(two.body).toMatchObject({ cached: false, metadata: { pages: 5 } });
   });
 
   it('OpenDocument files, e-books and RTF by their type, or by their bytes behind an opaque one', async () => {

@@ -6,6 +6,7 @@ import { readCsvFile, readOffice, readRtfFile } from '../../src/documents/office
 import { MAX_COLUMNS, MAX_ROWS } from '../../src/documents/office/xlsx';
 import { shapeOfCode } from '../../src/documents/office/xlsx-dates';
 import { ReadFailure } from '../../src/documents/read-failure';
+import { parsePageRanges } from '../../src/documents/page-ranges';
 import {
   BILLION_LAUGHS,
   bigSheet,
@@ -257,6 +258,51 @@ describe('OpenDocument files read into the three formats', () => {
         )
         .join('\n\n'),
     );
+  });
+});
+
+describe('the pages option chooses slides, sheets and chapters', () => {
+  const marks = (md: string) => [...md.matchAll(/<!-- (?:slide|sheet) (\d+) -->/g)].map((m) => Number(m[1]));
+
+  it('a deck, an OpenDocument presentation, a workbook and an OpenDocument spreadsheet keep the named ones', async () => {
+    const pptx = readOffice(deck(), 1_000_000, parsePageRanges('2,4-'));
+    expect([marks(pptx.markdown), pptx.truncated, pptx.metadata.pages]).toEqual([[2, 4, 5], true, 5]);
+    expect(pptx.markdown).toContain('Say this on slide 4');
+    expect(pptx.markdown).not.toContain('slide 1\n');
+    const odp = readOffice(odpFile(), 1_000_000, parsePageRanges('2'));
+    expect([marks(odp.markdown), odp.truncated, odp.metadata.pages]).toEqual([[2], true, 2]);
+    expect(odp.markdown).not.toContain('Slide title 1');
+    const xlsx = readOffice(await workbook(), 1_000_000, parsePageRanges('2'));
+    expect([marks(xlsx.markdown), xlsx.truncated, xlsx.metadata.pages]).toEqual([[2], true, 2]);
+    expect(xlsx.markdown).toContain('# Суппліери');
+    expect(xlsx.markdown).not.toContain('Bolts');
+    const ods = readOffice(odsFile(), 1_000_000, parsePageRanges('1'));
+    expect([marks(ods.markdown), ods.truncated, ods.metadata.pages]).toEqual([[1], true, 2]);
+    expect(ods.markdown).not.toContain('Kyiv');
+    // Every page named: nothing is cut.
+    const all = readOffice(deck(), 1_000_000, parsePageRanges('1-5'));
+    expect([all.markdown, all.truncated]).toEqual([readOffice(deck(), 1_000_000).markdown, false]);
+  });
+
+  it('a sheet left out is never read: a hostile one after the named sheet costs nothing', () => {
+    // Sheet 1 would pass the row cap; sheet 2 alone is read whole.
+    const text = (t: string, more = '') =>
+      `<table:table-cell office:value-type="string"${more}><text:p>${t}</text:p></table:table-cell>`;
+    const huge =
+      '<table:table table:name="Huge"><table:table-row table:number-rows-repeated="1048576">' +
+      `${text('x', ' table:number-columns-repeated="16384"')}</table:table-row></table:table>`;
+    const small = `<table:table table:name="Small"><table:table-row>${text('only')}${text('row')}</table:table-row></table:table>`;
+    const d = readOffice(odsOf(huge + small), 1_000_000, parsePageRanges('2'));
+    expect([marks(d.markdown), d.truncated]).toEqual([[2], true]);
+    expect(d.markdown).toContain('| only | row |');
+  });
+
+  it('an e-book keeps the chapters named; a Word file, a flow, is read whole', async () => {
+    const second = readOffice(epubFile(), 1_000_000, parsePageRanges('2'));
+    expect([second.markdown, second.truncated]).toEqual(['# Chapter Two\n\nPears, then.', true]);
+    const word = await wordFile();
+    const whole = readOffice(word, 1_000_000);
+    expect(readOffice(word, 1_000_000, parsePageRanges('3-4'))).toEqual(whole);
   });
 });
 

@@ -1,5 +1,7 @@
 import * as path from 'node:path';
 import { Parser } from 'htmlparser2';
+import type { PageRange } from '../page-ranges';
+import { isNamed } from '../page-select';
 import type { Block, PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
@@ -187,11 +189,16 @@ function chapterBlocks(html: string): Block[] {
  * An e-book (EPUB 2 or 3): its chapters in reading order, as one flow (no marks), with the book's
  * title, author, language, date and description; `metadata.pages` counts the chapters.
  */
-export function readEpub(zip: Zip, maxChars: number): OfficeRead {
+export function readEpub(zip: Zip, maxChars: number, ranges?: PageRange[]): OfficeRead {
   const book = bookOf(zip);
   const out = new Gathered(maxChars);
   const chapters = book.chapters.slice(0, MAX_CHAPTERS);
-  for (const chapter of chapters) {
+  let skipped = false;
+  for (const [i, chapter] of chapters.entries()) {
+    if (!isNamed(ranges, i + 1)) {
+      skipped = true;
+      continue;
+    }
     const bytes = zip.read(chapter);
     if (!bytes) continue;
     for (const b of chapterBlocks(new TextDecoder('utf-8').decode(bytes))) if (!out.add(b)) break;
@@ -213,7 +220,7 @@ export function readEpub(zip: Zip, maxChars: number): OfficeRead {
   return {
     pages,
     marker: null,
-    truncated: out.truncated || chapters.length < book.chapters.length,
+    truncated: out.truncated || skipped || chapters.length < book.chapters.length,
     metadata,
   };
 }

@@ -5,12 +5,15 @@ export class Gathered {
   blocks: Block[] = [];
   truncated = false;
   private chars = 0;
+  /** Blocks of a page left out (by the `pages` option) are passed over: neither kept nor counted. */
+  skipping = false;
 
   constructor(private readonly maxChars: number) {}
 
   /** Keeps the block if it fits, else marks the document cut; whether it was kept. */
   add(b: Block): boolean {
     if (this.truncated) return false;
+    if (this.skipping) return true;
     const n = blockChars(b);
     if (this.chars + n > this.maxChars) {
       this.truncated = true;

@@ -2,6 +2,8 @@ import type { Block, PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
 import { propertiesOf } from './properties';
+import type { PageRange } from '../page-ranges';
+import { isNamed } from '../page-select';
 import { Enough, readXml } from './xml';
 import { MAX_COLUMNS, MAX_ROWS } from './xlsx';
 import type { Zip } from './zip';
@@ -64,6 +66,7 @@ export function readOdf(
   zip: Zip,
   maxChars: number,
   kind: 'text' | 'spreadsheet' | 'presentation',
+  ranges?: PageRange[],
 ): OfficeRead {
   const numbered = numberedLevels(zip);
   const out = new Gathered(maxChars);
@@ -82,15 +85,18 @@ export function readOdf(
   let section = 0;
   let title: string | undefined;
 
+  // A sheet or slide the `pages` option leaves out is passed over as it is read.
+  let skipped = false;
+  out.skipping = kind !== 'text' && !isNamed(ranges, 1);
   const page = () => {
     if (kind === 'text') return;
-    if (title !== undefined) {
-      const blocks = out.take();
-      pages.push({
-        page: ++section,
-        blocks: [{ kind: 'heading', size: 0, level: 1, text: title }, ...blocks],
-      });
-    } else pages.push({ page: ++section, blocks: out.take() });
+    const blocks = out.take();
+    section++;
+    if (out.skipping) skipped = true;
+    else if (title !== undefined) {
+      pages.push({ page: section, blocks: [{ kind: 'heading', size: 0, level: 1, text: title }, ...blocks] });
+    } else pages.push({ page: section, blocks });
+    out.skipping = !isNamed(ranges, section + 1);
   };
   const add = (b: Block) => {
     if (!out.add(b)) throw new Enough();
@@ -215,7 +221,7 @@ export function readOdf(
           if (t) closeCell(t);
           break;
         case 'table:table-row':
-          if (t?.row && t.row.length > 0) {
+          if (t?.row && t.row.length > 0 && !out.skipping) {
             if (t.rowRepeat > rowsLeft) {
               cut = true;
               if (rowsLeft === 0) throw new Enough();
@@ -243,11 +249,11 @@ export function readOdf(
   if (tables[0]?.rows.length) out.add({ kind: 'table', rows: tables[0].rows });
   if (kind === 'text') pages.push({ page: 1, blocks: out.take() });
   else if (out.blocks.length > 0 || (kind === 'spreadsheet' && tables.length > 0)) page();
-  const count = kind === 'text' ? (statedPages(zip) ?? 1) : pages.length;
+  const count = kind === 'text' ? (statedPages(zip) ?? 1) : section;
   return {
     pages,
     marker: kind === 'text' ? null : kind === 'spreadsheet' ? 'sheet' : 'slide',
-    truncated: cut || out.truncated,
+    truncated: cut || skipped || out.truncated,
     metadata: propertiesOf(zip, count),
   };
 }

@@ -2,6 +2,7 @@ import type { PageBlocks } from '../blocks';
 import type { DocumentMetadata } from '../doc-metadata';
 import { writeFormats } from '../formats';
 import type { ParsedDocument } from '../pdf-reader';
+import type { PageRange } from '../page-ranges';
 import { ReadFailure } from '../read-failure';
 import { readCsv } from './csv';
 import { readRtf } from './rtf';
@@ -25,13 +26,14 @@ const PART_BYTES = 64 * 1024 * 1024;
 const TOTAL_BYTES = 256 * 1024 * 1024;
 
 type Family = Exclude<NonNullable<ParsedDocument['family']>, 'csv' | 'rtf' | 'image'>;
-type Reader = (zip: Zip, maxChars: number) => OfficeRead;
+/** A family's reader: `ranges` (the `pages` option) chooses slides, sheets or chapters; a flow is read whole. */
+type Reader = (zip: Zip, maxChars: number, ranges?: PageRange[]) => OfficeRead;
 
 /** OpenDocument files and e-books name their kind in a first, stored part, `mimetype`. */
 const ODF: Record<string, [Family, Reader]> = {
   'application/vnd.oasis.opendocument.text': ['odt', (z, m) => readOdf(z, m, 'text')],
-  'application/vnd.oasis.opendocument.spreadsheet': ['ods', (z, m) => readOdf(z, m, 'spreadsheet')],
-  'application/vnd.oasis.opendocument.presentation': ['odp', (z, m) => readOdf(z, m, 'presentation')],
+  'application/vnd.oasis.opendocument.spreadsheet': ['ods', (z, m, r) => readOdf(z, m, 'spreadsheet', r)],
+  'application/vnd.oasis.opendocument.presentation': ['odp', (z, m, r) => readOdf(z, m, 'presentation', r)],
   'application/epub+zip': ['epub', readEpub],
 };
 
@@ -54,7 +56,7 @@ export const mayBeOffice = (bytes: Uint8Array): boolean => Zip.starts(bytes);
  * bounded before and while it is inflated (see Zip) and read as strict XML without a DTD (see
  * readXml).
  */
-export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument {
+export function readOffice(bytes: Uint8Array, maxChars: number, ranges?: PageRange[]): ParsedDocument {
   const buf = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   const zip = new Zip(buf, { partBytes: PART_BYTES, totalBytes: TOTAL_BYTES });
   const family = familyOf(zip);
@@ -66,7 +68,7 @@ export function readOffice(bytes: Uint8Array, maxChars: number): ParsedDocument 
   }
   let read: OfficeRead;
   try {
-    read = family[1](zip, maxChars);
+    read = family[1](zip, maxChars, ranges);
   } catch (err) {
     if (err instanceof ReadFailure) throw err;
     if (err instanceof RangeError) throw new ReadFailure('memory', String(err.message).slice(0, 300));

@@ -1,4 +1,6 @@
 import * as path from 'node:path';
+import type { PageRange } from '../page-ranges';
+import { isNamed } from '../page-select';
 import type { Block, PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
@@ -71,7 +73,7 @@ function shapes(zip: Zip, part: string, notes: boolean): Block[] {
  * heading, its other shapes' paragraphs (bulleted or indented ones as list items), then its
  * speaker notes.
  */
-export function readPptx(zip: Zip, maxChars: number): OfficeRead {
+export function readPptx(zip: Zip, maxChars: number, ranges?: PageRange[]): OfficeRead {
   const deck = 'ppt/presentation.xml';
   const rels = relationships(zip, deck);
   const slides: string[] = [];
@@ -86,6 +88,7 @@ export function readPptx(zip: Zip, maxChars: number): OfficeRead {
   const pages: PageBlocks[] = [];
   for (const [i, slide] of slides.entries()) {
     if (out.truncated) break;
+    if (!isNamed(ranges, i + 1)) continue;
     for (const b of shapes(zip, slide, false)) out.add(b);
     const notes = [...relationships(zip, slide).values()].find((r) => r.type.endsWith('/notesSlide'));
     if (notes) for (const b of shapes(zip, notes.target, true)) out.add(b);

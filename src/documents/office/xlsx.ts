@@ -1,3 +1,5 @@
+import type { PageRange } from '../page-ranges';
+import { isNamed } from '../page-select';
 import type { PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
@@ -84,7 +86,7 @@ function columnOf(ref: string | undefined): number | undefined {
  * numbers, TRUE/FALSE; formulas by their last computed value), a number whose format is a date
  * or a time as ISO 8601 (see shownNumber). At most MAX_ROWS rows in all.
  */
-export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
+export function readXlsx(zip: Zip, maxChars: number, ranges?: PageRange[]): OfficeRead {
   if (!zip.has('xl/workbook.xml')) throw new Error('xl/workbook.xml is missing');
   const sheets = sheetsOf(zip);
   const strings = sharedStrings(zip, maxChars);
@@ -94,11 +96,16 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
   const pages: PageBlocks[] = [];
   let rowsLeft = MAX_ROWS;
   let cut = false;
+  let skipped = false;
   let chars = 0;
   for (const [i, sheet] of sheets.entries()) {
     if (cut || rowsLeft <= 0 || out.truncated) {
       cut = true;
       break;
+    }
+    if (!isNamed(ranges, i + 1)) {
+      skipped = true;
+      continue;
     }
     const bytes = zip.read(sheet.part);
     if (!bytes) continue;
@@ -161,7 +168,7 @@ export function readXlsx(zip: Zip, maxChars: number): OfficeRead {
   return {
     pages,
     marker: 'sheet',
-    truncated: cut || out.truncated,
+    truncated: cut || skipped || out.truncated,
     metadata: propertiesOf(zip, sheets.length),
   };
 }
