@@ -4,7 +4,7 @@ import type { Express } from 'express';
 import type { NestExpressApplication } from '@nestjs/platform-express';
 import { AppConfig } from './config/app-config';
 import { Authenticator, type AuthedRequest } from './api/authenticator';
-import { MCP_BODY, readBody } from './api/body-limit';
+import { mcpBodyBytes, readBody } from './api/body-limit';
 import { ErrorFilter } from './api/error.filter';
 import { setupSwagger } from './api/swagger';
 import { requestLog } from './api/request-log';
@@ -28,14 +28,15 @@ export function configureApp<T extends INestApplication>(app: T): T {
   express.use(requestLog);
   // MCP over Streamable HTTP: POST only (GET and DELETE answer 405); its fetch and map tools hold
   // the caller's places among fetches in flight, as /v1/fetch and /v1/map do. Its entrance is the
-  // API routes' (AuthGuard): the caller first, then a body of at most MCP_BODY.
+  // API routes' (AuthGuard): the caller first, then a body of at most mcpBodyBytes.
   const admission = app.get(Admission);
   const auth = app.get(Authenticator);
+  const mcpLimit = mcpBodyBytes(config.pdfMaxBytes);
   const mcp = app.get(McpHttp).handler((caller) => admission.enter('fetch', caller));
   (express.getHttpAdapter().getInstance() as Express).all('/mcp', (req, res, next) => {
     auth
       .authenticate(req as AuthedRequest)
-      .then((caller) => (req.method === 'POST' ? readBody(req, MCP_BODY[caller.callerClass]) : undefined))
+      .then(() => (req.method === 'POST' ? readBody(req, mcpLimit) : undefined))
       .then(() => mcp(req, res), next);
   });
   app.useGlobalFilters(new ErrorFilter());

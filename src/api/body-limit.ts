@@ -17,8 +17,12 @@ export const SMALL_BODY: BodyLimits = { fleet: 64 * KiB, restricted: 64 * KiB };
 export const JOB_BODY: BodyLimits = { fleet: 32 * MiB, restricted: 2 * MiB };
 /** A few flags. */
 export const TINY_BODY: BodyLimits = { fleet: 4 * KiB, restricted: 4 * KiB };
-/** A JSON-RPC message or batch of them (POST /mcp). */
-export const MCP_BODY: BodyLimits = { fleet: 1 * MiB, restricted: 1 * MiB };
+/**
+ * A JSON-RPC message or batch of them (POST /mcp): 1 MiB, or room for a file the parse tool sends
+ * in base64 (up to SIFT_PDF_MAX_BYTES, as POST /v1/parse takes it) beside its arguments.
+ */
+export const mcpBodyBytes = (fileBytes: number): number =>
+  Math.max(1 * MiB, Math.ceil(fileBytes / 3) * 4 + 64 * KiB);
 
 /** What a route declares of its body (see BodyLimit). */
 export interface BodyRule {

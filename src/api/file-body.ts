@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import busboy from 'busboy';
-import { SiftError, invalidRequest } from '../common/errors';
+import { SiftError, fileTooLarge, invalidRequest } from '../common/errors';
 
 /** A file sent to be read: its bytes, the type it was sent as, and its name when it had one. */
 export interface Upload {
@@ -17,14 +17,6 @@ export interface FileBody {
 
 /** The `options` part (a JSON object) at most. */
 const OPTIONS_BYTES = 64 * 1024;
-
-const tooLarge = (limit: number) =>
-  new SiftError(
-    413,
-    'payload_too_large',
-    `the file is over the ${limit} bytes a document may be (SIFT_PDF_MAX_BYTES)`,
-    'send a smaller file, or ask the operator to raise SIFT_PDF_MAX_BYTES',
-  );
 
 const noFile = () =>
   invalidRequest(
@@ -59,7 +51,7 @@ export function optionsOf(text: string | undefined): unknown {
 export function readFileBody(req: IncomingMessage, limit: number): Promise<FileBody> {
   const length = Number(req.headers['content-length'] ?? NaN);
   // Multipart's boundaries, headers and options come on top of the file.
-  if (length > limit + OPTIONS_BYTES + 16 * 1024) return Promise.reject(tooLarge(limit));
+  if (length > limit + OPTIONS_BYTES + 16 * 1024) return Promise.reject(fileTooLarge(limit));
   // What this body may hold while it is read: its length, or the whole limit when it is chunked.
   const held = Number.isFinite(length) ? length : limit + OPTIONS_BYTES;
   if (reading > 0 && reading + held > READING_FILES * limit) return Promise.reject(busy());
@@ -92,7 +84,7 @@ function readRaw(req: IncomingMessage, limit: number, contentType: string): Prom
       if (received > limit) {
         req.off('data', onData);
         req.pause();
-        reject(tooLarge(limit));
+        reject(fileTooLarge(limit));
       } else chunks.push(c);
     };
     req.on('data', onData);
@@ -138,7 +130,7 @@ function readMultipart(req: IncomingMessage, limit: number): Promise<FileBody> {
       if (name !== 'file') return void stream.resume();
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
-      stream.on('limit', () => fail(tooLarge(limit)));
+      stream.on('limit', () => fail(fileTooLarge(limit)));
       stream.on('end', () => {
         upload = {
           bytes: Buffer.concat(chunks),

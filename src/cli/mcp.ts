@@ -7,13 +7,24 @@ import { SIFT_VERSION } from '../common/version';
 import { httpPort, type RestCall } from '../mcp/http-port';
 import { registerTools } from '../mcp/tools';
 import { parse } from './args';
+import { multipart } from './parse';
 import { ApiError, api, call, Unreachable, type Api } from './client';
 
 /** sift's REST API as the tools' port calls it: an error envelope is thrown as the tools answer it. */
 export function restCall(a: Api): RestCall {
-  return async (method, path, body) => {
+  return async (method, path, body, file) => {
     try {
-      return await (await call(a, method, path, { body })).json<unknown>();
+      const sent = file
+        ? {
+            raw: multipart(
+              file.name ?? 'file',
+              file.bytes,
+              body as Record<string, unknown>,
+              file.contentType,
+            ),
+          }
+        : { body };
+      return await (await call(a, method, path, sent)).json<unknown>();
     } catch (err) {
       if (err instanceof ApiError) throw { code: err.code, message: err.detail, hint: err.hint ?? '' };
       if (err instanceof Unreachable) throw { code: 'internal', message: err.detail, hint: Unreachable.hint };

@@ -25,10 +25,15 @@ export const PARSE_FLAGS = {
 } as const;
 
 /**
- * The file as multipart/form-data, sent as bytes of no type: sift tells what it is by its name
- * (and its bytes). The options go as a JSON part.
+ * The file as multipart/form-data, sent as bytes of `type` (none by default: sift tells what it is
+ * by its name and its bytes). The options go as a JSON part.
  */
-function multipart(name: string, bytes: Buffer, options: Record<string, unknown>) {
+export function multipart(
+  name: string,
+  bytes: Buffer,
+  options: Record<string, unknown>,
+  type = 'application/octet-stream',
+) {
   const boundary = `sift-${randomBytes(12).toString('hex')}`;
   // As browsers write a name: UTF-8, with a quote and line ends escaped.
   const quoted = name.replace(/"/g, '%22').replace(/\r/g, '%0D').replace(/\n/g, '%0A');
@@ -36,7 +41,7 @@ function multipart(name: string, bytes: Buffer, options: Record<string, unknown>
     `--${boundary}\r\nContent-Disposition: form-data; name="options"\r\n` +
     `Content-Type: application/json\r\n\r\n${JSON.stringify(options)}\r\n` +
     `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="${quoted}"\r\n` +
-    `Content-Type: application/octet-stream\r\n\r\n`;
+    `Content-Type: ${type.replace(/[\r\n]/g, '')}\r\n\r\n`;
   return {
     type: `multipart/form-data; boundary=${boundary}`,
     bytes: Buffer.concat([Buffer.from(head), bytes, Buffer.from(`\r\n--${boundary}--\r\n`)]),

@@ -38,6 +38,15 @@ export const invalidRequest = (
   hint = 'fix the request as the message says and send it again',
 ) => new SiftError(400, 'invalid_request', message, hint);
 
+/** A file sent to be read (POST /v1/parse, MCP's parse) is over SIFT_PDF_MAX_BYTES. */
+export const fileTooLarge = (limit: number) =>
+  new SiftError(
+    413,
+    'payload_too_large',
+    `the file is over the ${limit} bytes a document may be (SIFT_PDF_MAX_BYTES)`,
+    'send a smaller file, or ask the operator to raise SIFT_PDF_MAX_BYTES',
+  );
+
 export const notFound = (what = 'resource') =>
   new SiftError(
     404,

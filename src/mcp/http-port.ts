@@ -1,10 +1,16 @@
-import { pageOfContent, type ResultsPage, type SiftPort } from './tools';
+import { pageOfContent, type FileSent, type ResultsPage, type SiftPort } from './tools';
 
 /**
  * One request to sift's REST API: the JSON answer, or a thrown `{code, message, hint}` for an
- * error envelope (the command line supplies it over its own HTTP client).
+ * error envelope (the command line supplies it over its own HTTP client). With a file, the body is
+ * multipart/form-data: the file, and `body` as its part "options".
  */
-export type RestCall = (method: 'GET' | 'POST' | 'DELETE', path: string, body?: unknown) => Promise<unknown>;
+export type RestCall = (
+  method: 'GET' | 'POST' | 'DELETE',
+  path: string,
+  body?: unknown,
+  file?: FileSent,
+) => Promise<unknown>;
 
 const job = (id: string) => `/v1/batch/${encodeURIComponent(id)}`;
 
@@ -16,6 +22,12 @@ export function httpPort(call: RestCall): SiftPort {
   return {
     fetchPage: async (body, offset, maxChars, maxTokens) => {
       const envelope = (await call('POST', '/v1/fetch', body)) as Record<string, unknown> & {
+        content: string;
+      };
+      return pageOfContent(envelope, offset, maxChars, maxTokens);
+    },
+    parsePage: async (file, body, offset, maxChars, maxTokens) => {
+      const envelope = (await call('POST', '/v1/parse', body, file)) as Record<string, unknown> & {
         content: string;
       };
       return pageOfContent(envelope, offset, maxChars, maxTokens);

@@ -7,6 +7,7 @@ import { SearchService } from '../batch/search.service';
 import { MapService } from '../crawl';
 import { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
+import { UploadService } from '../pages/upload.service';
 import type { Caller } from '../pages/caller-policy';
 import { FairSlots, type Hold } from '../common/fair-slots';
 import { hangup } from '../common/hangup';
@@ -104,6 +105,7 @@ export class McpHttp {
 
   constructor(
     private readonly pages: PageService,
+    private readonly uploads: UploadService,
     private readonly batch: BatchService,
     private readonly maps: MapService,
     private readonly monitors: MonitorService,
@@ -193,6 +195,7 @@ export class McpHttp {
     served.port = servicePort(
       {
         pages: this.pages,
+        uploads: this.uploads,
         batch: this.batch,
         maps: this.maps,
         monitors: this.monitors,

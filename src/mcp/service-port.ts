@@ -7,12 +7,14 @@ import {
   CrawlSubmitDto,
   FetchRequestDto,
   MapRequestDto,
+  ParseOptionsDto,
   ResultsQueryDto,
   SearchRequestDto,
 } from '../commands';
 import { MapService } from '../crawl';
 import type { MonitorService } from '../monitors/monitor.service';
 import { PageService } from '../pages/page.service';
+import type { UploadService } from '../pages/upload.service';
 import type { Caller } from '../pages/caller-policy';
 import type { FetchEnvelope } from '../pages/envelope';
 import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './tools';
@@ -20,6 +22,7 @@ import { pageOfContent, type Body, type ResultsPage, type SiftPort } from './too
 /** The services an in-process port calls. */
 export interface SiftServices {
   pages: PageService;
+  uploads: UploadService;
   batch: BatchService;
   maps: MapService;
   monitors: MonitorService;
@@ -53,6 +56,23 @@ export function servicePort(s: SiftServices, caller: Caller, signal?: () => Abor
       return admitted(s, caller, async () => {
         const { envelope } = await s.pages.fetchDetailed(caller, req, signal);
         s.pages.remember(caller, envelope);
+        return pageOfContent(
+          envelope as FetchEnvelope & Record<string, unknown>,
+          offset,
+          maxChars,
+          maxTokens,
+        );
+      });
+    },
+    async parsePage(file, body, offset, maxChars, maxTokens) {
+      const options = await commandOf(ParseOptionsDto, body);
+      return admitted(s, caller, async () => {
+        const envelope = await s.uploads.parse(
+          caller,
+          file,
+          options,
+          signal?.() ?? new AbortController().signal,
+        );
         return pageOfContent(
           envelope as FetchEnvelope & Record<string, unknown>,
           offset,

@@ -15,7 +15,7 @@ export const RESULTS_MAX_LIMIT = 20;
  * words /v1 uses. Checked here, a wrong type would be refused in the SDK's words instead, and a
  * limit written here would be a second copy of the DTO's.
  */
-function asSent(type: z.ZodType) {
+export function asSent(type: z.ZodType) {
   const schema: Record<string, unknown> = z.toJSONSchema(type, { target: 'draft-7', io: 'input' });
   // The tool's schema names its dialect once, at its root.
   delete schema.$schema;
@@ -26,7 +26,7 @@ const FORMATS = ['markdown', 'text', 'html'] as const;
 const SITEMAP = z.enum(['include', 'skip', 'only']);
 
 /** Fetch options a batch or a crawl applies to each page, as the REST API names them. */
-const pageOptions = {
+export const pageOptions = {
   format: asSent(z.enum(FORMATS)).optional().describe("The content's format (default markdown)."),
   include_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: keep only these parts.'),
   exclude_selectors: asSent(z.array(z.string())).optional().describe('CSS selectors: drop these parts.'),
@@ -81,15 +81,8 @@ const pageOptions = {
     ),
 };
 
-export const fetchShape = {
-  url: asSent(z.string()).describe('An absolute http or https URL.'),
-  ...pageOptions,
-  changes: z
-    .boolean()
-    .optional()
-    .describe(
-      'Also how the page changed since your previous fetch of it with the same options: `changes` {status: new|same|changed|removed, previous_at, diff: {text (a unified diff of the markdown), added, removed}}.',
-    ),
+/** How much of the content one answer holds, and where it starts (the fetch and parse tools'). */
+export const pagingShape = {
   max_chars: z
     .number()
     .int()
@@ -110,6 +103,17 @@ export const fetchShape = {
     .min(0)
     .optional()
     .describe("Where the content starts: a previous answer's next_offset."),
+};
+export const fetchShape = {
+  url: asSent(z.string()).describe('An absolute http or https URL.'),
+  ...pageOptions,
+  changes: z
+    .boolean()
+    .optional()
+    .describe(
+      'Also how the page changed since your previous fetch of it with the same options: `changes` {status: new|same|changed|removed, previous_at, diff: {text (a unified diff of the markdown), added, removed}}.',
+    ),
+  ...pagingShape,
 };
 export const batchShape = {
   urls: asSent(z.array(z.string())).describe('The URLs to fetch, each a target of one job.'),
@@ -185,10 +189,10 @@ export const resultsShape = {
     .describe('At most this many results (default 10).'),
 };
 
-type Args<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
+export type Args<S extends z.ZodRawShape> = z.infer<z.ZodObject<S>>;
 
 /** Without its undefined fields (the services tell a field left out from one set). */
-function strip(o: Body): Body {
+export function strip(o: Body): Body {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined));
 }
 

@@ -24,8 +24,12 @@ import {
   TOOL_NAMES,
   type Body,
 } from './tool-args';
+import { fileOf, parseBody, parseShape, type FileSent } from './parse-args';
+import { errorResult, type ToolResult } from './tool-errors';
 
 export { DEFAULT_MAX_CHARS, RESULTS_MAX_LIMIT, type Body } from './tool-args';
+export { errorResult } from './tool-errors';
+export type { FileSent } from './parse-args';
 export {
   boundResults,
   pageOfContent,
@@ -43,6 +47,14 @@ export {
 export interface SiftPort {
   /** The page's envelope, its content cut to one page (see pageOfContent). */
   fetchPage(body: Body, offset: number, maxChars: number, maxTokens?: number): Promise<ContentPage>;
+  /** A file read as POST /v1/parse reads it (`body` its options), its content cut to one page. */
+  parsePage(
+    file: FileSent,
+    body: Body,
+    offset: number,
+    maxChars: number,
+    maxTokens?: number,
+  ): Promise<ContentPage>;
   batchSubmit(body: Body): Promise<unknown>;
   batchStatus(id: string): Promise<unknown>;
   batchResults(id: string, cursor: number, limit: number): Promise<ResultsPage>;
@@ -62,6 +74,7 @@ export interface SiftPort {
  */
 const INPUTS = {
   fetch: z.object(fetchShape),
+  parse: z.object(parseShape),
   batch: z.object(batchShape),
   id: z.object(idShape),
   results: z.object(resultsShape),
@@ -72,47 +85,6 @@ const INPUTS = {
   search: z.object(searchShape),
   none: z.object({}),
 };
-
-type ToolResult = {
-  content: { type: 'text'; text: string }[];
-  structuredContent?: Record<string, unknown>;
-  isError?: boolean;
-};
-
-/**
- * A sift error (SiftError, or the REST API's error envelope) as the tool's answer: `isError` and
- * `{code, message, hint}`, never a protocol error. Any other fault is told by its code only
- * (internal, or extraction_failed); its details go to `onFault` (the log). SiftError is recognised
- * by its shape: importing it would load the server's error table into `sift mcp`. A refusal names
- * the fields by `names` (the tool's names for sift's).
- */
-export function errorResult(
-  err: unknown,
-  onFault?: (err: unknown) => void,
-  names: [RegExp, string][] = [],
-): ToolResult {
-  let body: { code: string; message: string; hint: string };
-  if (isSiftError(err)) {
-    let message = err.message;
-    if (err.code === 'invalid_request') for (const [re, to] of names) message = message.replace(re, to);
-    body = { code: err.code, message, hint: err.hint };
-  } else {
-    onFault?.(err);
-    const code =
-      (err as { code?: unknown } | null)?.code === 'extraction_failed' ? 'extraction_failed' : 'internal';
-    body = {
-      code,
-      message: 'sift failed on this call; the details are in its log',
-      hint: 'try again, or report it',
-    };
-  }
-  return { content: [{ type: 'text', text: JSON.stringify(body) }], isError: true };
-}
-
-function isSiftError(e: unknown): e is { code: string; message: string; hint: string } {
-  const f = e as { code?: unknown; message?: unknown; hint?: unknown } | null;
-  return typeof f?.code === 'string' && typeof f?.message === 'string' && typeof f?.hint === 'string';
-}
 
 const READ = { readOnlyHint: true, openWorldHint: true } as const;
 const WRITE = { readOnlyHint: false, destructiveHint: false, openWorldHint: true } as const;
@@ -154,6 +126,29 @@ export function registerTools(
       run(
         'fetch',
         (port) => port.fetchPage(fetchBody(args), offset ?? 0, max_chars ?? DEFAULT_MAX_CHARS, max_tokens),
+        (page) => page.content as string,
+      ),
+  );
+  server.registerTool(
+    'parse',
+    {
+      description:
+        'Read a file you have (a PDF, an Office, OpenDocument or EPUB file, RTF, CSV, html, text, or an image by OCR), sent in base64, and return its content (markdown by default) as the text, with its title and metadata beside it, as fetch does. Long content comes a page at a time: call again with the same file and offset = next_offset.',
+      inputSchema: INPUTS.parse,
+      outputSchema: OUTPUTS.fetch,
+      annotations: { title: 'Read a file', readOnlyHint: true, openWorldHint: false },
+    },
+    ({ data, filename, content_type, max_chars, max_tokens, offset, ...options }) =>
+      run(
+        'parse',
+        (port) =>
+          port.parsePage(
+            fileOf({ data, filename, content_type }),
+            parseBody(options),
+            offset ?? 0,
+            max_chars ?? DEFAULT_MAX_CHARS,
+            max_tokens,
+          ),
         (page) => page.content as string,
       ),
   );

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import * as path from 'node:path';
 import { Injectable } from '@nestjs/common';
 import { AppConfig } from '../config/app-config';
-import { FetchError, invalidRequest } from '../common/errors';
+import { FetchError, fileTooLarge, invalidRequest } from '../common/errors';
 import { askedOf, envelopeOf, neededFormats } from './answer';
 import type { Caller } from './caller-policy';
 import type { FetchEnvelope } from './envelope';
@@ -69,6 +69,8 @@ export class UploadService {
     p: ParseParams,
     signal: AbortSignal,
   ): Promise<FetchEnvelope> {
+    // The route reads no more; a file from elsewhere (MCP's parse tool) is held to the same cap.
+    if (file.bytes.length > this.config.pdfMaxBytes) throw fileTooLarge(this.config.pdfMaxBytes);
     const name = path.basename(file.name ?? '').slice(0, 200) || 'file';
     const url = `upload:${encodeURIComponent(name)}`;
     const asked = askedOf(p);

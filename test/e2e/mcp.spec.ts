@@ -13,6 +13,8 @@ import { articleHtml, Fixture, send } from '../support/fixture';
 import { call, everyTool, noPrivate, pagesJoin, site } from '../support/mcp-tools';
 import { ensureBuilt, kill, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
 
+const MiB = 1024 * 1024;
+
 /** A site whose /slow page answers only once `release` is called. */
 async function heldSite(): Promise<{ slow: Fixture; release: () => void }> {
   let release = () => {};
@@ -161,7 +163,7 @@ describe('MCP over Streamable HTTP: the POST rules, and servers lent again', () 
 
   beforeAll(async () => {
     fx = await site().start();
-    t = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8' });
+    t = await createTestApp({ SIFT_FLEET_ALLOW: '127.0.0.0/8', SIFT_PDF_MAX_BYTES: String(2 * MiB) });
     await t.app.listen(0, '127.0.0.1');
     base = `http://127.0.0.1:${((t.app.getHttpServer() as Server).address() as AddressInfo).port}`;
   });
@@ -169,6 +171,29 @@ describe('MCP over Streamable HTTP: the POST rules, and servers lent again', () 
     await t?.app.close();
     await fx?.stop();
   });
+
+  it('a message holds a file up to SIFT_PDF_MAX_BYTES in base64; a larger file is refused', async () => {
+    const parseCall = (bytes: Buffer) =>
+      rpc('tools/call', 1, {
+        name: 'parse',
+        arguments: { data: bytes.toString('base64'), filename: 'rows.csv', format: 'text' },
+      });
+    // 1.9 MB of CSV: a message of 2.5 MB, over the 1 MiB of a message without a file.
+    const rows = Buffer.from(
+      Array.from({ length: 38_000 }, (_, i) => `row ${i},${'x'.repeat(40)}\n`).join(''),
+    );
+    expect(rows.length).toBeGreaterThan(1.8 * MiB);
+    const read = await post(parseCall(rows));
+    expect(read.status).toBe(200);
+    expect(read.body?.result.isError).toBeUndefined();
+    expect(toolBody(read.body!)).toMatchObject({ url: 'upload:rows.csv', verdict: 'ok', truncated: true });
+    expect(toolBody(read.body!).content).toContain('row 1\t');
+    // Over the file cap but within the message's room: the tool's error, in /v1/parse's words.
+    const over = await post(parseCall(Buffer.alloc(2 * MiB + 16 * 1024, 'a')));
+    expect(toolBody(over.body!)).toMatchObject({ code: 'payload_too_large' });
+    // A message past that room is not read.
+    expect((await post(parseCall(Buffer.alloc(3 * MiB, 'a')))).status).toBe(413);
+  }, 30_000);
 
   it('Accept, the protocol version, the message schema, notifications and lists answer as the MCP transport does', async () => {
     const notAcceptable = await post(rpc('tools/list', 1), { accept: 'application/json' });

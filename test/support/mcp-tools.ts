@@ -5,6 +5,7 @@ import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv
 import { encode } from './o200k';
 import { waitUntil } from './wait';
 import { articleHtml, Fixture, html, send, slowArticle } from './fixture';
+import { deck, wordFile } from './office-files';
 
 const TOOLS = [
   'batch_results',
@@ -17,6 +18,7 @@ const TOOLS = [
   'monitor_create',
   'monitor_list',
   'monitor_runs',
+  'parse',
   'search',
 ];
 
@@ -27,7 +29,7 @@ type CallResult = {
 };
 
 /**
- * A tool's answer: its structuredContent, whose text content is the same answer as JSON (fetch:
+ * A tool's answer: its structuredContent, whose text content is the same answer as JSON (fetch, parse:
  * the content itself, plain markdown); an error's, its one text content parsed as JSON.
  */
 export async function call(c: Client, name: string, args: Record<string, unknown>) {
@@ -36,7 +38,7 @@ export async function call(c: Client, name: string, args: Record<string, unknown
   if (r.isError) return { isError: true, body: JSON.parse(r.content[0].text) as Record<string, any> };
   const body = r.structuredContent!;
   expect(body).toEqual(expect.any(Object));
-  if (name === 'fetch') expect(r.content[0].text).toBe(body.content);
+  if (name === 'fetch' || name === 'parse') expect(r.content[0].text).toBe(body.content);
   else expect(JSON.parse(r.content[0].text)).toEqual(body);
   return { isError: false, body };
 }
@@ -86,9 +88,16 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
   for (const t of tools) {
     expect(t.inputSchema.type).toBe('object');
     expect(t.annotations?.readOnlyHint).toBe(
-      ['fetch', 'map', 'batch_status', 'batch_results', 'monitor_list', 'monitor_runs', 'search'].includes(
-        t.name,
-      ),
+      [
+        'fetch',
+        'map',
+        'batch_status',
+        'batch_results',
+        'monitor_list',
+        'monitor_runs',
+        'search',
+        'parse',
+      ].includes(t.name),
     );
   }
   expect(tools.find((t) => t.name === 'cancel')?.annotations?.destructiveHint).toBe(true);
@@ -107,6 +116,30 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
     seen.push(t.body.changes.status);
   }
   expect(seen[1]).toBe('same');
+
+  // A file sent in base64: read as POST /v1/parse reads it, its type told by its name.
+  const word = await call(c, 'parse', {
+    data: (await wordFile()).toString('base64'),
+    filename: 'report.docx',
+  });
+  expect(word.isError).toBe(false);
+  expect(word.body).toMatchObject({ url: 'upload:report.docx', verdict: 'ok', cached: false });
+  expect(word.body.content).toMatch(/^# Field Report$/m);
+  expect(word.body.metadata.tokens).toBe(encode(word.body.content).length);
+  // A deck's slides chosen by pages, in base64url with line breaks as some encoders write them.
+  const slides = deck().toString('base64url').replace(/.{76}/g, '$&\n');
+  const two = await call(c, 'parse', { data: slides, pages: '2,4', format: 'markdown' });
+  expect([...two.body.content.matchAll(/<!-- slide (\d) -->/g)].map((m) => m[1])).toEqual(['2', '4']);
+  expect(two.body).toMatchObject({ truncated: true, metadata: { pages: 5 } });
+  for (const [args, words] of [
+    [{ data: 'not base64!' }, 'data: not base64'],
+    [{ data: '' }, 'data: the file is empty'],
+    [{ data: deck().toString('base64'), pages: 'two' }, 'pages'],
+  ] as const) {
+    const bad = await call(c, 'parse', args);
+    expect([bad.isError, bad.body.code]).toEqual([true, 'invalid_request']);
+    expect(bad.body.message).toContain(words);
+  }
 
   // A monitor: created, listed, its runs read; its rules are the REST API's, in its words.
   const mon = await call(c, 'monitor_create', { name: 'tool', urls: [fx.url('/a')], every_s: 86400 });
@@ -158,6 +191,7 @@ export async function everyTool(c: Client, fx: Fixture): Promise<void> {
 
   await outputsValidate(c, [
     ['fetch', { url: fx.url('/a') }],
+    ['parse', { data: deck().toString('base64') }],
     ['map', { url: fx.url('/'), sitemap: 'skip' }],
     ['batch_status', { id: b.body.id }],
     ['batch_results', { id: b.body.id }],

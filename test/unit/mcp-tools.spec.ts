@@ -1,4 +1,5 @@
 import { boundResults, pageOfContent } from '../../src/mcp/tools';
+import { fileOf } from '../../src/mcp/parse-args';
 
 describe('MCP tool bounds', () => {
   it('a content page never ends between a surrogate pair, and the pages join to the whole', () => {
@@ -25,5 +26,45 @@ describe('MCP tool bounds', () => {
     expect(big.results).toHaveLength(1);
     expect(JSON.stringify(big.results).length).toBeLessThanOrEqual(80_000);
     expect([big.results[0].content_truncated, big.next]).toEqual([true, 5]);
+  });
+});
+
+describe("the parse tool's file", () => {
+  const bytes = Buffer.from(Array.from({ length: 3000 }, (_, i) => (i * 7919) % 256));
+  const refusal = (data: string) => {
+    try {
+      fileOf({ data });
+    } catch (err) {
+      return (err as { code: string; message: string }).message;
+    }
+    return 'taken';
+  };
+
+  it('takes base64 in either alphabet, with or without padding and line breaks', () => {
+    const std = bytes.toString('base64');
+    expect(std).toMatch(/[+/]/);
+    expect(bytes.toString('base64url')).toMatch(/[-_]/);
+    for (const data of [
+      std,
+      bytes.toString('base64url'),
+      std.replace(/=+$/, ''),
+      std.replace(/.{76}/g, '$&\r\n'),
+      ` ${std.replace(/.{64}/g, '$&\n')}\n`,
+    ]) {
+      expect(fileOf({ data }).bytes.equals(bytes)).toBe(true);
+    }
+    expect(fileOf({ data: 'aGk', filename: 'a.txt' })).toEqual({
+      bytes: Buffer.from('hi'),
+      contentType: 'application/octet-stream',
+      name: 'a.txt',
+    });
+  });
+
+  it('refuses what is not base64, and an empty file', () => {
+    for (const data of ['not base64!', 'aGk=aGk=', 'aGkhx', 'aGk\u00e9', 'aG=k', 'AAAAA']) {
+      expect([data, refusal(data)]).toEqual([data, 'data: not base64']);
+    }
+    for (const data of ['', ' \n ', '=='])
+      expect([data, refusal(data)]).toEqual([data, 'data: the file is empty']);
   });
 });
