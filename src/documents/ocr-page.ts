@@ -59,7 +59,7 @@ export async function ocrPage(
   doc: Doc,
   n: number,
   limits: OcrLimits,
-): Promise<{ blocks: Block[]; images: number }> {
+): Promise<{ blocks: Block[]; images: number; failure?: string }> {
   const page = await doc.getPage(n).catch(() => undefined);
   if (!page) return { blocks: [], images: 0 };
   try {
@@ -72,6 +72,7 @@ export async function ocrPage(
     }
     const blocks: Block[] = [];
     let images = 0;
+    let failure: string | undefined;
     for (const name of names) {
       const img = await objectOf(page, name);
       // An image too small to hold text, or too large to read (past MAX_PIXELS), is left out: the
@@ -85,9 +86,10 @@ export async function ocrPage(
       } catch (err) {
         // One image Tesseract cannot read (or could not start for) costs that image, not the page.
         if (err instanceof ReadFailure && err.kind === 'memory') throw err;
+        failure ??= err instanceof ReadFailure ? err.message : String(err);
       }
     }
-    return { blocks, images };
+    return { blocks, images, failure };
   } finally {
     page.cleanup();
   }

@@ -35,6 +35,8 @@ export interface ParsedDocument {
   truncated: boolean;
   /** Some page read has text: false for a scan with no text layer. */
   hasText: boolean;
+  /** Why OCR read nothing of some page's images (Tesseract missing, a language without data). */
+  ocrFailure?: string;
   /** What was read: a PDF when absent; else the Office family (docx, xlsx, pptx). */
   family?: 'docx' | 'xlsx' | 'pptx' | 'odt' | 'ods' | 'odp' | 'epub' | 'csv' | 'rtf' | 'image';
 }
@@ -124,6 +126,7 @@ export async function readDocument(
     let hasText = false;
     let failed = 0;
     let ocred = false;
+    let ocrFailure: string | undefined;
     for (const n of pages) {
       progress(n);
       const blocks = await pageBlocks(doc, n).catch((err: unknown) => {
@@ -138,7 +141,8 @@ export async function readDocument(
       // A page with no text layer (or every page, asked so) is read by OCR from its images.
       if ((blocks.length === 0 && job.ocr !== 'never') || job.ocr === 'always') {
         const read = await ocrPage(pdfjs, doc, n, job.ocrLimits);
-        if (read.images > 0) {
+        if (read.failure && read.blocks.length === 0) ocrFailure ??= read.failure;
+        else if (read.images > 0) {
           blocks.splice(0, blocks.length, ...read.blocks);
           ocred = true;
         }
@@ -168,6 +172,7 @@ export async function readDocument(
       metadata: ocred ? { ...metadata, ocr: true } : metadata,
       truncated,
       hasText,
+      ...(ocrFailure ? { ocrFailure } : {}),
     };
   } catch (err) {
     throw classify(err);

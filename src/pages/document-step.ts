@@ -77,9 +77,11 @@ export class DocumentStep {
           ? NO_TEXT
           : ask.ocr === 'never'
             ? 'no text layer (ocr "never" leaves scans unread)'
-            : m.ocr
-              ? 'no text layer, and OCR found no text in its images'
-              : NO_TEXT_LAYER;
+            : d.ocrFailure
+              ? `no text layer, and OCR could not read its images: ${d.ocrFailure}`
+              : m.ocr
+                ? 'no text layer, and OCR found no text in its images'
+                : NO_TEXT_LAYER;
     return {
       title: m.title ?? heading?.trim() ?? '',
       html: d.html,

@@ -129,6 +129,15 @@ describe('OCR of images and scanned pages', () => {
         .send({ url: fx.url('/words.png'), max_age_s: 0 });
       expect([r.status, r.body.error.code]).toEqual([502, 'unsupported_document']);
       expect(r.body.error.message).toMatch(/no data for the language "xyz".*tesseract-ocr-xyz/);
+      // A scan's page: empty, and the hint says why OCR read nothing (not that it found nothing).
+      const s = await request(other.getHttpServer())
+        .post('/v1/fetch')
+        .set(fleet)
+        .send({ url: fx.url('/scan.pdf'), max_age_s: 0 });
+      expect([s.status, s.body.verdict, s.body.metadata.ocr]).toEqual([200, 'empty', undefined]);
+      expect(s.body.verdict_hint).toMatch(
+        /^no text layer, and OCR could not read its images: OCR has no data for the language "xyz"/,
+      );
     } finally {
       await other.close();
     }
