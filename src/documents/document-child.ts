@@ -90,7 +90,7 @@ async function readAny(
   const image = imageTypeOf(job.bytes);
   const other = image || mayBeOffice(job.bytes) || startsAsRtf(job.bytes) || job.mediaType === 'text/csv';
   if (startsAsPdf(job.bytes) || !other) return readDocument(pdfjs, pdfjsRoot, job, exhaustion, progress);
-  progress(0);
+  // Read whole as it is opened: the parent's timer for opening (page 0) runs from the job's start.
   if (image) return readImage(job, image);
   if (mayBeOffice(job.bytes)) return readOffice(job.bytes, job.maxChars, job.ranges);
   if (startsAsRtf(job.bytes)) return readRtfFile(job.bytes, job.maxChars);

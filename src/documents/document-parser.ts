@@ -226,12 +226,12 @@ export class DocumentParser {
   /** Reads the process's CPU time as it parses: past the budget, it is killed ('cpu'). */
   private watchCpu(proc: ParserProcess): NodeJS.Timeout {
     let start: number | undefined;
-    const read = () =>
-      void proc.cpuMs().then((ms) => {
-        if (ms === undefined) return;
-        start ??= ms;
-        if (ms - start > this.maxCpuMs) proc.kill('cpu');
-      });
+    const read = () => {
+      const ms = proc.cpuMs();
+      if (ms === undefined) return;
+      start ??= ms;
+      if (ms - start > this.maxCpuMs) proc.kill('cpu');
+    };
     read();
     return setInterval(read, CPU_READ_MS);
   }
