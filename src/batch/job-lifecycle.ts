@@ -33,15 +33,20 @@ const DURABLE = { durable: true };
  *   record        target running → done | failed              target.done | target.failed
  *                 the last one: running → done | partial | failed   batch.<status>
  *                                                                                record-result.ts
+ *                 a monitor's page that changed or went       page.changed | page.removed
+ *                                                                                monitor-run.ts
  *   grow a crawl  a crawl's page adds the links it found      crawl.page          grow-crawl.ts
  *   defer         target running → pending (its host paused)  (none)              defer.ts
+ *   give back     targets running → pending (an instance that stops, or will not run them)
+ *                                                            (none)              give-back.ts
  *   cancel        queued | running → cancelled, then every unfinished target
  *                                                            batch.cancelled     cancel.ts
  *   purge         an ended job and its rows deleted           (none)              purge.ts
  *   restart       by on_restart, after a start or a lost instance
  *                                                            batch.requeued | batch.failed
  *                                                                                restart.ts
- *   (restart, lost instances and shutdown run from JobRecovery, job-recovery.ts)
+ *   (restart, lost instances and giving back run from JobRecovery, job-recovery.ts; at.ts is
+ *   where each runs: its transaction, events, signals and time)
  *
  * A transaction on an existing job takes its row first (lockJob; see dcache/locks.ts), but for a
  * claim, which takes it right before its update.

@@ -4,6 +4,7 @@ import { isLiveJob } from '../common/job-status';
 import { Db, RECOVERY_LOCK, lockJob, lockJobs, tryHousekeepingLock } from '../dcache';
 import { JobEvents } from './job-events';
 import { JobSignals } from './job-signals';
+import { giveBackTargets } from './transitions/give-back';
 import { restartJob, type RestartOutcome } from './transitions/restart';
 
 export { INSTANCE_LOST, SERVER_RESTARTED } from './transitions/restart';
@@ -27,6 +28,7 @@ function count(report: RestartReport, outcome: RestartOutcome): void {
  *   afterRestart   at the start of the only process (SQLite): every live job
  *   recoverLost    a lost instance's: the jobs it held targets of, once across instances
  *   returnInFlight at shutdown: the targets this instance holds back to pending (no event)
+ *   returnHeld     some targets this instance holds and will not run, back to pending (no event)
  *
  * Only live jobs are taken back. A cancelled job's targets still pending or running end
  * cancelled just after its cancel (endCancelledTargets; the sweeper's, when the process that
@@ -76,19 +78,13 @@ export class JobRecovery {
    */
   returnInFlight(jobId: string, holder: string): Promise<number> {
     const now = this.clock.preciseNow();
-    return this.db.transaction(async (tx) => {
-      await lockJob(tx, jobId);
-      return tx.targets.resetTargets({ jobId, from: ['running'], now, holder });
-    });
+    return this.db.transaction((tx) => giveBackTargets({ tx, now }, { jobId, holder }));
   }
 
   /** Some of the targets `holder` holds running go back to pending (no event: they have not ended). */
   returnHeld(jobId: string, holder: string, idxs: number[]): Promise<number> {
     const now = this.clock.preciseNow();
-    return this.db.transaction(async (tx) => {
-      await lockJob(tx, jobId);
-      return tx.targets.resetTargets({ jobId, from: ['running'], now, holder, idxs });
-    });
+    return this.db.transaction((tx) => giveBackTargets({ tx, now }, { jobId, holder, idxs }));
   }
 
   /**

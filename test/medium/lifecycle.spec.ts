@@ -390,6 +390,18 @@ describeEachBackend('JobLifecycle', (db) => {
     expect(await store.batchJob(job.id)).toMatchObject({ status: 'running' });
   });
 
+  it('targets an instance will not run go back to pending: only those named it holds, with no event', async () => {
+    const { job } = await life.submit(draft(3), limits);
+    expect((await life.claim(job.id, ME, 3))!.targets).toHaveLength(3);
+    const before = await types(job.id);
+    expect(await recovery.returnHeld(job.id, OTHER, [0, 1, 2])).toBe(0);
+    expect(await recovery.returnHeld(job.id, ME, [0, 2])).toBe(2);
+    expect(await statuses(job.id)).toEqual(['pending', 'running', 'pending']);
+    expect(await types(job.id)).toEqual(before);
+    // Claimed again, as any pending target is.
+    expect((await life.claim(job.id, OTHER, 3))!.targets.map((t) => t.idx)).toEqual([0, 2]);
+  });
+
   describe('claims', () => {
     it('a host is given no more than its limit of running targets, over all jobs and instances', async () => {
       const urls = [
