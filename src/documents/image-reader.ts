@@ -1,6 +1,7 @@
 import { blockChars, type Block, type PageBlocks } from './blocks';
 import { writeFormats } from './formats';
 import { checkPixels, ocr, type ImageType } from './ocr';
+import type { PageRange } from './page-ranges';
 import { isNamed } from './page-select';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
 
@@ -23,22 +24,7 @@ export async function readImage(job: ReadJob, type: ImageType): Promise<ParsedDo
   const read = (await ocr(job.bytes, job.ocrLimits)).filter(
     (p, i, all) => p.length > 0 || i < all.length - 1,
   );
-  let chars = 0;
-  // A TIFF's pages the `pages` option leaves out are read by OCR (it reads the file whole), not kept.
-  let truncated = read.some((_, i) => !isNamed(job.ranges, i + 1));
-  const named = read.map((blocks, i) => ({ blocks, page: i + 1 })).filter((p) => isNamed(job.ranges, p.page));
-  const pages: PageBlocks[] = named.map(({ blocks, page }) => {
-    const kept: Block[] = [];
-    for (const b of blocks) {
-      if (truncated || chars + blockChars(b) > job.maxChars) {
-        truncated = true;
-        break;
-      }
-      chars += blockChars(b);
-      kept.push(b);
-    }
-    return { page, blocks: kept };
-  });
+  const { pages, truncated } = pagesKept(read, job.ranges, job.maxChars);
   return {
     ...writeFormats(pages, read.length > 1 ? 'page' : null),
     metadata: { pages: Math.max(1, read.length), ocr: true },
@@ -46,4 +32,33 @@ export async function readImage(job: ReadJob, type: ImageType): Promise<ParsedDo
     hasText: pages.some((p) => p.blocks.length > 0),
     family: 'image',
   };
+}
+
+/**
+ * The pages OCR read that the `pages` option names (a TIFF's; OCR reads the file whole), each
+ * keeping its number, their blocks up to `maxChars` in all; `truncated` when a page or a block is
+ * left out.
+ */
+export function pagesKept(
+  read: Block[][],
+  ranges: PageRange[] | undefined,
+  maxChars: number,
+): { pages: PageBlocks[]; truncated: boolean } {
+  let chars = 0;
+  let full = false;
+  const pages: PageBlocks[] = [];
+  for (const [i, blocks] of read.entries()) {
+    if (!isNamed(ranges, i + 1)) continue;
+    const kept: Block[] = [];
+    for (const b of blocks) {
+      if (full || chars + blockChars(b) > maxChars) {
+        full = true;
+        break;
+      }
+      chars += blockChars(b);
+      kept.push(b);
+    }
+    pages.push({ page: i + 1, blocks: kept });
+  }
+  return { pages, truncated: full || pages.length < read.length };
 }

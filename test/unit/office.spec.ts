@@ -7,6 +7,7 @@ import { MAX_COLUMNS, MAX_ROWS } from '../../src/documents/office/xlsx';
 import { shapeOfCode } from '../../src/documents/office/xlsx-dates';
 import { ReadFailure } from '../../src/documents/read-failure';
 import { parsePageRanges } from '../../src/documents/page-ranges';
+import { pagesKept } from '../../src/documents/image-reader';
 import {
   BILLION_LAUGHS,
   bigSheet,
@@ -295,6 +296,27 @@ describe('the pages option chooses slides, sheets and chapters', () => {
     const d = readOffice(odsOf(huge + small), 1_000_000, parsePageRanges('2'));
     expect([marks(d.markdown), d.truncated]).toEqual([[2], true]);
     expect(d.markdown).toContain('| only | row |');
+  });
+
+  it("a TIFF's pages read by OCR: the named ones kept with their numbers, within the character cap", () => {
+    const para = (text: string) => [{ kind: 'paragraph' as const, text }];
+    const read = [para('page one'), para('page two'), para('page three')];
+    expect(pagesKept(read, parsePageRanges('2-'), 1000)).toEqual({
+      pages: [
+        { page: 2, blocks: para('page two') },
+        { page: 3, blocks: para('page three') },
+      ],
+      truncated: true,
+    });
+    expect(pagesKept(read, undefined, 1000)).toMatchObject({ truncated: false });
+    // The cap: the second named page's text does not fit.
+    expect(pagesKept(read, parsePageRanges('1,3'), 12)).toEqual({
+      pages: [
+        { page: 1, blocks: para('page one') },
+        { page: 3, blocks: [] },
+      ],
+      truncated: true,
+    });
   });
 
   it('an e-book keeps the chapters named; a Word file, a flow, is read whole', async () => {
