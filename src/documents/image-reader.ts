@@ -1,5 +1,6 @@
-import { blockChars, type Block, type PageBlocks } from './blocks';
+import type { Block, PageBlocks } from './blocks';
 import { writeFormats } from './formats';
+import { Gathered } from './office/gathered';
 import { checkPixels, ocr, type ImageType } from './ocr';
 import type { PageRange } from './page-ranges';
 import { isNamed } from './page-select';
@@ -44,21 +45,12 @@ export function pagesKept(
   ranges: PageRange[] | undefined,
   maxChars: number,
 ): { pages: PageBlocks[]; truncated: boolean } {
-  let chars = 0;
-  let full = false;
+  const out = new Gathered(maxChars);
   const pages: PageBlocks[] = [];
   for (const [i, blocks] of read.entries()) {
     if (!isNamed(ranges, i + 1)) continue;
-    const kept: Block[] = [];
-    for (const b of blocks) {
-      if (full || chars + blockChars(b) > maxChars) {
-        full = true;
-        break;
-      }
-      chars += blockChars(b);
-      kept.push(b);
-    }
-    pages.push({ page: i + 1, blocks: kept });
+    for (const b of blocks) if (!out.add(b)) break;
+    pages.push({ page: i + 1, blocks: out.take() });
   }
-  return { pages, truncated: full || pages.length < read.length };
+  return { pages, truncated: out.truncated || pages.length < read.length };
 }

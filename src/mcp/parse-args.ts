@@ -1,14 +1,11 @@
 // The parse tool's arguments: a file sent in base64, and the options POST /v1/parse takes. Like
 // tool-args.ts, this file loads no server code (`sift mcp` loads it too).
 import { z } from 'zod';
+import type { UploadedFile } from '../pages/upload.service';
 import { asSent, pageOptions, pagingShape, strip, type Args, type Body } from './tool-args';
 
-/** A file sent to be read: its bytes, the type it was sent as, its name when it has one. */
-export interface FileSent {
-  bytes: Buffer;
-  contentType: string;
-  name?: string;
-}
+/** A file sent to be read: the upload service's (a type only: nothing of the server is loaded). */
+export type FileSent = UploadedFile;
 
 /** A file sent in the call: its bytes in base64, and what tells its type. */
 export const parseShape = {

@@ -28,7 +28,6 @@ import { fileOf, parseBody, parseShape, type FileSent } from './parse-args';
 import { errorResult, type ToolResult } from './tool-errors';
 
 export { DEFAULT_MAX_CHARS, RESULTS_MAX_LIMIT, type Body } from './tool-args';
-export { errorResult } from './tool-errors';
 export type { FileSent } from './parse-args';
 export {
   boundResults,
