@@ -86,6 +86,23 @@ export interface Opened {
 /** The page cache in KiB (negative: SQLite reads the number as KiB, not pages). */
 export const SQLITE_CACHE_KB = -2000;
 
+/** How long an open, and every statement after it, waits for another connection's lock. */
+const SQLITE_BUSY_MS = 5000;
+
+/** Runs step again while SQLite answers SQLITE_BUSY, every 5–25 ms, for at most ms. */
+function whileBusy<T>(step: () => T, ms: number): T {
+  const deadline = Date.now() + ms;
+  const pause = new Int32Array(new SharedArrayBuffer(4));
+  for (;;) {
+    try {
+      return step();
+    } catch (err) {
+      if ((err as { code?: string }).code !== 'SQLITE_BUSY' || Date.now() >= deadline) throw err;
+      Atomics.wait(pause, 0, 0, 5 + Math.random() * 20);
+    }
+  }
+}
+
 /** Opens the one connection with the pragmas every part of sift relies on. */
 export function openSqlite(file: string, trace?: (sql: string) => void): Opened {
   if (file !== ':memory:') {
@@ -98,8 +115,10 @@ export function openSqlite(file: string, trace?: (sql: string) => void): Opened 
   try {
     sqlite = new Database(file, trace ? { verbose: (m) => trace(String(m)) } : {});
     // First, so that the pragmas below wait for a process starting beside this one.
-    sqlite.pragma('busy_timeout = 5000');
-    sqlite.pragma('journal_mode = WAL');
+    sqlite.pragma(`busy_timeout = ${SQLITE_BUSY_MS}`);
+    // Turning a new file to WAL takes its exclusive lock without waiting on busy_timeout: with
+    // processes opening one new file together, one in a few thousand got "database is locked".
+    whileBusy(() => sqlite.pragma('journal_mode = WAL'), SQLITE_BUSY_MS);
     sqlite.pragma('synchronous = NORMAL');
     sqlite.pragma('foreign_keys = ON');
     // better-sqlite3 builds SQLite with a 16 MB page cache; SQLite's own default of 2 MB serves
