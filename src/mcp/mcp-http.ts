@@ -1,7 +1,5 @@
 import { Injectable, Logger } from '@nestjs/common';
 import type { Request, Response } from 'express';
-import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
-import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv-provider.js';
 import { BatchService } from '../batch/batch.service';
 import { SearchService } from '../batch/search.service';
 import { MapService } from '../crawl';
@@ -13,11 +11,10 @@ import { FairSlots, type Hold } from '../common/fair-slots';
 import { hangup } from '../common/hangup';
 import { Stopping, STOPPING_RETRY_AFTER_S } from '../common/stopping';
 import { callerKeyOf } from '../dcache';
-import { SIFT_VERSION } from '../common/version';
 import { AppConfig, isLoopbackHost } from '../config/app-config';
-import { servicePort, type AdmitFetch } from './service-port';
-import { JsonPostTransport } from './json-post';
-import { registerTools, type SiftPort } from './tools';
+import type { JsonPostTransport } from './json-post';
+import type { Served, ServerMaker } from './served';
+import type { AdmitFetch } from './service-port';
 
 /** The host name of a Host header or an origin's host, or undefined when it is not one. */
 function hostnameOf(host: string): string | undefined {
@@ -67,13 +64,6 @@ const loopbackHosts = new Map<string, boolean>();
 
 const errorBody = (code: string, message: string, hint: string) => ({ error: { code, message, hint } });
 
-/** A server with the tools registered, serving one request at a time with that request's port. */
-interface Served {
-  server: McpServer;
-  transport: JsonPostTransport;
-  port?: SiftPort;
-}
-
 /**
  * Servers kept between requests, each still connected to its transport: building one (its tools'
  * schemas) and connecting it cost more than a cached fetch.
@@ -98,8 +88,11 @@ export class McpHttp {
   private readonly servers = new FairSlots(SERVERS);
   /** The transports answering a POST now: told to end it when the server stops. */
   private readonly busy = new Set<JsonPostTransport>();
-  /** One JSON-schema validator for every server (each would otherwise compile its own). */
-  private readonly validator = new AjvJsonSchemaValidator();
+  /**
+   * The MCP SDK and the tools, loaded on the first POST: about 7 MB of heap (its schemas, zod,
+   * ajv) that a server no MCP client calls never holds.
+   */
+  private loaded?: Promise<{ maker: ServerMaker; servicePort: typeof import('./served').servicePort }>;
   /** Whether sift listens on loopback only (then a Host must be a loopback name). */
   private readonly loopbackOnly: boolean;
 
@@ -184,6 +177,7 @@ export class McpHttp {
         );
       return;
     }
+    const { maker, servicePort } = await this.load();
     // The signal that stops a fetch when the caller hangs up is made only when a wait begins.
     const gone = hangup(res);
     const hold =
@@ -191,7 +185,7 @@ export class McpHttp {
     if (!hold) return;
     // A server serves one POST at a time, and another only once every call it started has
     // ended: an answer can reach no POST but its own.
-    const served = this.idle.pop() ?? (await this.build());
+    const served = this.idle.pop() ?? (await maker.build());
     served.port = servicePort(
       {
         pages: this.pages,
@@ -255,22 +249,13 @@ export class McpHttp {
     }
   }
 
-  /** A server with the tools registered, connected to a transport of its own. */
-  private async build(): Promise<Served> {
-    const server = new McpServer(
-      { name: 'sift', version: SIFT_VERSION },
-      { jsonSchemaValidator: this.validator },
-    );
-    const served: Served = { server, transport: new JsonPostTransport() };
-    registerTools(
-      server,
-      () => {
-        if (!served.port) throw new Error('an MCP server called without a request');
-        return served.port;
-      },
-      (err) => this.log.error(`an MCP tool failed: ${(err as Error)?.stack ?? String(err)}`),
-    );
-    await server.connect(served.transport);
-    return served;
+  private load() {
+    this.loaded ??= import('./served').then((m) => ({
+      maker: new m.ServerMaker((err) =>
+        this.log.error(`an MCP tool failed: ${(err as Error)?.stack ?? String(err)}`),
+      ),
+      servicePort: m.servicePort,
+    }));
+    return this.loaded;
   }
 }

@@ -11,7 +11,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js'
 import { createTestApp, FLEET_TOKEN, RESTRICTED_TOKEN, waitUntil, type TestApp } from '../support/app';
 import { articleHtml, Fixture, send } from '../support/fixture';
 import { call, everyTool, noPrivate, pagesJoin, site } from '../support/mcp-tools';
-import { ensureBuilt, kill, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
+import { ensureBuilt, kill, NODE_FLAGS, ROOT, startSiftProcess, type SiftProcess } from '../support/process';
 
 const MiB = 1024 * 1024;
 
@@ -285,11 +285,21 @@ describe('sift mcp over stdio', () => {
     ensureBuilt();
     fx = await site().start();
     dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-mcp-'));
-    server = await startSiftProcess({
-      SIFT_DB: path.join(dir, 'sift.db'),
-      SIFT_TOKENS: `${TOKEN}:mcp-fleet:fleet,${RTOKEN}:mcp-restricted:restricted`,
-      SIFT_FLEET_ALLOW: '127.0.0.0/8',
-    });
+    // Told SIGUSR2, the server writes how many of the MCP SDK's files it has loaded.
+    const probe = path.join(dir, 'probe.js');
+    fs.writeFileSync(
+      probe,
+      `process.on('SIGUSR2', () => require('node:fs').writeSync(2, 'SDK FILES ' +
+        Object.keys(require.cache).filter((k) => /@modelcontextprotocol|node_modules\\/zod\\//.test(k)).length + '\\n'));`,
+    );
+    server = await startSiftProcess(
+      {
+        SIFT_DB: path.join(dir, 'sift.db'),
+        SIFT_TOKENS: `${TOKEN}:mcp-fleet:fleet,${RTOKEN}:mcp-restricted:restricted`,
+        SIFT_FLEET_ALLOW: '127.0.0.0/8',
+      },
+      [...NODE_FLAGS, '--require', probe],
+    );
   }, 180_000);
   afterAll(async () => {
     for (const c of clients) await c.close();
@@ -310,6 +320,29 @@ describe('sift mcp over stdio', () => {
   it('a bad token is a tool error (the API answered 401)', async () => {
     const r = await call(await connect('wrong-token'), 'fetch', { url: fx.url('/a') });
     expect([r.isError, r.body.code]).toEqual([true, 'unauthorized']);
+  }, 30_000);
+
+  it('the server loads the MCP SDK on its first POST /mcp, not before', async () => {
+    const sdkFiles = async () => {
+      const before = server.output().length;
+      server.child.kill('SIGUSR2');
+      const line = await waitUntil(
+        () => /SDK FILES (\d+)/.exec(server.output().slice(before))?.[1],
+        'the probe',
+      );
+      return Number(line);
+    };
+    // The stdio tools above reach the server by its REST API only.
+    expect(await sdkFiles()).toBe(0);
+    const c = new Client({ name: 'mcp-test', version: '1.0.0' });
+    await c.connect(
+      new StreamableHTTPClientTransport(new URL(`${server.url}/mcp`), {
+        requestInit: { headers: { authorization: `Bearer ${TOKEN}` } },
+      }),
+    );
+    clients.push(c);
+    expect((await c.listTools()).tools.map((t) => t.name)).toContain('fetch');
+    expect(await sdkFiles()).toBeGreaterThan(0);
   }, 30_000);
 
   it('sift mcp loads none of the server', () => {
