@@ -3,7 +3,8 @@
  * with the same options, kept in its history (dcache/history-store.ts).
  */
 import { Injectable } from '@nestjs/common';
-import { FILE_HEADERS_ONLY, formatPatch, structuredPatch, type StructuredPatch } from 'diff';
+import type * as Diff from 'diff';
+import type { StructuredPatch } from 'diff';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
 import { truncateUtf8 } from '../common/truncate';
@@ -63,6 +64,8 @@ export function diffOf(previous: string, current: string): PageChanges['diff'] {
   // Each text ends its last line, so a line added at the end is one line, not two.
   const a = endLine(previous);
   const b = endLine(current);
+  // Loaded on first use: a server that never compares pages never holds it.
+  const { FILE_HEADERS_ONLY, formatPatch, structuredPatch } = require('diff') as typeof Diff;
   const patch =
     structuredPatch('previous', 'current', a, b, undefined, undefined, {
       context: 3,

@@ -4,9 +4,12 @@
  * say, so a redirect to another site gets none. tough-cookie keeps the rules; this file is its one
  * door. A cookie's value is never logged and is in no answer: it is in the cache key only hashed.
  */
-import { Cookie, CookieJar } from 'tough-cookie';
+import type * as ToughCookie from 'tough-cookie';
 import { invalidRequest } from '../common/errors';
 import type { BrowserCookie } from '../render/render-types';
+
+/** Loaded on first use: a server whose callers send no cookies never holds it (1 MB of heap). */
+const toughCookie = () => require('tough-cookie') as typeof ToughCookie;
 
 /** A cookie as a caller sends it. */
 export interface CookieSpec {
@@ -32,6 +35,7 @@ export interface Cookies {
 export function cookiesOf(url: URL, ask: CookiesAsk | undefined): Cookies | undefined {
   const specs = typeof ask === 'string' ? fromHeader(ask) : (ask ?? []);
   if (specs.length === 0) return undefined;
+  const { Cookie, CookieJar } = toughCookie();
   const jar = new CookieJar(undefined, { allowSpecialUseDomain: true, rejectPublicSuffixes: true });
   for (const [i, s] of specs.entries()) {
     const where =
@@ -103,6 +107,7 @@ export interface StoredCookie {
  * path, secure and expiry as the jar judges them); one the jar will not take is left out.
  */
 export function storedCookies(stored: StoredCookie[]): (url: URL) => string | undefined {
+  const { Cookie, CookieJar } = toughCookie();
   const jar = new CookieJar(undefined, { allowSpecialUseDomain: true, rejectPublicSuffixes: false });
   for (const c of stored) {
     const host = c.domain.replace(/^\./, '');

@@ -199,3 +199,34 @@ export function connects(host: string, port: number): Promise<boolean> {
     s.once('error', () => resolve(false));
   });
 }
+
+/**
+ * Node flags that make a sift process write, when told SIGUSR2, the packages it has loaded (its
+ * files under node_modules); read them with loadedPackages. The probe is written into dir.
+ */
+export function packagesProbe(dir: string): string[] {
+  const probe = path.join(dir, 'packages-probe.js');
+  fs.writeFileSync(
+    probe,
+    `process.on('SIGUSR2', () => {
+      const names = new Set();
+      for (const k of Object.keys(require.cache)) {
+        const m = /node_modules\\/((?:@[^/]+\\/)?[^/]+)\\//.exec(k);
+        if (m) names.add(m[1]);
+      }
+      require('node:fs').writeSync(2, 'LOADED PACKAGES ' + JSON.stringify([...names].sort()) + '\\n');
+    });`,
+  );
+  return ['--require', probe];
+}
+
+/** The packages a sift process started with packagesProbe's flags has loaded now. */
+export async function loadedPackages(p: SiftProcess): Promise<string[]> {
+  const from = p.output().length;
+  p.child.kill('SIGUSR2');
+  const list = await waitUntil(
+    () => /LOADED PACKAGES (\[.*\])\n/.exec(p.output().slice(from))?.[1],
+    'the packages probe',
+  );
+  return JSON.parse(list) as string[];
+}
