@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { Kysely } from 'kysely';
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import { BatchStore } from './batch-store';
 import { ContentCache, type ContentCacheStats } from './content-cache';
 import { ClientStore } from './client-store';
@@ -9,18 +9,13 @@ import { HistoryStore } from './history-store';
 import { SearchStore } from './search-store';
 import { MonitorStore } from './monitor-store';
 import { HostStore } from './host-store';
-import {
-  DEFAULT_PG_LIMITS,
-  migrate,
-  openSqlite,
-  openPostgres,
-  pgClientConfig,
-  type Backend,
-  type PgLimits,
-} from './connections';
+import { DEFAULT_PG_LIMITS, migrate, openSqlite, type Backend, type PgLimits } from './connections';
 import { Db, type BatchReader } from './db';
 import type { BatchStoreMisses } from './rows';
 import type { Tables } from './schema';
+
+/** pg and sift's connections through it, loaded only for a PostgreSQL database. */
+const postgres = () => require('./postgres') as typeof import('./postgres');
 
 export const DEFAULT_CACHE_MAX_BYTES = 256 * 1024 * 1024;
 
@@ -120,7 +115,7 @@ export class Dcache {
       delay = Math.min(delay * 2, 5000);
     };
     const connect = async (): Promise<void> => {
-      const c = new Client(pgClientConfig(url, this.limits));
+      const c = postgres().pgClient(url, this.limits);
       let lost = false;
       const onLost = () => {
         if (lost) return;
@@ -200,7 +195,10 @@ export async function openDcache(
   if (opts.url !== undefined) {
     await waitForPostgres(opts.url, limits, opts.waitS ?? 0, opts.log);
     // Migrations on a connection of their own, without the statement and lock limits.
-    const { db: mdb } = openPostgres(opts.url, opts.trace, 1, { ...limits, unboundedStatements: true });
+    const { db: mdb } = postgres().openPostgres(opts.url, opts.trace, 1, {
+      ...limits,
+      unboundedStatements: true,
+    });
     try {
       await migrate(mdb);
     } finally {
@@ -209,7 +207,7 @@ export async function openDcache(
   }
   const { backend, sqlite, db } =
     opts.url !== undefined
-      ? openPostgres(opts.url, opts.trace, opts.poolSize, limits)
+      ? postgres().openPostgres(opts.url, opts.trace, opts.poolSize, limits)
       : openSqlite(opts.path, opts.trace);
   try {
     if (backend === 'sqlite') await migrate(db);
@@ -245,7 +243,7 @@ export async function waitForPostgres(
 ): Promise<void> {
   const deadline = Date.now() + waitS * 1000;
   for (let delay = 250; ; delay = Math.min(delay * 2, 2000)) {
-    const c = new Client(pgClientConfig(url, limits));
+    const c = postgres().pgClient(url, limits);
     c.on('error', () => undefined);
     try {
       await c.connect();

@@ -48,7 +48,7 @@ export {
 } from './search-store';
 export { MonitorStore, type MonitorRow, type NewMonitor } from './monitor-store';
 export { Dcache, openDcache, type DcacheStats } from './dcache';
-export { migrate, openSqlite, openPostgres, type Backend } from './connections';
+export { migrate, openSqlite, type Backend } from './connections';
 export { DcacheModule, openDcacheFor } from './dcache.module';
 export type { Tables } from './schema';
 export { claimTargets, type ClaimRequest, type ClaimedTarget } from './claim';

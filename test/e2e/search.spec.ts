@@ -2,7 +2,8 @@ import type { INestApplication } from '@nestjs/common';
 import { sql, type Kysely } from 'kysely';
 import request from 'supertest';
 import { migrations } from '../../migrations';
-import { Dcache, migrate, openPostgres, openSqlite } from '../../src/dcache';
+import { Dcache, migrate, openSqlite } from '../../src/dcache';
+import { openPostgres } from '../../src/dcache/postgres';
 import { SweeperService } from '../../src/runner/sweeper.service';
 import {
   createTestApp,

@@ -2,7 +2,8 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { sql, type Kysely, type Migration } from 'kysely';
-import { migrate, openSqlite, openDcache, openPostgres } from '../../src/dcache';
+import { migrate, openSqlite, openDcache } from '../../src/dcache';
+import { openPostgres } from '../../src/dcache/postgres';
 import { createPgDatabase, describeEachBackend } from '../support/backends';
 import { migrations, RENAMED } from '../../migrations';
 
