@@ -1,4 +1,4 @@
-import { Tokenizer } from 'htmlparser2';
+import type { Tokenizer } from 'htmlparser2';
 import { MAX_SITEMAP_URL } from './sitemap-limits';
 
 /** A `<loc>` as read: a page (in a `<url>`) or another sitemap file (in a `<sitemap>`). */
@@ -50,6 +50,8 @@ export class SitemapXml {
 
   constructor(private readonly found: Found[]) {
     const noop = () => undefined;
+    // Loaded on the first sitemap read: a server that never reads one never holds it.
+    const { Tokenizer } = require('htmlparser2') as typeof import('htmlparser2');
     this.tokenizer = new Tokenizer(
       { xmlMode: true, decodeEntities: true },
       {

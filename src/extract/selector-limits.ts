@@ -5,7 +5,6 @@
  * `~` more multiplies that. These limits stop the plain cases at the door; the deadline on a
  * page's selector work (selector-run.ts) stops the rest.
  */
-import { compile } from 'css-select';
 // css-what: the parser css-select itself uses, read here for the selector's shape.
 import { parse, type Selector } from 'css-what';
 
@@ -47,8 +46,9 @@ export function selectorProblem(selector: string): string | undefined {
   let parsed: Selector[][];
   try {
     parsed = parse(selector);
-    // The engine the extractor's DOM runs: what it refuses, it would refuse there.
-    compile(selector);
+    // The engine the extractor's DOM runs: what it refuses, it would refuse there. Loaded on the
+    // first selector a caller sends: a server that is sent none never holds it.
+    (require('css-select') as typeof import('css-select')).compile(selector);
   } catch {
     return 'is not a valid CSS selector';
   }

@@ -325,8 +325,8 @@ describe('sift mcp over stdio', () => {
   }, 30_000);
 
   it('the server holds no library loaded on first use until it is used; MCP loads on a POST /mcp', async () => {
-    // The stdio tools above reach the server by its REST API only, with no cookies or changes;
-    // its database is SQLite.
+    // The stdio tools above reach the server by its REST API only, with no cookies, changes,
+    // selectors or sitemaps; its database is SQLite.
     const firstUse = [
       '@modelcontextprotocol/sdk',
       'zod',
@@ -335,6 +335,8 @@ describe('sift mcp over stdio', () => {
       'diff',
       'playwright-core',
       'pg',
+      'htmlparser2',
+      'css-select',
     ];
     expect((await loadedPackages(server)).filter((p) => firstUse.includes(p))).toEqual([]);
     const c = new Client({ name: 'mcp-test', version: '1.0.0' });
