@@ -72,7 +72,7 @@ function markDatabaseError(err: unknown): unknown {
 }
 
 /** pg's connection settings for sift's limits: every connection, pooled or listening, gets them. */
-export function pgClientConfig(url: string, limits: PgLimits = DEFAULT_PG_LIMITS): ClientConfig {
+function pgClientConfig(url: string, limits: PgLimits): ClientConfig {
   const t = limits.timeoutMs;
   return {
     connectionString: url,

@@ -3,7 +3,6 @@
  * with the same options, kept in its history (dcache/history-store.ts).
  */
 import { Injectable } from '@nestjs/common';
-import type * as Diff from 'diff';
 import type { StructuredPatch } from 'diff';
 import { AppConfig } from '../config/app-config';
 import { Clock } from '../common/clock';
@@ -65,7 +64,7 @@ export function diffOf(previous: string, current: string): PageChanges['diff'] {
   const a = endLine(previous);
   const b = endLine(current);
   // Loaded on first use: a server that never compares pages never holds it.
-  const { FILE_HEADERS_ONLY, formatPatch, structuredPatch } = require('diff') as typeof Diff;
+  const { FILE_HEADERS_ONLY, formatPatch, structuredPatch } = require('diff') as typeof import('diff');
   const patch =
     structuredPatch('previous', 'current', a, b, undefined, undefined, {
       context: 3,

@@ -4,12 +4,11 @@
  * say, so a redirect to another site gets none. tough-cookie keeps the rules; this file is its one
  * door. A cookie's value is never logged and is in no answer: it is in the cache key only hashed.
  */
-import type * as ToughCookie from 'tough-cookie';
 import { invalidRequest } from '../common/errors';
 import type { BrowserCookie } from '../render/render-types';
 
 /** Loaded on first use: a server whose callers send no cookies never holds it (1 MB of heap). */
-const toughCookie = () => require('tough-cookie') as typeof ToughCookie;
+const toughCookie = () => require('tough-cookie') as typeof import('tough-cookie');
 
 /** A cookie as a caller sends it. */
 export interface CookieSpec {
