@@ -1,7 +1,11 @@
 import { execFile } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
 import * as path from 'node:path';
 import { promisify } from 'node:util';
+import { Worker } from 'node:worker_threads';
 import { ExtractPool } from '../../src/extract/extract-pool';
+import { TYPESCRIPT_SOURCES } from '../../src/tuning/typescript-worker';
 import { ensureBuilt, NODE_FLAGS, ROOT } from '../support/process';
 
 describe('ExtractPool', () => {
@@ -105,6 +109,39 @@ describe('ExtractPool', () => {
         Array(3).fill('the extraction pool is closed'),
       );
     });
+  });
+
+  it('a worker started on the sources transpiles a file once: the next loads it with no compiler', async () => {
+    // What a worker on `file` exports, and whether it loaded the TypeScript compiler to get it.
+    const load = (file: string) =>
+      new Promise<{ value: unknown; compiler: boolean }>((resolve, reject) => {
+        const w = new Worker(
+          `const { parentPort, workerData } = require('node:worker_threads');
+          ${TYPESCRIPT_SOURCES}
+          const { value } = require(workerData.file);
+          const compiler = Object.keys(require.cache).some((f) => f.includes('/node_modules/typescript/'));
+          parentPort.postMessage({ value, compiler });`,
+          { eval: true, workerData: { file } },
+        );
+        w.once(
+          'message',
+          (m: { value: unknown; compiler: boolean }) => void w.terminate().then(() => resolve(m)),
+        );
+        w.once('error', reject);
+      });
+    const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'sift-ts-')), 'value.ts');
+    const nonce = `${process.pid}-${Date.now()}-${Math.random()}`;
+    fs.writeFileSync(file, `export const value: string = ${JSON.stringify(nonce)};\n`);
+    expect(await load(file)).toEqual({ value: nonce, compiler: true });
+    expect(await load(file)).toEqual({ value: nonce, compiler: false });
+    // A changed file is transpiled again: no worker runs what the file no longer says.
+    fs.writeFileSync(file, `export const value: string = ${JSON.stringify(`${nonce} changed`)};\n`);
+    expect(await load(file)).toEqual({ value: `${nonce} changed`, compiler: true });
+    // The extractor itself, as the pools of every suite load it: no compiler after the first.
+    const extractor = require.resolve('../../src/extract/extract');
+    await load(extractor);
+    const again = await load(extractor);
+    expect(again.compiler).toBe(false);
   });
 
   it('each worker runs with an 8 MB young generation and the configured heap limit', async () => {
