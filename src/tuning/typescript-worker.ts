@@ -40,7 +40,10 @@ if (workerData.file.endsWith('.ts')) {
         fs.mkdirSync(cache, { recursive: true });
         fs.writeFileSync(tmp, out);
         fs.renameSync(tmp, kept);
-      } catch {}
+      } catch {
+        // A cache that cannot be written (a read-only node_modules) only costs the next worker a
+        // transpile: this one has the output.
+      }
     }
     m._compile(out, f);
   };
