@@ -5,8 +5,13 @@ ENV_FILE := $(if $(wildcard .env),.env,.env.example)
 
 .PHONY: run test test-node24 chromium clients gate bench build install typecheck lint format-check clean
 
+# better-sqlite3's addon, once compiled on this machine, is kept in ~/.cache/sift/prebuilds: the
+# next clean install unpacks it rather than compiling it again (see test/support/prebuilt-addon.sh).
+PREBUILDS := $(or $(XDG_CACHE_HOME),$(HOME)/.cache)/sift/prebuilds
+
 node_modules/.installed: package.json package-lock.json
-	npm ci --no-audit --no-fund
+	npm_config_better_sqlite3_local_prebuilds=$(PREBUILDS) npm ci --no-audit --no-fund
+	@test/support/prebuilt-addon.sh $(PREBUILDS)
 	@touch $@
 
 install: node_modules/.installed
