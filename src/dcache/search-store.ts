@@ -268,7 +268,7 @@ export function pageDocOf(e: {
 }): PageDoc | undefined {
   const str = (v: unknown) => (typeof v === 'string' ? v : '');
   const formats = (e.formats ?? {}) as Record<string, unknown>;
-  const body = str(e.content) || str(formats.markdown) || str(formats.text);
+  const body = str(e.content) || str(formats.markdown) || str(formats.text) || chunksText(formats.chunks);
   const url = str(e.final_url) || str(e.url);
   if (!body || !url) return undefined;
   const asked = str(e.url) || url;
@@ -278,6 +278,14 @@ export function pageDocOf(e: {
     title: indexable(str(e.title)),
     body: indexable(body.slice(0, INDEXED_CHARS)),
   };
+}
+
+/** The texts of "chunks" joined (the markdown again, with any overlap twice): what a result of chunks alone says. */
+function chunksText(chunks: unknown): string {
+  if (!Array.isArray(chunks)) return '';
+  return chunks
+    .map((c) => (typeof (c as { text?: unknown })?.text === 'string' ? (c as { text: string }).text : ''))
+    .join('');
 }
 
 /** A stored result's document (see pageDocOf). */

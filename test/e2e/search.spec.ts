@@ -201,6 +201,14 @@ describe.each(BACKENDS)('search on %s', (backend) => {
     expect(await search({ query: 'lighthouse', jobs: [] })).toEqual([]);
   });
 
+  it('a result asked as chunks alone is found by its words', async () => {
+    const id = await batch(['/install'], fleet, { options: { formats: ['chunks'] } });
+    expect(await docsOf(id)).toBe(1);
+    expect((await search({ query: 'install debian', jobs: [id] })).map((h) => [h.url, h.idx])).toEqual([
+      [fx.url('/install'), 0],
+    ]);
+  });
+
   it('bad searches are 400s naming the field', async () => {
     for (const [body, field] of [
       [{}, 'query'],
