@@ -17,7 +17,7 @@ import { isWhiteSpace } from './white-space';
 export const TOKENIZER = 'o200k_base';
 
 /** The longest run of spaces, or of other characters, merged whole. */
-const MAX_RUN = 1024;
+export const MAX_RUN = 1024;
 /**
  * Counts of pieces already seen, each map forgotten all at once when full: short pieces (words,
  * spaces) in one, longer ones (up to a window of MAX_RUN, 8 MB at most) in another. The library's
@@ -94,6 +94,7 @@ interface Part {
  * over-long run in windows of MAX_RUN characters (never between a surrogate pair).
  */
 function parts(text: string): Part[] {
+  if (!mayHaveLongRun(text)) return [{ text, window: false }];
   const out: Part[] = [];
   let from = 0;
   let runStart = 0;
@@ -117,6 +118,22 @@ function parts(text: string): Part[] {
   }
   if (from < text.length) out.push({ text: from === 0 ? text : text.slice(from), window: false });
   return out;
+}
+
+/**
+ * False when the text has no run of MAX_RUN characters or more (the usual case), checked at a few
+ * places instead of at every character: such a run holds some whole stretch between two multiples
+ * of MAX_RUN / 2, so a text in which each such stretch changes between space and non-space has none.
+ */
+export function mayHaveLongRun(text: string): boolean {
+  const stride = MAX_RUN / 2;
+  for (let i = 0; i + stride < text.length; i += stride) {
+    const space = isSpace(text.charCodeAt(i));
+    let j = i + 1;
+    while (j <= i + stride && isSpace(text.charCodeAt(j)) === space) j++;
+    if (j > i + stride) return true;
+  }
+  return false;
 }
 
 /** The last text a TokenTable was made of, and its tokens: its count, asked next, is not made again. */

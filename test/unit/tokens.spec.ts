@@ -1,5 +1,13 @@
 import { encode } from '../support/o200k';
-import { countTokens, cutToTokens, tailOfTokens, tokenTable, TOKENIZER } from '../../src/common/tokens';
+import {
+  countTokens,
+  cutToTokens,
+  MAX_RUN,
+  mayHaveLongRun,
+  tailOfTokens,
+  tokenTable,
+  TOKENIZER,
+} from '../../src/common/tokens';
 import { prng } from '../support/prng';
 import { chunksOf } from '../../src/pages/chunks';
 
@@ -56,6 +64,34 @@ describe('tokens: o200k_base counts and cuts', () => {
     // Ordinary text with a long run inside: the rest counts exactly as the library does.
     const around = `${MIXED}${'b'.repeat(5000)}${MIXED}`;
     expect(Math.abs(countTokens(around) - theirs(around))).toBeLessThanOrEqual(5);
+  });
+
+  it('finds every run of spaces or of other characters long enough to be counted in windows', () => {
+    // Looked at every character: the longest run of spaces or of other characters.
+    const longest = (t: string) => {
+      let best = 0;
+      let run = 0;
+      for (let i = 0; i < t.length; i++) {
+        run = i > 0 && /\s/.test(t[i]) === /\s/.test(t[i - 1]) ? run + 1 : 1;
+        best = Math.max(best, run);
+      }
+      return best;
+    };
+    const rand = prng(3);
+    let found = 0;
+    for (let i = 0; i < 300; i++) {
+      // Runs just under and just over the window, beginning anywhere.
+      const at = Math.floor(rand() * 1600);
+      const len = MAX_RUN - 3 + Math.floor(rand() * 8);
+      const run = (rand() < 0.5 ? 'q' : '\n').repeat(len);
+      const text = `${'ab '.repeat(at).slice(0, at)} ${run} cd${' e'.repeat(Math.floor(rand() * 900))}`;
+      if (longest(text) < MAX_RUN) continue;
+      found++;
+      expect([at, len, mayHaveLongRun(text)]).toEqual([at, len, true]);
+    }
+    expect(found).toBeGreaterThan(100);
+    // Ordinary text is not looked at further.
+    expect(mayHaveLongRun(MIXED.repeat(100))).toBe(false);
   });
 
   it('cuts one after another hold their length: nothing of one cut reaches the next', () => {
