@@ -1,4 +1,5 @@
 import type { ExpressionBuilder } from 'kysely';
+import { TimeSlicer } from '../common/time-slice';
 import type { Tx } from './db';
 import { claimDeliveries, type DeliveryClaim } from './delivery-claim';
 import { DeliveryReader, type ClaimedDelivery, type DeliveryWrite, type Webhook } from './delivery.reader';
@@ -14,6 +15,8 @@ export {
 
 /** A delivery row's own bytes beside its payload (keys, state, index entries). */
 const DELIVERY_ROW_BYTES = 128;
+/** Deliveries one insert statement writes (a payload is a job's view and an event, about 1 KB). */
+const DELIVERY_ROWS = 100;
 
 /** The writers of batch_webhook and batch_delivery, inside a transaction. */
 export class DeliveryRepository extends DeliveryReader {
@@ -36,10 +39,7 @@ export class DeliveryRepository extends DeliveryReader {
       .execute();
   }
 
-  /**
-   * Queues the event for the job's webhook: due at once when no earlier delivery of the job is
-   * pending (else it waits for them, see finishDelivery). Its payload counts in the job's bytes.
-   */
+  /** Queues the event for the job's webhook (see putDeliveries). */
   async putDelivery(d: {
     jobId: string;
     seq: number;
@@ -48,37 +48,61 @@ export class DeliveryRepository extends DeliveryReader {
     now: number;
     callerKey: string;
   }): Promise<void> {
+    await this.putDeliveries(d.jobId, d.callerKey, [d]);
+  }
+
+  /**
+   * Queues events of one job for its webhook, in seq order: the first due at once when no earlier
+   * delivery of the job is pending, the others after it (see finishDelivery). A statement per
+   * DELIVERY_ROWS deliveries, with turns of the event loop once `slicer`'s slice is spent. Their
+   * payloads count in the job's bytes.
+   */
+  async putDeliveries(
+    jobId: string,
+    callerKey: string,
+    ds: { seq: number; type: string; payload: string; now: number }[],
+    slicer = new TimeSlicer(),
+  ): Promise<void> {
+    if (ds.length === 0) return;
     const ahead = await this.q
       .selectFrom('batch_delivery')
       .select('seq')
-      .where('job_id', '=', d.jobId)
+      .where('job_id', '=', jobId)
       .where('state', '=', 'pending')
       .limit(1)
       .executeTakeFirst();
-    await this.q
-      .insertInto('batch_delivery')
-      .values({
-        job_id: d.jobId,
-        seq: d.seq,
-        type: d.type,
-        payload: d.payload,
-        state: 'pending',
-        created_at: d.now,
-        next_attempt_at: d.now,
-        last_status: null,
-        last_error: null,
-        last_message: null,
-        holder: null,
-        caller_key: d.callerKey,
-        due_at: ahead ? null : d.now,
-      })
-      .execute();
+    let bytes = 0;
+    for (let i = 0; i < ds.length; i += DELIVERY_ROWS) {
+      if (slicer.due()) await slicer.turn();
+      const part = ds.slice(i, i + DELIVERY_ROWS);
+      await this.q
+        .insertInto('batch_delivery')
+        .values(
+          part.map((d, k) => {
+            bytes += Buffer.byteLength(d.payload) + DELIVERY_ROW_BYTES;
+            return {
+              job_id: jobId,
+              seq: d.seq,
+              type: d.type,
+              payload: d.payload,
+              state: 'pending' as const,
+              created_at: d.now,
+              next_attempt_at: d.now,
+              last_status: null,
+              last_error: null,
+              last_message: null,
+              holder: null,
+              caller_key: callerKey,
+              due_at: ahead || i + k > 0 ? null : d.now,
+            };
+          }),
+        )
+        .execute();
+    }
     await this.q
       .updateTable('batch_job')
-      .set((eb) => ({
-        row_bytes: eb('row_bytes', '+', Buffer.byteLength(d.payload) + DELIVERY_ROW_BYTES),
-      }))
-      .where('id', '=', d.jobId)
+      .set((eb) => ({ row_bytes: eb('row_bytes', '+', bytes) }))
+      .where('id', '=', jobId)
       .execute();
   }
 

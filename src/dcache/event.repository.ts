@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 import type { EventType } from '../common/job-status';
+import { TimeSlicer } from '../common/time-slice';
 import type { Tx } from './db';
-import type { BatchEvent } from './rows';
+import { INSERT_CHUNK, type BatchEvent } from './rows';
 import type { Tables } from './schema';
 
 /** Reads of the batch_event table: each job's log, seq 1, 2, 3… with no gaps. */
@@ -82,5 +83,45 @@ export class EventRepository extends EventReader {
             .select(['e.seq', 'e.left', sql`pg_notify(${notify.channel}, ${notify.payload})`.as('sent')])
             .executeTakeFirstOrThrow();
     return { seq: row.seq, left: Number(row.left ?? 0) };
+  }
+
+  /**
+   * Appends events of one job with its next sequence numbers, in order: a statement per
+   * INSERT_CHUNK events (with turns of the event loop once `slicer`'s slice is spent) instead of
+   * one each, and one NOTIFY for them all. Writers of one job are kept apart as for appendEvent.
+   * Returns their seqs.
+   */
+  async appendEvents(
+    jobId: string,
+    events: { type: EventType; at: number; data?: object }[],
+    notify?: { channel: string; payload: string },
+    slicer = new TimeSlicer(),
+  ): Promise<number[]> {
+    if (events.length === 0) return [];
+    const last = await this.q
+      .selectFrom('batch_event')
+      .select(sql<number>`coalesce(max(seq), 0)`.as('n'))
+      .where('job_id', '=', jobId)
+      .executeTakeFirstOrThrow();
+    const first = Number(last.n) + 1;
+    for (let i = 0; i < events.length; i += INSERT_CHUNK) {
+      if (slicer.due()) await slicer.turn();
+      const part = events.slice(i, i + INSERT_CHUNK);
+      await this.q
+        .insertInto('batch_event')
+        .values(
+          part.map((e, k) => ({
+            job_id: jobId,
+            seq: first + i + k,
+            type: e.type,
+            at: e.at,
+            data: JSON.stringify(e.data ?? {}),
+          })),
+        )
+        .execute();
+    }
+    if (notify && this.tx.pg)
+      await sql`SELECT pg_notify(${notify.channel}, ${notify.payload})`.execute(this.q);
+    return events.map((_, k) => first + k);
   }
 }

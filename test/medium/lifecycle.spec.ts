@@ -70,6 +70,53 @@ describeEachBackend('JobLifecycle', (db) => {
       expect(heard).toEqual([`submitted:${job.id}`]);
     });
 
+    it("targets stored failed: their events after batch.queued, in order; the webhook's queued behind the first", async () => {
+      // Over a statement's worth of events and of deliveries.
+      const targets = Array.from({ length: 1203 }, (_, i) => ({
+        url: i % 4 === 0 ? `http://a.test/${i}` : `bad ${i}`,
+        options: '{}',
+        ...(i % 4 === 0 ? {} : { failed: { code: 'invalid_url', message: 'not a URL', hint: 'fix it' } }),
+      }));
+      const webhook = {
+        url: 'http://hook.test/h',
+        secret: 'whsec_x',
+        events: ['batch.queued', 'target.failed'],
+      };
+      const { job } = await life.submit(draft(0, { targets, webhook }), limits);
+      const events = await d.reader.events.batchEvents(job.id, 0, 5000);
+      const failedIdx = targets.flatMap((t, i) => (t.failed ? [i] : []));
+      expect(events.map((e) => [e.seq, e.type, (JSON.parse(e.data) as { idx?: number }).idx])).toEqual([
+        [1, 'batch.queued', undefined],
+        ...failedIdx.map((idx, k) => [k + 2, 'target.failed', idx]),
+      ]);
+      expect(job).toMatchObject({ status: 'queued', targetsDone: failedIdx.length });
+      const deliveries = await d.kysely
+        .selectFrom('batch_delivery')
+        .select(['seq', 'type', 'due_at', 'payload'])
+        .where('job_id', '=', job.id)
+        .orderBy('seq')
+        .execute();
+      expect(deliveries.map((r) => [r.seq, r.type])).toEqual(events.map((e) => [e.seq, e.type]));
+      // One due at once; each of the others waits for the one before it.
+      expect(deliveries.filter((r) => r.due_at !== null).map((r) => r.seq)).toEqual([1]);
+      for (const r of deliveries)
+        expect(JSON.parse(r.payload)).toMatchObject({ seq: r.seq, type: r.type, job_id: job.id });
+      // Each payload counts in the job's bytes, beside what the same job without a webhook holds.
+      const bare = (await life.submit(draft(0, { targets }), limits)).job;
+      const bytes = async (id: string) =>
+        Number(
+          (
+            await d.kysely
+              .selectFrom('batch_job')
+              .select('row_bytes')
+              .where('id', '=', id)
+              .executeTakeFirstOrThrow()
+          ).row_bytes,
+        );
+      const payloads = deliveries.reduce((n, r) => n + Buffer.byteLength(r.payload) + 128, 0);
+      expect((await bytes(job.id)) - (await bytes(bare.id))).toBe(payloads);
+    });
+
     it('replays the same key to the same job, writes nothing, signals nothing', async () => {
       const first = await life.submit(draft(2, { idemKey: 'k' }), limits);
       heard.length = 0;
