@@ -12,6 +12,9 @@
  */
 import { loadO200k, type O200k } from '../tuning/o200k';
 import { isWhiteSpace } from './white-space';
+import { TokenTable } from './token-table';
+
+export { TokenTable };
 
 /** The encoding's name, as envelopes report it. */
 export const TOKENIZER = 'o200k_base';
@@ -223,50 +226,27 @@ export function tailOfTokens(text: string, n: number): string {
   return text.slice(from);
 }
 
-/**
- * A text's tokens where they begin: the offsets at which the library's pieces begin (and its end),
- * with the tokens before each. A part of the text between two of them is read alone in the same
- * pieces (the split looks ahead only at the end of a run of spaces, and a piece that ends at an
- * offset ends there whatever follows), so its tokens are a difference, with no count made again.
- * Offsets after the second piece of a run of spaces, or inside an over-long run (counted in
- * windows), are left out.
- */
-export class TokenTable {
-  constructor(
-    readonly text: string,
-    private readonly starts: number[],
-    private readonly before: number[],
-  ) {}
-
-  get tokens(): number {
-    return this.before[this.before.length - 1];
-  }
-
-  /** The tokens of text.slice(from, to), or undefined when either is not an offset of the table. */
-  between(from: number, to: number): number | undefined {
-    const i = this.find(from);
-    const j = i < 0 ? -1 : this.find(to);
-    return j < 0 ? undefined : this.before[j] - this.before[i];
-  }
-
-  private find(offset: number): number {
-    let lo = 0;
-    let hi = this.starts.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >> 1;
-      const v = this.starts[mid];
-      if (v === offset) return mid;
-      if (v < offset) lo = mid + 1;
-      else hi = mid - 1;
-    }
-    return -1;
-  }
-}
-
 /** The TokenTable of a text: one pass of the library's split, each piece counted once. */
 export function tokenTable(text: string): TokenTable {
-  const starts = [0];
-  const before = [0];
+  // Offsets and counts in typed lists sized for a piece of about three characters, grown if need
+  // be: as arrays of numbers grown a push at a time, a 16 KB page's took 205 KB of garbage.
+  let starts = new Uint32Array(Math.ceil(text.length / 3) + 2);
+  let before = new Uint32Array(starts.length);
+  let n = 1;
+  const push = (offset: number, tokens: number) => {
+    if (n === starts.length) {
+      const size = Math.min(2 * n, text.length + 1);
+      const s2 = new Uint32Array(size);
+      const b2 = new Uint32Array(size);
+      s2.set(starts);
+      b2.set(before);
+      starts = s2;
+      before = b2;
+    }
+    starts[n] = offset;
+    before[n] = tokens;
+    n++;
+  };
   let at = 0;
   let sum = 0;
   const all = parts(text);
@@ -280,19 +260,15 @@ export function tokenTable(text: string): TokenTable {
         // piece in a part that ends with it: not an offset.
         // The text's end is always one: nothing follows it.
         if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(piece)) return;
-        starts.push(at);
-        before.push(sum);
+        push(at, sum);
       });
       continue;
     }
     // A window of a long run: counted whole, and an offset only where the run's windows end.
     sum += partTokens(part);
     at += part.text.length;
-    if (i + 1 === all.length || !all[i + 1].window) {
-      starts.push(at);
-      before.push(sum);
-    }
+    if (i + 1 === all.length || !all[i + 1].window) push(at, sum);
   }
   lastTable = { text, tokens: sum };
-  return new TokenTable(text, starts, before);
+  return new TokenTable(text, starts.subarray(0, n), before.subarray(0, n));
 }

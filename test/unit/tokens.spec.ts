@@ -188,6 +188,15 @@ describe('token tables: a text counted once, its parts read from it', () => {
     }
   });
 
+  it('a text of one-character pieces has an offset after each of them', () => {
+    // More pieces than a table is first made for (a piece of about three characters).
+    const text = `${'1,'.repeat(300)}\n`.repeat(17);
+    const table = tokenTable(text);
+    expect(table.tokens).toBe(theirs(text));
+    for (const at of [1, 2, 3, 777, 7777, 10_000])
+      expect(table.between(0, at)).toBe(theirs(text.slice(0, at)));
+  });
+
   it('no offset after a run of spaces split in two: alone, a part ending there reads it as one', () => {
     const text = 'x   12 and\u2003\u2003\u20037';
     const table = tokenTable(text);
