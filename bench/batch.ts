@@ -16,7 +16,7 @@ import { parseHTML } from './support/stock-linkedom';
 import { NodeHtmlMarkdown } from 'node-html-markdown';
 import { request } from 'undici';
 import { EVENT_TYPES } from '../src/common/job-status';
-import { defaultExtractWorkers } from '../src/extract/extract-pool';
+import { defaultExtractWorkers } from '../src/extract/pool-settings';
 import { kill, NODE_FLAGS, startSiftProcess } from '../test/support/process';
 
 const N = Number(process.env.BENCH_TARGETS ?? 10_000);

@@ -230,7 +230,7 @@ export const SCHEMA = {
         max: 64,
         read: (v: number): number | undefined => (v === -1 ? undefined : v),
       },
-      'threads that extract pages (0: on the main thread; -1: one per core, at most 4)',
+      'threads that extract pages, started as pages need them (0: on the main thread; -1: one per core, at most 4)',
     ),
     extractQueue: int(
       { env: 'SIFT_EXTRACT_QUEUE', default: 256, min: 1, max: 100_000 },

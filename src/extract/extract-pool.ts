@@ -1,10 +1,15 @@
-import * as os from 'node:os';
 import type { Worker } from 'node:worker_threads';
-import { FetchError, InternalFault, SiftError } from '../common/errors';
+import { FetchError, InternalFault } from '../common/errors';
 import type { ExtractOptions, Extraction, Format } from './extract';
 import { FairShare } from '../common/fair-share';
 import { extractInline, selectorTooCostly } from './extract-inline';
 import { clearLaunchYoungGeneration, startWorker } from './extract-worker';
+import {
+  DEFAULT_EXTRACT_TIMEOUT_MS,
+  defaultExtractWorkers,
+  serverBusy,
+  type ExtractPoolOptions,
+} from './pool-settings';
 
 interface Job {
   id: number;
@@ -43,33 +48,6 @@ const PER_WORKER = 2;
  */
 const SHORT_PAGE = 256 * 1024;
 
-export const DEFAULT_EXTRACT_TIMEOUT_MS = 20_000;
-/**
- * Extraction threads by default: one per core, at most four. On two cores, one worker (leaving a
- * core to the main thread) made a 10,000-target job's peak memory 20-28 MB lower and batch jobs
- * 10-20 % slower (bench/batch): SIFT_EXTRACT_WORKERS=1 makes that trade.
- */
-export const defaultExtractWorkers = () => Math.max(1, Math.min(4, os.availableParallelism()));
-
-export interface ExtractPoolOptions {
-  /** Worker threads; 0 extracts inline; by default defaultExtractWorkers(). */
-  size?: number;
-  timeoutMs?: number;
-  heapMb?: number;
-  /** Pages that may wait for a worker; past it, callers that do not wait get 503 server_busy. */
-  maxQueue?: number;
-  /** The module whose extractHtml the workers run (tests give one that fails on purpose). */
-  module?: string;
-}
-
-export const serverBusy = () =>
-  new SiftError(
-    503,
-    'server_busy',
-    'sift has as many pages waiting for extraction as it may queue',
-    'try again in a few seconds',
-  ).retryAfter(5);
-
 /** Pages of callers that do not say who they are share one queue. */
 const ANONYMOUS = '';
 
@@ -101,7 +79,6 @@ export class ExtractPool {
     this.maxQueue = opts.maxQueue ?? 256;
     this.queue = new FairShare<Job>(Math.max(1, this.size * PER_WORKER));
     if (this.size > 0) clearLaunchYoungGeneration();
-    for (let i = 0; i < this.size; i++) this.slots.push(this.spawn());
   }
 
   private spawn(): Slot {
@@ -178,6 +155,7 @@ export class ExtractPool {
   }
 
   private dispatch(): void {
+    this.grow();
     this.startJobs();
     // A page waiting or being extracted holds the process open (its caller awaits it), even while
     // its worker still loads; an idle pool does not.
@@ -186,6 +164,16 @@ export class ExtractPool {
       if (busy) slot.worker.ref();
       else slot.worker.unref();
     }
+  }
+
+  /**
+   * Workers start as pages need them: one for the first page, another while pages wait and none is
+   * free, up to the size. A pool that extracts nothing loads no extractor (0.2 s of CPU a worker).
+   */
+  private grow(): void {
+    if (this.closed || this.slots.length >= this.size || this.queue.length === 0) return;
+    if (this.slots.some((s) => s.ready && s.jobs.length === 0)) return;
+    this.slots.push(this.spawn());
   }
 
   /**
@@ -219,10 +207,10 @@ export class ExtractPool {
   }
 
   /**
-   * Extracts in a worker (or, with `article`, writes cached article html again in
-   * `extract.formats`, with the metadata left empty). When the queue is full, a caller that may `wait` (the runner, whose own
-   * concurrency is bounded) waits for room; any other gets 503 server_busy at once. `caller`
-   * names whose page it is (class and name), for the fair share of the workers.
+   * Extracts in a worker (or, with `article`, writes cached article html again in `extract.formats`,
+   * the metadata left empty). When the queue is full, a caller that may `wait` (the runner, whose own
+   * concurrency is bounded) waits for room; any other gets 503 server_busy at once. `caller` names
+   * whose page it is (class and name), for the fair share of the workers.
    */
   async extract(
     html: string,
@@ -272,6 +260,11 @@ export class ExtractPool {
       this.queue.push(caller, job);
       this.dispatch();
     });
+  }
+
+  /** Workers started (see grow). */
+  get workers(): number {
+    return this.slots.length;
   }
 
   get pending(): number {

@@ -80,7 +80,11 @@ describe('a monitor on three processes sharing PostgreSQL', () => {
       urls: PAGES.map((p) => site.url(p)),
       every_s: EVERY_S,
     });
-    expect(m.error).toBeUndefined();
+    // Refused, the processes' state and output say by whom (a process gone, another on its port).
+    if (m.error) {
+      const state = procs.map((p) => ({ url: p.url, exit: p.child.exitCode, signal: p.child.signalCode }));
+      throw new Error(`${JSON.stringify(m)}: ${JSON.stringify(state)}\n${procs[0].output().slice(-4000)}`);
+    }
     const origin = Date.parse(m.next_run_at);
     const slotOf = (at: number) => Math.floor((at - origin) / (EVERY_S * 1000));
 

@@ -74,6 +74,25 @@ describe('ExtractPool', () => {
       await pool.close();
     });
 
+    it('workers start as pages need them: none before the first, one for a page at a time, then up to the size', async () => {
+      const pool = new ExtractPool({ size: 2, module });
+      expect(pool.workers).toBe(0);
+      for (const p of ['a 0', 'b 0', 'c 0']) expect(await page(pool, p)).toBe(p.split(' ')[0]);
+      expect(pool.workers).toBe(1);
+      // Two pages at once while the one worker is busy: a second starts for them.
+      expect(await Promise.all([page(pool, 'd 300'), page(pool, 'e 300'), page(pool, 'f 0')])).toEqual([
+        'd',
+        'e',
+        'f',
+      ]);
+      expect(pool.workers).toBe(2);
+      await Promise.all(['g', 'h', 'i', 'j'].map((p) => page(pool, `${p} 50`)));
+      expect(pool.workers).toBe(2);
+      await pool.close();
+      await expect(page(pool, 'k 0')).rejects.toThrow('the extraction pool is closed');
+      expect(pool.workers).toBe(2);
+    });
+
     it("each page's time limit counts from when the worker begins on it", async () => {
       const pool = new ExtractPool({ size: 1, module, timeoutMs: 600 });
       await page(pool, 'warm 0');
