@@ -13,6 +13,8 @@
 import { loadO200k, type O200k } from '../tuning/o200k';
 import { isWhiteSpace } from './white-space';
 import { TokenTable } from './token-table';
+import { pieceEnd, pieceReader, type PieceReader } from './token-split';
+import { PieceCounts } from './piece-counts';
 
 export { TokenTable };
 
@@ -21,57 +23,30 @@ export const TOKENIZER = 'o200k_base';
 
 /** The longest run of spaces, or of other characters, merged whole. */
 export const MAX_RUN = 1024;
-/**
- * Counts of pieces already seen, each map forgotten all at once when full: short pieces (words,
- * spaces) in one, longer ones (up to a window of MAX_RUN, 8 MB at most) in another. The library's
- * own cache of merges is off: it keeps its order by a delete and a set on every hit, and once it
- * held the pieces of some varied pages each hit rebuilt its table: after 100 pages of the corpus a
- * 16 KB page took 5.2-15.4 ms to count instead of 0.4-0.8, until the cache was cleared.
- */
-const SHORT = 64;
-const SHORT_KEPT = 16_384;
-const LONG_KEPT = 4096;
-/** Parts up to this long are split in one call (an array of their pieces), longer ones a piece at a time. */
-const SPLIT_WHOLE = 256 * 1024;
 
 let loaded: O200k | undefined;
+let reader: PieceReader;
 const o200k = () => {
   if (!loaded) {
     loaded = loadO200k();
     loaded.encoding.setMergeCacheSize(0);
+    reader = pieceReader(loaded.split);
   }
   return loaded;
 };
 
-const shortCounts = new Map<string, number>();
-const longCounts = new Map<string, number>();
-
-/** The tokens of one piece of the split, as the library counts it. */
-function pieceTokens(piece: string): number {
-  const kept = piece.length <= SHORT ? shortCounts : longCounts;
-  let n = kept.get(piece);
-  if (n === undefined) {
-    n = o200k().pieceTokens(piece);
-    if (kept.size >= (kept === shortCounts ? SHORT_KEPT : LONG_KEPT)) kept.clear();
-    kept.set(piece, n);
-  }
-  return n;
-}
-
-/** A part's pieces, in order, each given to `each`. */
-function eachPiece(text: string, each: (piece: string) => void): void {
-  const { split } = o200k();
-  if (text.length <= SPLIT_WHOLE) {
-    for (const piece of text.match(split) ?? []) each(piece);
-    return;
-  }
-  for (const [piece] of text.matchAll(split)) each(piece);
-}
+const counts = new PieceCounts((piece) => o200k().pieceTokens(piece));
 
 /** A part's tokens, piece by piece (a window of a long run is split on its own, as the library would). */
 function partTokens(part: Part): number {
+  const { text } = part;
+  o200k();
   let n = 0;
-  eachPiece(part.text, (piece) => (n += pieceTokens(piece)));
+  for (let p = 0; p < text.length;) {
+    const e = pieceEnd(text, p, reader);
+    n += counts.at(text, p, e);
+    p = e;
+  }
   return n;
 }
 
@@ -81,8 +56,8 @@ const isSpace = (c: number) =>
 /** What the split's `\s` matches, exactly. */
 const isWhite = isWhiteSpace;
 
-function allWhite(s: string): boolean {
-  for (let i = 0; i < s.length; i++) if (!isWhite(s.charCodeAt(i))) return false;
+function allWhite(s: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isWhite(s.charCodeAt(i))) return false;
   return true;
 }
 
@@ -153,13 +128,18 @@ export function countTokens(text: string): number {
 
 /** The text's pieces as the library splits it, each with its tokens, in order. */
 function* piecesOf(text: string): Generator<{ text: string; tokens: number }> {
-  const { split } = o200k();
+  o200k();
   for (const part of parts(text)) {
     if (part.window) {
       yield { text: part.text, tokens: partTokens(part) };
       continue;
     }
-    for (const [piece] of part.text.matchAll(split)) yield { text: piece, tokens: pieceTokens(piece) };
+    const t = part.text;
+    for (let p = 0; p < t.length;) {
+      const e = pieceEnd(t, p, reader);
+      yield { text: t.slice(p, e), tokens: counts.at(t, p, e) };
+      p = e;
+    }
   }
 }
 
@@ -250,18 +230,23 @@ export function tokenTable(text: string): TokenTable {
   let at = 0;
   let sum = 0;
   const all = parts(text);
+  o200k();
   for (const [i, part] of all.entries()) {
     if (!part.window) {
-      eachPiece(part.text, (piece) => {
+      const t = part.text;
+      for (let p = 0; p < t.length;) {
+        const e = pieceEnd(t, p, reader);
         const from = at;
-        sum += pieceTokens(piece);
-        at += piece.length;
+        sum += counts.at(t, p, e);
+        at += e - p;
+        p = e;
         // A run of spaces split in two (its last space left to what follows it) would be one
         // piece in a part that ends with it: not an offset.
         // The text's end is always one: nothing follows it.
-        if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(piece)) return;
+        if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(text, from, at))
+          continue;
         push(at, sum);
-      });
+      }
       continue;
     }
     // A window of a long run: counted whole, and an offset only where the run's windows end.
