@@ -38,7 +38,8 @@ export class PieceCounts {
     }
   }
 
-  private add(piece: string, h: number, slot: number): number {
+  private add(slice: string, h: number, slot: number): number {
+    const piece = own(slice);
     const n = this.count(piece);
     if (this.shortKept >= SHORT_KEPT) {
       this.keys.fill(undefined);
@@ -53,9 +54,10 @@ export class PieceCounts {
     return n;
   }
 
-  private longAt(piece: string): number {
-    let n = this.long.get(piece);
+  private longAt(slice: string): number {
+    let n = this.long.get(slice);
     if (n === undefined) {
+      const piece = own(slice);
       n = this.count(piece);
       if (this.long.size >= LONG_KEPT) this.long.clear();
       this.long.set(piece, n);
@@ -63,6 +65,12 @@ export class PieceCounts {
     return n;
   }
 }
+
+/**
+ * A piece kept as a string of its own: a slice of a text may point into the whole text, and one
+ * new word kept from each page kept every page (3,000 pages of 8 KB held 22 MB after a collection).
+ */
+const own = (slice: string): string => JSON.parse(JSON.stringify(slice)) as string;
 
 /** FNV-1a over the code units of t.slice(p, e), its length first. */
 export function pieceHash(t: string, p: number, e: number): number {
