@@ -5,8 +5,9 @@
  * are the markdown; with it each piece after the first of its section begins with the end of the
  * one before (at most `overlap` tokens of it), within the same `tokens`.
  */
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import { countTokens, cutToTokens, tailOfTokens, tokenTable, type TokenTable } from '../common/tokens';
+import { isWhiteSpace } from '../common/white-space';
 
 export interface Chunk {
   /** A digest of its heading path and text: the same piece of the same page has the same id. */
@@ -51,24 +52,24 @@ interface Piece {
 
 interface Section {
   path: string[];
-  /** Its blocks: each a run of lines with the blank lines after it (a fenced block whole). */
-  blocks: string[];
+  /**
+   * Its blocks, as offsets in the markdown (each block's start, then its end): each a run of lines
+   * with the blank lines after it (a fenced block whole).
+   */
+  blocks: number[];
 }
 
 export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
   const out: Chunk[] = [];
   const seen = new Map<string, number>();
   // The markdown's tokens counted once: a piece's are read from it (and so is the page's count).
-  const counter = new Counter(tokenTable(markdown));
+  const counter = new Counter(markdown, tokenTable(markdown));
   for (const s of sectionsOf(markdown)) {
     let previous: string | undefined;
     for (const piece of pack(s.blocks, ask.tokens - (ask.overlap > 0 ? ask.overlap : 0), counter)) {
       const { text, tokens } = previous === undefined ? piece : withOverlap(previous, piece, ask);
       previous = piece.text;
-      const digest = createHash('sha256')
-        .update(JSON.stringify([s.path, text]))
-        .digest('hex')
-        .slice(0, 16);
+      const digest = hash('sha256', JSON.stringify([s.path, text]), 'hex').slice(0, 16);
       const n = (seen.get(digest) ?? 0) + 1;
       seen.set(digest, n);
       out.push({
@@ -82,125 +83,157 @@ export function chunksOf(markdown: string, ask: ChunkAsk): Chunk[] {
   return out;
 }
 
+/** Where the line that begins at `at` ends (after its line end, if it has one). */
+const lineEnd = (text: string, at: number, end = text.length): number => {
+  const nl = text.indexOf('\n', at);
+  return nl < 0 || nl >= end ? end : nl + 1;
+};
+
+/** The code of a line's first character after at most three spaces (NaN at the text's end). */
+function leadOf(text: string, at: number): number {
+  let c = text.charCodeAt(at);
+  for (let i = 1; i <= 3 && c === 32; i++) c = text.charCodeAt(at + i);
+  return c;
+}
+
+/** Whether text.slice(from, to) is only spaces (what trim() removes). */
+function blankBetween(text: string, from: number, to: number): boolean {
+  for (let i = from; i < to; i++) if (!isWhiteSpace(text.charCodeAt(i))) return false;
+  return true;
+}
+
 /** The markdown's sections: each heading outside a fenced block begins one. */
 function sectionsOf(markdown: string): Section[] {
   const sections: Section[] = [];
   const path: { level: number; text: string }[] = [];
   let current: Section = { path: [], blocks: [] };
-  let block = '';
+  // The block being read, from `block` (-1: none yet).
+  let block = -1;
   let fence: string | undefined;
   let blankRun = false;
-  const endBlock = () => {
-    if (block) current.blocks.push(block);
-    block = '';
+  const endBlock = (at: number) => {
+    if (block >= 0 && at > block) current.blocks.push(block, at);
+    block = -1;
     blankRun = false;
   };
-  for (const line of markdown.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
-    const f = FENCE.exec(line)?.[1];
+  for (let at = 0; at < markdown.length;) {
+    const end = lineEnd(markdown, at);
+    const lead = leadOf(markdown, at);
+    // Only a line that begins with # can be a heading, and only one with ` or ~ a fence.
+    const f = lead === 96 || lead === 126 ? FENCE.exec(markdown.slice(at, end))?.[1] : undefined;
     if (fence !== undefined) {
-      block += line;
       if (f && f[0] === fence[0] && f.length >= fence.length) fence = undefined;
+      at = end;
       continue;
     }
-    const h = headingOf(line);
+    const h = lead === 35 ? headingOf(markdown.slice(at, end)) : undefined;
     if (h) {
-      endBlock();
+      endBlock(at);
       if (current.blocks.length > 0) sections.push(current);
-      const level = h.level;
-      while (path.length > 0 && path[path.length - 1].level >= level) path.pop();
-      path.push({ level, text: h.text });
+      while (path.length > 0 && path[path.length - 1].level >= h.level) path.pop();
+      path.push(h);
       current = { path: path.map((p) => p.text), blocks: [] };
-      block = line;
+      block = at;
+      at = end;
       continue;
     }
-    const blank = line.trim() === '';
-    if (!blank && blankRun) endBlock();
+    const blank = blankBetween(markdown, at, end);
+    if (!blank && blankRun) endBlock(at);
+    if (block < 0) block = at;
     if (f) fence = f;
-    block += line;
     blankRun = blank;
+    at = end;
   }
-  endBlock();
+  endBlock(markdown.length);
   if (current.blocks.length > 0) sections.push(current);
   return sections;
 }
 
 /**
- * The tokens of the markdown's parts, read in order: each part's offset follows from the lengths
- * of those before it, and its tokens are the table's where it begins and ends where tokens do.
+ * The tokens of the markdown's parts: a part's are the table's where it begins and ends where
+ * tokens do, else counted.
  */
 class Counter {
-  /** Where the next part read begins. */
-  at = 0;
+  constructor(
+    readonly markdown: string,
+    private readonly table: TokenTable,
+  ) {}
 
-  constructor(private readonly table: TokenTable) {}
-
-  /** The next part of the markdown, of `text`: its offset and tokens. */
-  next(text: string): { start: number; tokens: number } {
-    const start = this.at;
-    this.at += text.length;
-    return { start, tokens: this.count(start, text) };
-  }
-
-  /** The tokens of `text`, the markdown's from `start`. */
-  count(start: number, text: string): number {
-    return this.table.between(start, start + text.length) ?? countTokens(text);
+  /** The tokens of the markdown from `start` to `end`, or of `text`, its text there. */
+  count(start: number, end: number, text?: string): number {
+    return this.table.between(start, end) ?? countTokens(text ?? this.markdown.slice(start, end));
   }
 }
 
 /**
  * Blocks packed in order into texts of at most `limit` tokens: a block over the limit alone is
- * split at its line ends, and a line over it between tokens.
+ * split at its line ends, and a line over it between tokens. Every part packed is the markdown's
+ * next one, so a piece is the markdown from its first part's start to its last's end.
  */
-function pack(blocks: string[], limit: number, counter: Counter): Piece[] {
+function pack(blocks: number[], limit: number, counter: Counter): Piece[] {
+  const { markdown } = counter;
   const out: Piece[] = [];
-  let units: { text: string; tokens: number; start: number }[] = [];
+  // The parts in the piece being packed: from `from`, the ends of each and their tokens.
+  let from = -1;
+  let ends: number[] = [];
+  let counts: number[] = [];
   let sum = 0;
   const flush = () => {
     // Two parts joined may read a token differently where they meet: counted together again,
     // unless they meet where the markdown's tokens do.
-    while (units.length > 0) {
-      const text = units.map((u) => u.text).join('');
-      const tokens = units.length === 1 ? units[0].tokens : counter.count(units[0].start, text);
-      if (units.length === 1 || tokens <= limit) {
-        out.push({ text, tokens });
-        units = [];
+    while (ends.length > 0) {
+      const end = ends[ends.length - 1];
+      const tokens = ends.length === 1 ? counts[0] : counter.count(from, end);
+      if (ends.length === 1 || tokens <= limit) {
+        out.push({ text: markdown.slice(from, end), tokens });
+        from = -1;
+        ends = [];
+        counts = [];
         sum = 0;
         return;
       }
-      const last = units.pop()!;
+      const last = { start: ends[ends.length - 2], end: ends.pop()!, tokens: counts.pop()! };
       flush();
-      units = [last];
+      from = last.start;
+      ends = [last.end];
+      counts = [last.tokens];
       sum = last.tokens;
     }
   };
-  const add = (text: string, tokens: number, start: number) => {
+  const add = (start: number, end: number, tokens: number) => {
     if (sum + tokens > limit) flush();
-    units.push({ text, tokens, start });
+    if (from < 0) from = start;
+    ends.push(end);
+    counts.push(tokens);
     sum += tokens;
   };
-  for (const block of blocks) {
-    const { start, tokens } = counter.next(block);
+  for (let b = 0; b < blocks.length; b += 2) {
+    const start = blocks[b];
+    const end = blocks[b + 1];
+    const tokens = counter.count(start, end);
     if (tokens <= limit) {
-      add(block, tokens, start);
+      add(start, end, tokens);
       continue;
     }
-    let lineStart = start;
-    for (const line of block.match(/[^\n]*\n|[^\n]+$/g) ?? []) {
-      let rest = line;
+    for (let lineStart = start; lineStart < end;) {
+      const lineStop = lineEnd(markdown, lineStart, end);
       let restStart = lineStart;
-      lineStart += line.length;
-      while (rest) {
+      lineStart = lineStop;
+      while (restStart < lineStop) {
         // A window of the line, so that a long one is not read again whole for each piece (a
         // token is rarely over 16 characters; a window read in fewer tokens is a piece whole).
-        let window = Math.min(rest.length, limit * 8);
-        if (window < rest.length && /[\uD800-\uDBFF]/.test(rest[window - 1])) window--;
-        const part = rest.slice(0, window);
-        const cut = cutToTokens(part, limit, counter.count(restStart, part));
+        let window = Math.min(lineStop - restStart, limit * 8);
+        const last = markdown.charCodeAt(restStart + window - 1);
+        if (restStart + window < lineStop && last >= 0xd800 && last <= 0xdbff) window--;
+        const part = markdown.slice(restStart, restStart + window);
+        const cut = cutToTokens(part, limit, counter.count(restStart, restStart + window, part));
         // One character over the limit alone still makes a piece.
-        const text = cut.text || String.fromCodePoint(rest.codePointAt(0)!);
-        add(text, cut.text ? cut.tokens : countTokens(text), restStart);
-        rest = rest.slice(text.length);
-        restStart += text.length;
+        const length = cut.text
+          ? cut.text.length
+          : String.fromCodePoint(markdown.codePointAt(restStart)!).length;
+        const text = cut.text || markdown.slice(restStart, restStart + length);
+        add(restStart, restStart + length, cut.text ? cut.tokens : countTokens(text));
+        restStart += length;
       }
     }
   }
