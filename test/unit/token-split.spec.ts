@@ -54,23 +54,29 @@ describe('the token split: read where each piece ends', () => {
 });
 
 describe('counts of pieces kept: found by their characters where they are', () => {
-  /** A count that tells pieces apart, and how often each was made. */
+  /** A count that tells pieces apart (a number of each piece's own), and how often each was made. */
   const counted = () => {
     const made = new Map<string, number>();
+    const numbers = new Map<string, number>();
+    const expected = (s: string) => {
+      if (!numbers.has(s)) numbers.set(s, numbers.size + 1);
+      return numbers.get(s)!;
+    };
     const counts = new PieceCounts((piece) => {
       made.set(piece, (made.get(piece) ?? 0) + 1);
-      return piece.length * 1000 + piece.charCodeAt(0);
+      return expected(piece);
     });
-    return { made, counts, expected: (s: string) => s.length * 1000 + s.charCodeAt(0) };
+    return { made, counts, expected };
   };
 
   it('two pieces of one hash and length keep their own counts', () => {
-    // Two made-up words of six letters with the same hash, found by trying.
+    // Two made-up words of seven letters (one above ASCII: kept as strings) with the same hash,
+    // found by trying.
     const rand = prng(3);
     const seen = new Map<number, string>();
     let pair: [string, string] | undefined;
     while (!pair) {
-      const w = Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join('');
+      const w = `é${Array.from({ length: 6 }, () => String.fromCharCode(97 + Math.floor(rand() * 26))).join('')}`;
       const h = pieceHash(w, 0, w.length);
       const other = seen.get(h);
       if (other !== undefined && other !== w) pair = [other, w];
@@ -79,18 +85,32 @@ describe('counts of pieces kept: found by their characters where they are', () =
     const { made, counts, expected } = counted();
     const text = `x${pair[0]} ${pair[1]}y`;
     for (let round = 0; round < 3; round++) {
-      expect(counts.at(text, 1, 7)).toBe(expected(pair[0]));
-      expect(counts.at(text, 8, 14)).toBe(expected(pair[1]));
+      expect(counts.at(text, 1, 8)).toBe(expected(pair[0]));
+      expect(counts.at(text, 9, 16)).toBe(expected(pair[1]));
     }
     expect([made.get(pair[0]), made.get(pair[1])]).toEqual([1, 1]);
+  });
+
+  it('pieces that differ only in their last characters keep their own counts', () => {
+    // Each packed number in turn: the same first 8 (or 4) characters, then 4 of every ASCII code.
+    const rand = prng(12);
+    const { counts, expected } = counted();
+    for (const head of ['abcdefgh', 'abcd', '']) {
+      const words = Array.from({ length: 3000 }, () =>
+        Array.from({ length: 4 }, () => String.fromCharCode(Math.floor(rand() * 128))).join(''),
+      ).map((tail) => head + tail);
+      for (const w of [...words, ...words])
+        expect([w, counts.at(` ${w} `, 1, w.length + 1)]).toEqual([w, expected(w)]);
+    }
   });
 
   it('forgets all at once when full, and counts right before and after; long pieces apart', () => {
     const rand = prng(9);
     const { made, counts, expected } = counted();
-    const words = Array.from({ length: 40_000 }, () =>
-      Array.from({ length: 1 + Math.floor(rand() * 8) }, () =>
-        String.fromCharCode(33 + Math.floor(rand() * 90)),
+    // Words of 1 to 16 characters of every ASCII code, and some above it: both tables fill.
+    const words = Array.from({ length: 60_000 }, () =>
+      Array.from({ length: 1 + Math.floor(rand() * 16) }, () =>
+        String.fromCharCode(rand() < 0.02 ? 0xe9 : Math.floor(rand() * 128)),
       ).join(''),
     );
     const long = 'w'.repeat(65);
