@@ -94,7 +94,7 @@ export function threadCpu(pid: number): Map<string, number> {
  * the extraction workers (the WORKERS busiest other threads: extraction is most of the work); and
  * the rest (V8's GC and compiler helpers, libuv's pool).
  */
-function byKind(pid: number, before: Map<string, number>, after: Map<string, number>, n: number) {
+export function byKind(pid: number, before: Map<string, number>, after: Map<string, number>, n: number) {
   const used = [...after].map(([tid, s]) => ({ tid, ms: ((s - (before.get(tid) ?? 0)) * 1000) / n }));
   const main = used.find((u) => u.tid === String(pid))?.ms ?? 0;
   const others = used.filter((u) => u.tid !== String(pid)).sort((a, b) => b.ms - a.ms);
