@@ -210,12 +210,14 @@ describe('per-site state under a hostile caller', () => {
   it('a batch of host names ending in thousands of dots stalls nothing (the trailing dots go in one pass)', async () => {
     const host = `a${'.'.repeat(8000)}b.`;
     const targets = Array.from({ length: 150 }, (_, i) => ({ url: `http://${host}/${i}` }));
-    const submitting = fetchAs2(restricted, '/v1/batch', { targets });
-    const worst = await worstHealthzWhile(app, submitting);
-    expect((await submitting).status).toBe(202);
-    // The regex before took 8.4 s of main thread for these names; 2,560 ms seen with the suite's
-    // other worker on the cores.
-    expect(worst).toBeLessThan(4000);
+    // The CPU this process spends on the submission (the app is in it): the regex before took 8.4 s
+    // of main thread for these names. Its wall time, or /healthz's while it runs, grows with
+    // whatever else is on the cores (4,762 ms seen beside the suite's other worker on a slow day).
+    const c0 = process.cpuUsage();
+    const submitted = await fetchAs2(restricted, '/v1/batch', { targets });
+    const c = process.cpuUsage(c0);
+    expect(submitted.status).toBe(202);
+    expect((c.user + c.system) / 1000).toBeLessThan(4000);
   }, 60_000);
 
   it("a restricted caller's webhook to a name that does not resolve is tried again; to a private one, given up", async () => {
