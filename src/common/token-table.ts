@@ -1,16 +1,16 @@
 /**
- * A text's tokens where they begin: the offsets at which the library's pieces begin (and its end),
- * with the tokens before each. A part of the text between two of them is read alone in the same
- * pieces (the split looks ahead only at the end of a run of spaces, and a piece that ends at an
- * offset ends there whatever follows), so its tokens are a difference, with no count made again.
- * Offsets after the second piece of a run of spaces, or inside an over-long run (counted in
- * windows), are left out.
+ * A text's tokens at some of the offsets where the library's pieces begin (tokenTable's: each line's
+ * start, and the text's end), with the tokens before each. A part of the text between two of them
+ * is read alone in the same pieces (the split looks ahead only at the end of a run of spaces, and a
+ * piece that ends at an offset ends there whatever follows), so its tokens are a difference, with
+ * no count made again. Offsets after the second piece of a run of spaces, or inside an over-long
+ * run (counted in windows), are left out.
  */
 export class TokenTable {
   constructor(
     readonly text: string,
-    private readonly starts: Uint32Array,
-    private readonly before: Uint32Array,
+    private readonly starts: readonly number[],
+    private readonly before: readonly number[],
   ) {}
 
   get tokens(): number {

@@ -188,26 +188,32 @@ describe('token tables: a text counted once, its parts read from it', () => {
     }
   });
 
-  it('a text of one-character pieces has an offset after each of them', () => {
-    // More pieces than a table is first made for (a piece of about three characters).
-    const text = `${'1,'.repeat(300)}\n`.repeat(17);
+  it("an offset at each line's start and at the text's end, none inside a line", () => {
+    const line = `${'1,'.repeat(300)}\n`;
+    const text = `${line.repeat(17)}and a last line`;
     const table = tokenTable(text);
     expect(table.tokens).toBe(theirs(text));
-    for (const at of [1, 2, 3, 777, 7777, 10_000])
-      expect(table.between(0, at)).toBe(theirs(text.slice(0, at)));
+    for (let at = 0; at < text.length; at += line.length)
+      expect([at, table.between(0, at)]).toEqual([at, theirs(text.slice(0, at))]);
+    expect(table.between(0, text.length)).toBe(theirs(text));
+    // Pieces end inside a line ("1", ","), but the table keeps no offset there.
+    for (const at of [1, 2, 3, 777, text.length - 1]) expect(table.between(0, at)).toBeUndefined();
   });
 
-  it('no offset after a run of spaces split in two: alone, a part ending there reads it as one', () => {
-    const text = 'x   12 and\u2003\u2003\u20037';
+  it('no offset where a part alone reads differently: runs of spaces, line ends of each kind', () => {
+    const text = 'x   12 and\u2003\u2003\u20037\n  \n\t\n.\n \nx\r\n\r\ny \u3000\n\u2028\nz\n\n';
     const table = tokenTable(text);
+    let offsets = 0;
     for (let a = 0; a <= text.length; a++)
       for (let b = a; b <= text.length; b++) {
         const n = table.between(a, b);
-        if (n !== undefined) expect([a, b, n]).toEqual([a, b, countTokens(text.slice(a, b))]);
+        if (n === undefined) continue;
+        offsets++;
+        expect([a, b, n]).toEqual([a, b, countTokens(text.slice(a, b))]);
       }
-    // "x", "  ", " ", "12": the space left to the digits is not an end.
+    // Some pairs of offsets were read, and "x", "  ", " ", "12": inside a line, not an end.
+    expect(offsets).toBeGreaterThan(20);
     expect(table.between(0, 4)).toBeUndefined();
-    expect(table.between(0, 3)).toBe(countTokens('x  '));
   });
 
   it("every chunk's tokens are the library's count of its text, at most chunk_tokens", () => {
