@@ -214,6 +214,10 @@ export function tailOfTokens(text: string, n: number): string {
 export function tokenTable(text: string): TokenTable {
   const starts = [0];
   const before = [0];
+  const keep = (offset: number, tokens: number) => {
+    starts.push(offset);
+    before.push(tokens);
+  };
   let at = 0;
   let sum = 0;
   const all = parts(text);
@@ -233,24 +237,17 @@ export function tokenTable(text: string): TokenTable {
         // piece in a part that ends with it: not an offset.
         if (at < text.length && from > 0 && isWhite(text.charCodeAt(from - 1)) && allWhite(text, from, at))
           continue;
-        starts.push(at);
-        before.push(sum);
+        keep(at, sum);
       }
       continue;
     }
     // A window of a long run: counted whole, and an offset only where the run's windows end.
     sum += partTokens(part);
     at += part.text.length;
-    if (i + 1 === all.length || !all[i + 1].window) {
-      starts.push(at);
-      before.push(sum);
-    }
+    if (i + 1 === all.length || !all[i + 1].window) keep(at, sum);
   }
   // The text's end is always one: nothing follows it.
-  if (starts[starts.length - 1] !== text.length) {
-    starts.push(text.length);
-    before.push(sum);
-  }
+  if (starts[starts.length - 1] !== text.length) keep(text.length, sum);
   lastTable = { text, tokens: sum };
   return new TokenTable(text, starts, before);
 }
