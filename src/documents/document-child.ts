@@ -2,6 +2,7 @@ import { createRequire } from 'node:module';
 import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
+import { keepBuiltins } from './builtins';
 
 /** Whether bytes begin as a PDF does. */
 const startsAsPdf = (b: Uint8Array): boolean =>
@@ -22,14 +23,19 @@ export type ChildReply =
 
 type PdfJs = typeof import('pdfjs-dist');
 
+/** Puts back the engine's functions pdf.js's polyfills replace as it loads (see keepBuiltins). */
+let restoreBuiltins: (() => number) | undefined;
+
 /**
- * Before pdf.js loads. It fills in DOMMatrix, ImageData and Path2D from the optional canvas
- * package, for rendering, which is never done here: loading that native module reserves about 1 GB
+ * Before pdf.js loads. It notes the engine's own functions, to be put back once pdf.js has loaded
+ * (serve). It fills in DOMMatrix, ImageData and Path2D from the optional canvas package, for
+ * rendering, which is never done here: loading that native module reserves about 1 GB
  * of address space counted by the data-segment limit, so that a child under 256 MB could not start.
  * An empty module stands in its place in the require cache (documented: entries may be added),
  * and DOMMatrix, the one pdf.js makes at load, is a plain identity matrix.
  */
 export function prepare(pdfjsRoot: string): void {
+  restoreBuiltins = keepBuiltins();
   const g = globalThis as Record<string, unknown>;
   g.DOMMatrix ??= class DOMMatrix {
     a = 1;
@@ -51,6 +57,7 @@ export function prepare(pdfjsRoot: string): void {
 
 /** Serves documents until the parent goes; pdf.js's worker runs in this thread. */
 export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
+  restoreBuiltins?.();
   (globalThis as Record<string, unknown>).pdfjsWorker = worker;
   let exhaustion = new Exhaustion();
   // pdf.js logs with console.log; nothing else here writes to the console.
