@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { keepBuiltins } from './builtins';
+import { writeFormats, type Parts } from './reply-file';
 
 /** Whether bytes begin as a PDF does. */
 const startsAsPdf = (b: Uint8Array): boolean =>
@@ -18,7 +19,7 @@ import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJo
 export type ChildReply =
   | { ready: true }
   | { id: number; progress: number }
-  | { id: number; ok: ParsedDocument }
+  | { id: number; ok: ParsedDocument; parts?: Parts }
   | { id: number; fail: ReadFailure['kind']; message: string };
 
 type PdfJs = typeof import('pdfjs-dist');
@@ -66,6 +67,7 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
   console.warn = watch;
   console.error = watch;
   const send = (m: ChildReply) => process.send?.(m);
+  const replyFd = process.env.SIFT_REPLY_FD ? Number(process.env.SIFT_REPLY_FD) : undefined;
   process.on('disconnect', () => process.exit(0));
   process.on('message', (m: { id: number; job: ReadJob }) => {
     exhaustion = new Exhaustion();
@@ -74,7 +76,11 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
     const job = { ...m.job, bytes: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
     const progress = (n: number) => send({ id: m.id, progress: n });
     readAny(pdfjs, pdfjsRoot, job, exhaustion, progress).then(
-      (ok) => send({ id: m.id, ok }),
+      (ok) => {
+        // A large document's formats by the reply file, its metadata by the channel.
+        const parts = writeFormats(replyFd, ok);
+        send(parts ? { id: m.id, ok: { ...ok, markdown: '', text: '', html: '' }, parts } : { id: m.id, ok });
+      },
       (err: unknown) => {
         const f = err instanceof ReadFailure ? err : new ReadFailure('unreadable', String(err));
         send({ id: m.id, fail: f.kind, message: f.message });

@@ -1,8 +1,9 @@
 import type { ReadFailure } from './read-failure';
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { ChildReply } from './document-child';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
+import { openReplyFile, readFormats } from './reply-file';
 
 // Started with `node -e`: loads the child's module, keeps the optional canvas package out, then
 // pdf.js and its worker (ES modules, imported here because the module itself is CommonJS).
@@ -67,6 +68,8 @@ export class ParserProcess {
   /** /proc/<pid>/stat, held open and read again from its start for each CPU reading. */
   private statFd?: number;
   private readonly stat = Buffer.alloc(1024);
+  /** The file large replies come back by (see reply-file.ts): the child's descriptor 4. */
+  private readonly replyFd = openReplyFile();
 
   constructor(
     childFile: string,
@@ -106,9 +109,13 @@ export class ParserProcess {
         pdfjsRoot,
       ],
       {
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+        stdio: ['ignore', 'ignore', 'pipe', 'ipc', ...(this.replyFd === undefined ? [] : [this.replyFd])],
         serialization: 'advanced',
-        env: { PATH: process.env.PATH ?? '/usr/bin:/bin', UV_THREADPOOL_SIZE: '1' },
+        env: {
+          PATH: process.env.PATH ?? '/usr/bin:/bin',
+          UV_THREADPOOL_SIZE: '1',
+          ...(this.replyFd === undefined ? {} : { SIFT_REPLY_FD: '4' }),
+        },
       },
     );
     this.proc.stderr?.setEncoding('utf8');
@@ -120,6 +127,7 @@ export class ParserProcess {
         if (this.exited) return;
         this.exited = true;
         if (this.statFd !== undefined) fs.close(this.statFd, () => undefined);
+        if (this.replyFd !== undefined) fs.close(this.replyFd, () => undefined);
         const run = this.current;
         this.current = undefined;
         run?.done({ died: true, killed: this.killed, signal, code, stderr: this.stderr });
@@ -165,6 +173,11 @@ export class ParserProcess {
     const run = this.current;
     if (!run || run.id !== m.id) return;
     if ('progress' in m) return run.progress(Number(m.progress));
+    if ('ok' in m && 'parts' in m) {
+      const formats = this.replyFd === undefined ? undefined : readFormats(this.replyFd, m.parts);
+      if (!formats) return this.kill('malformed');
+      m = { id: m.id, ok: { ...m.ok, ...formats } };
+    }
     if ('ok' in m && !wellFormed(m.ok)) {
       this.kill('malformed');
       return;
@@ -252,48 +265,4 @@ function wellFormed(d: unknown): d is ParsedDocument {
     x.metadata !== null &&
     Number.isInteger(x.metadata.pages)
   );
-}
-
-/** Writable executable memory (anonymous `rwxp` mappings, V8's code) in a process's maps, bytes. */
-export function codeIn(maps: string): number {
-  let n = 0;
-  for (const line of maps.split('\n')) {
-    const [range, perms, , , inode] = line.split(/\s+/);
-    if (perms !== 'rwxp' || inode !== '0') continue;
-    const [from, to] = range.split('-').map((h) => parseInt(h, 16));
-    n += to - from;
-  }
-  return n;
-}
-
-/** This process's own: never less than a fresh node's. 0 without /proc. */
-function ownCode(): number {
-  try {
-    return codeIn(fs.readFileSync('/proc/self/maps', 'utf8'));
-  } catch {
-    return 0;
-  }
-}
-
-// Prints a fresh node's, read as above.
-const COUNT_CODE = `process.stdout.write(String((${codeIn.toString()})(require('node:fs').readFileSync('/proc/self/maps', 'utf8'))))`;
-
-let reserved: Promise<number> | undefined;
-/**
- * Executable memory node reserves as it starts, counted in the data limit though it holds no
- * data: V8's code range, writable on Node 24 (about 512 MB, so node would not start under a limit
- * of 256 MB), a few hundred KB on Node 20. Read once from a node just started, the same binary:
- * this process's own grows with the code it has compiled (5 MB in a test process after a few
- * documents), which would raise every child's limit by as much.
- */
-export function codeReservation(): Promise<number> {
-  reserved ??= new Promise((resolve) => {
-    execFile(process.execPath, ['--v8-pool-size=1', '-e', COUNT_CODE], { timeout: 10_000 }, (err, out) => {
-      const n = Number(out);
-      // Not read (a machine too busy to start node in time, say): this process's own, which is
-      // more than enough, as it was before.
-      resolve(err || !Number.isSafeInteger(n) ? ownCode() : n);
-    });
-  });
-  return reserved;
 }

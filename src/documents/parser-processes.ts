@@ -1,6 +1,7 @@
 import { InternalFault } from '../common/errors';
 import { childModule, pdfjsRoot } from './child-source';
-import { codeReservation, ParserProcess } from './parser-process';
+import { codeReservation } from './code-reservation';
+import { ParserProcess } from './parser-process';
 
 /**
  * The parser processes, kept warm between documents (starting node and pdf.js costs about 0.2 s;

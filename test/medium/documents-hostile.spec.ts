@@ -2,7 +2,7 @@ import { execFileSync, spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as path from 'node:path';
 import { DocumentParser, type DocumentError, type ParsedDocument } from '../../src/documents';
-import { codeIn } from '../../src/documents/parser-process';
+import { codeIn } from '../../src/documents/code-reservation';
 import { watchReading } from '../support/parser-watch';
 import { manyPages, onePage } from '../support/pdf-documents';
 import {

@@ -1,0 +1,179 @@
+import { spawn } from 'node:child_process';
+import * as fs from 'node:fs';
+import * as os from 'node:os';
+import * as path from 'node:path';
+import { DocumentParser } from '../../src/documents';
+import { keepBuiltins } from '../../src/documents/builtins';
+import { childModule, pdfjsRoot } from '../../src/documents/child-source';
+import { readOffice } from '../../src/documents/office/office-reader';
+import { openReplyFile, readFormats, writeFormats } from '../../src/documents/reply-file';
+import { odtFile } from '../support/office-files';
+
+/**
+ * The parser's process: it keeps JavaScript's own functions (pdf.js's legacy build replaces some
+ * with polyfills as it loads, on Node 20 `Array.prototype.push`, which every reader calls, and
+ * the child puts them back once pdf.js has loaded, keeping what pdf.js only added); a large
+ * document's formats come back by a file the two processes share, whole, and nothing is left.
+ */
+
+describe("the engine's own functions", () => {
+  it('are put back where they were replaced; what was added stays', () => {
+    const push = Array.prototype.push;
+    const parse = JSON.parse;
+    const restore = keepBuiltins();
+    try {
+      // A polyfill's way: a function of its own in the engine's place, and a method it adds.
+      Object.defineProperty(Array.prototype, 'push', {
+        value: function push(this: unknown[], ...items: unknown[]) {
+          for (const item of items) this[this.length] = item;
+          return this.length;
+        },
+        writable: true,
+        configurable: true,
+      });
+      JSON.parse = (text: string) => parse(text) as unknown;
+      Object.defineProperty(Array.prototype, 'siftAdded', { value: 1, configurable: true });
+      expect(restore()).toBe(2);
+      expect(Array.prototype.push).toBe(push);
+      expect(JSON.parse).toBe(parse);
+      expect((Array.prototype as unknown as { siftAdded: number }).siftAdded).toBe(1);
+      // Nothing more to put back.
+      expect(restore()).toBe(0);
+    } finally {
+      Object.defineProperty(Array.prototype, 'push', { value: push, writable: true, configurable: true });
+      JSON.parse = parse;
+      delete (Array.prototype as unknown as { siftAdded?: number }).siftAdded;
+    }
+  });
+
+  it("in a parser process, after pdf.js's legacy build has loaded", async () => {
+    // As the parent's boot does (parser-process.ts), then what differs from before it started.
+    const script = `
+      const [file, root] = process.argv.slice(1);
+      const natives = { push: Array.prototype.push, parse: JSON.parse, stringify: JSON.stringify,
+        toString: Function.prototype.toString };
+      const changed = () => Object.keys(natives).filter((k) =>
+        (k === 'push' ? Array.prototype.push : k === 'toString' ? Function.prototype.toString : JSON[k]) !== natives[k]);
+      const path = require('node:path');
+      const { pathToFileURL } = require('node:url');
+      const child = require(file);
+      child.prepare(root);
+      const at = (f) => import(pathToFileURL(path.join(root, 'legacy', 'build', f)).href);
+      Promise.all([at('pdf.mjs'), at('pdf.worker.mjs')]).then(([pdfjs, worker]) => {
+        const byPdfjs = changed();
+        child.serve(pdfjs, worker, root);
+        process.send({ byPdfjs, after: changed(), withResolvers: typeof Promise.withResolvers });
+      });`;
+    const proc = spawn(process.execPath, ['-e', script, '--', childModule(), pdfjsRoot()], {
+      stdio: ['ignore', 'ignore', 'inherit', 'ipc'],
+      serialization: 'advanced',
+    });
+    try {
+      const report = await new Promise<{ byPdfjs: string[]; after: string[]; withResolvers: string }>(
+        (resolve, reject) => {
+          proc.on('message', (m: { ready?: true; after?: string[] }) => {
+            if (!m.ready) resolve(m as never);
+          });
+          proc.on('exit', (code) => reject(new Error(`the child exited (${code})`)));
+        },
+      );
+      // Node 20 has a polyfilled push among them; a newer node may have none replaced.
+      if (process.versions.node.startsWith('20.')) expect(report.byPdfjs).toContain('push');
+      expect(report.after).toEqual([]);
+      expect(report.withResolvers).toBe('function');
+    } finally {
+      proc.kill('SIGKILL');
+    }
+  });
+});
+
+describe('large replies, by the reply file', () => {
+  const OPTS = { maxPages: 500, maxMb: 256, deadlineMs: 30_000 };
+  const wide = 'Ελληνικά κείμενα και 日本語のテキスト, \u{1F600} and a lone \ud800 half.';
+  const big = (n: number, extra = '') =>
+    odtFile(
+      Array.from(
+        { length: n },
+        (_, i) => `<text:p>Paragraph ${i}: ${'plain words '.repeat(8)}${extra}</text:p>`,
+      ).join(''),
+    );
+
+  it('formats of a large document come back whole, one byte or two a character; the file has no name', async () => {
+    const p = new DocumentParser({ processes: 1 });
+    try {
+      for (const doc of [big(2000), big(2000, wide)]) {
+        const got = await p.parse(doc, OPTS);
+        const own = readOffice(doc, 16 << 20);
+        expect(got.markdown.length).toBeGreaterThan(64 * 1024);
+        expect([got.markdown, got.text, got.html]).toEqual([own.markdown, own.text, own.html]);
+      }
+      // The child's descriptor 4: a file whose name is gone, emptied once read.
+      const [pid] = p.processes();
+      const link = fs.readlinkSync(`/proc/${pid}/fd/4`);
+      expect(link).toMatch(/sift-reply-[0-9a-f-]+ \(deleted\)$/);
+      expect(fs.statSync(`/proc/${pid}/fd/4`).size).toBe(0);
+      expect(fs.existsSync(link.replace(/ \(deleted\)$/, ''))).toBe(false);
+      // A small one goes by the channel, and still comes back.
+      const small = await p.parse(odtFile('<text:p>One short paragraph.</text:p>'), OPTS);
+      expect(small.text).toContain('One short paragraph.');
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('each side on its own: what is written is read back; parts that do not fit the file are refused', () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-reply-test-'));
+    const fd = openReplyFile([dir])!;
+    try {
+      expect(fd).toBeDefined();
+      expect(fs.readdirSync(dir)).toEqual([]);
+      const doc = { markdown: 'm'.repeat(70_000), text: `${wide}\n`.repeat(1000), html: '<p>h</p>' };
+      const parts = writeFormats(fd, doc)!;
+      expect(parts.map(([enc]) => enc)).toEqual(['latin1', 'utf16le', 'latin1']);
+      expect(readFormats(fd, parts)).toEqual(doc);
+      // Emptied once read: the same parts again are more than the file holds.
+      expect(readFormats(fd, parts)).toBeUndefined();
+      expect(writeFormats(fd, { markdown: 'short', text: 'short', html: 'short' })).toBeUndefined();
+      writeFormats(fd, doc);
+      for (const bad of [
+        undefined,
+        'parts',
+        [['latin1', 10]],
+        [
+          ['latin1', 10],
+          ['utf8', 10],
+          ['latin1', 10],
+        ],
+        [
+          ['latin1', -1],
+          ['latin1', 10],
+          ['latin1', 10],
+        ],
+        [
+          ['latin1', 10],
+          ['utf16le', 11],
+          ['latin1', 10],
+        ],
+        [
+          ['latin1', 1.5],
+          ['latin1', 10],
+          ['latin1', 10],
+        ],
+        [
+          ['latin1', 10],
+          ['latin1', 10],
+          ['latin1', 10 ** 9],
+        ],
+      ])
+        expect(readFormats(fd, bad)).toBeUndefined();
+      // Not a file the child can write to: the channel carries the reply.
+      expect(writeFormats(999_999, doc)).toBeUndefined();
+      expect(writeFormats(undefined, doc)).toBeUndefined();
+      // No folder to make it in: no file, and the channel.
+      expect(openReplyFile([path.join(dir, 'absent')])).toBeUndefined();
+    } finally {
+      fs.closeSync(fd);
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
