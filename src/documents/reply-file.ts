@@ -53,14 +53,21 @@ export function writeFormats(fd: number | undefined, doc: Formats): Parts | unde
       // As V8 holds it: one byte a character, or two.
       const enc: Encoding = /[\u0100-\uffff]/.test(s) ? 'utf16le' : 'latin1';
       const n = fs.writeSync(fd, s, at, enc);
-      if (n !== Buffer.byteLength(s, enc)) return undefined;
+      if (n !== Buffer.byteLength(s, enc)) break;
       parts.push([enc, n]);
       at += n;
     }
-    return parts;
+    if (parts.length === texts.length) return parts;
   } catch {
-    return undefined;
+    // a full folder, say: the channel carries the reply
   }
+  // What was written is given back.
+  try {
+    fs.ftruncateSync(fd, 0);
+  } catch {
+    // not a file it can write to
+  }
+  return undefined;
 }
 
 /**

@@ -176,4 +176,28 @@ describe('large replies, by the reply file', () => {
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a file that takes only part of a reply is emptied, and the channel carries it', async () => {
+    // A process that may write files of 200 KB at most (as a full folder stops a write).
+    const script = `
+      const fs = require('node:fs');
+      const { openReplyFile, writeFormats } = require(process.argv[1]);
+      const fd = openReplyFile([process.argv[2]]);
+      const parts = writeFormats(fd, { markdown: 'm'.repeat(150000), text: 't'.repeat(150000), html: 'h' });
+      process.stdout.write(JSON.stringify({ parts: parts ?? null, size: fs.fstatSync(fd).size }));`;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-reply-test-'));
+    try {
+      const module = path.join(path.dirname(childModule()), 'reply-file.js');
+      const out = await new Promise<string>((resolve, reject) => {
+        const p = spawn('prlimit', ['--fsize=200000', '--', process.execPath, '-e', script, module, dir]);
+        let text = '';
+        p.stdout.on('data', (b: Buffer) => (text += b.toString()));
+        p.on('error', reject);
+        p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`exited ${code}: ${text}`))));
+      });
+      expect(JSON.parse(out)).toEqual({ parts: null, size: 0 });
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
 });
