@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { keepBuiltins } from './builtins';
-import { writeFormats, type Parts } from './reply-file';
+import { takeReplyFile, writeFormats, type Parts } from './reply-file';
 
 /** Whether bytes begin as a PDF does. */
 const startsAsPdf = (b: Uint8Array): boolean =>
@@ -67,7 +67,7 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
   console.warn = watch;
   console.error = watch;
   const send = (m: ChildReply) => process.send?.(m);
-  const replyFd = process.env.SIFT_REPLY_FD ? Number(process.env.SIFT_REPLY_FD) : undefined;
+  const replyFd = takeReplyFile(process.env.SIFT_REPLY_FD);
   process.on('disconnect', () => process.exit(0));
   process.on('message', (m: { id: number; job: ReadJob }) => {
     exhaustion = new Exhaustion();

@@ -86,38 +86,43 @@ export class ParserProcess {
     // Under a heap limit this small V8 grows the heap ~1.7 times before marking it all again (up to
     // 4 under the usual limit): pdf.js's 19 MB were marked every five Office documents or so, 2–3
     // ms of each. Twice: 10–30 MB more at its peak, 7–19 % less CPU a document (bench/office).
-    this.proc = spawn(
-      'setpriv',
-      [
-        '--pdeathsig',
-        'KILL',
-        '--',
-        'prlimit',
-        `--data=${bytes}`,
-        // A parser that aborts (V8 out of memory) leaves no core file behind.
-        '--core=0',
-        '--',
-        process.execPath,
-        '--v8-pool-size=1',
-        `--max-old-space-size=${heapMb}`,
-        `--max-semi-space-size=${semiMb}`,
-        '--heap-growing-percent=100',
-        '-e',
-        BOOT,
-        '--',
-        childFile,
-        pdfjsRoot,
-      ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc', ...(this.replyFd === undefined ? [] : [this.replyFd])],
-        serialization: 'advanced',
-        env: {
-          PATH: process.env.PATH ?? '/usr/bin:/bin',
-          UV_THREADPOOL_SIZE: '1',
-          ...(this.replyFd === undefined ? {} : { SIFT_REPLY_FD: '4' }),
+    try {
+      this.proc = spawn(
+        'setpriv',
+        [
+          '--pdeathsig',
+          'KILL',
+          '--',
+          'prlimit',
+          `--data=${bytes}`,
+          // A parser that aborts (V8 out of memory) leaves no core file behind.
+          '--core=0',
+          '--',
+          process.execPath,
+          '--v8-pool-size=1',
+          `--max-old-space-size=${heapMb}`,
+          `--max-semi-space-size=${semiMb}`,
+          '--heap-growing-percent=100',
+          '-e',
+          BOOT,
+          '--',
+          childFile,
+          pdfjsRoot,
+        ],
+        {
+          stdio: ['ignore', 'ignore', 'pipe', 'ipc', ...(this.replyFd === undefined ? [] : [this.replyFd])],
+          serialization: 'advanced',
+          env: {
+            PATH: process.env.PATH ?? '/usr/bin:/bin',
+            UV_THREADPOOL_SIZE: '1',
+            ...(this.replyFd === undefined ? {} : { SIFT_REPLY_FD: '4' }),
+          },
         },
-      },
-    );
+      );
+    } catch (err) {
+      if (this.replyFd !== undefined) fs.closeSync(this.replyFd);
+      throw err;
+    }
     this.proc.stderr?.setEncoding('utf8');
     this.proc.stderr?.on('data', (s: string) => {
       this.stderr = (this.stderr + s).slice(-2000);
@@ -174,7 +179,10 @@ export class ParserProcess {
     if (!run || run.id !== m.id) return;
     if ('progress' in m) return run.progress(Number(m.progress));
     if ('ok' in m && 'parts' in m) {
-      const formats = this.replyFd === undefined ? undefined : readFormats(this.replyFd, m.parts);
+      const formats =
+        this.replyFd === undefined
+          ? undefined
+          : readFormats(this.replyFd, m.parts, this.limits.maxMb * 1024 * 1024);
       if (!formats) return this.kill('malformed');
       m = { id: m.id, ok: { ...m.ok, ...formats } };
     }

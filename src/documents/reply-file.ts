@@ -33,10 +33,33 @@ export function openReplyFile(dirs = ['/dev/shm', os.tmpdir()]): number | undefi
       fs.unlinkSync(file);
       return fd;
     } catch {
-      if (fd !== undefined) fs.closeSync(fd);
+      if (fd === undefined) continue;
+      fs.closeSync(fd);
+      fs.rmSync(file, { force: true });
     }
   }
   return undefined;
+}
+
+/**
+ * The child's side: the file it was given (as descriptor `inherited`), opened again to be closed
+ * as the child starts another program (Tesseract, on a hostile image), and the inherited one
+ * closed; undefined when there is none, or no /proc to open it by.
+ */
+export function takeReplyFile(inherited: string | undefined): number | undefined {
+  if (!inherited || !/^\d+$/.test(inherited)) return undefined;
+  const fd = Number(inherited);
+  try {
+    return fs.openSync(`/proc/self/fd/${fd}`, 'r+');
+  } catch {
+    return undefined;
+  } finally {
+    try {
+      fs.closeSync(fd);
+    } catch {
+      // not open
+    }
+  }
 }
 
 /**
@@ -72,10 +95,10 @@ export function writeFormats(fd: number | undefined, doc: Formats): Parts | unde
 
 /**
  * The parent's side: the formats the parts say, read from the file, which is emptied after (its
- * memory given back); undefined when the parts are not what a child writes or the file does not
- * hold them.
+ * memory given back); undefined when the parts are not what a child writes, more than `maxBytes`
+ * (what the child's memory can hold) or more than the file holds.
  */
-export function readFormats(fd: number, parts: unknown): Formats | undefined {
+export function readFormats(fd: number, parts: unknown, maxBytes: number): Formats | undefined {
   if (!Array.isArray(parts) || parts.length !== 3) return undefined;
   let total = 0;
   for (const p of parts as unknown[]) {
@@ -87,9 +110,14 @@ export function readFormats(fd: number, parts: unknown): Formats | undefined {
     total += n as number;
   }
   try {
-    if (total > fs.fstatSync(fd).size) return undefined;
+    if (total > maxBytes || total > fs.fstatSync(fd).size) return undefined;
     const b = Buffer.allocUnsafe(total);
-    if (fs.readSync(fd, b, 0, total, 0) !== total) return undefined;
+    // One read returns 2 GB at most.
+    for (let got = 0; got < total;) {
+      const n = fs.readSync(fd, b, got, total - got, got);
+      if (n === 0) return undefined;
+      got += n;
+    }
     fs.ftruncateSync(fd, 0);
     let at = 0;
     const [markdown, text, html] = (parts as Parts).map(([enc, n]) => b.toString(enc, at, (at += n)));

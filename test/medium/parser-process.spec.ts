@@ -2,11 +2,12 @@ import { spawn } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
-import { DocumentParser } from '../../src/documents';
+import { codeReservation } from '../../src/documents/code-reservation';
+import { ParserProcess } from '../../src/documents/parser-process';
 import { keepBuiltins } from '../../src/documents/builtins';
 import { childModule, pdfjsRoot } from '../../src/documents/child-source';
 import { readOffice } from '../../src/documents/office/office-reader';
-import { openReplyFile, readFormats, writeFormats } from '../../src/documents/reply-file';
+import { openReplyFile, readFormats, takeReplyFile, writeFormats } from '../../src/documents/reply-file';
 import { odtFile } from '../support/office-files';
 
 /**
@@ -88,7 +89,7 @@ describe("the engine's own functions", () => {
 });
 
 describe('large replies, by the reply file', () => {
-  const OPTS = { maxPages: 500, maxMb: 256, deadlineMs: 30_000 };
+  const OCR = { langs: 'eng', cpuS: 10 };
   const wide = 'Ελληνικά κείμενα και 日本語のテキスト, \u{1F600} and a lone \ud800 half.';
   const big = (n: number, extra = '') =>
     odtFile(
@@ -98,26 +99,53 @@ describe('large replies, by the reply file', () => {
       ).join(''),
     );
 
-  it('formats of a large document come back whole, one byte or two a character; the file has no name', async () => {
-    const p = new DocumentParser({ processes: 1 });
+  it('formats of a large document come back whole, one byte or two a character, by a file with no name', async () => {
+    const proc = new ParserProcess(childModule(), pdfjsRoot(), {
+      maxMb: 256,
+      codeBytes: await codeReservation(),
+    });
+    const byFile: boolean[] = [];
+    proc.proc.on('message', (m: { ok?: unknown; parts?: unknown }) => {
+      if (m.ok) byFile.push(m.parts !== undefined);
+    });
+    const read = async (bytes: Buffer) => {
+      const end = await proc.run(
+        { bytes, maxPages: 500, maxChars: 16 << 20, ocrLimits: OCR },
+        () => undefined,
+      );
+      if (!('markdown' in end)) throw new Error(`not read: ${JSON.stringify(end)}`);
+      return end;
+    };
     try {
+      await proc.ready;
+      proc.hold(true);
       for (const doc of [big(2000), big(2000, wide)]) {
-        const got = await p.parse(doc, OPTS);
+        const got = await read(doc);
         const own = readOffice(doc, 16 << 20);
         expect(got.markdown.length).toBeGreaterThan(64 * 1024);
         expect([got.markdown, got.text, got.html]).toEqual([own.markdown, own.text, own.html]);
       }
-      // The child's descriptor 4: a file whose name is gone, emptied once read.
-      const [pid] = p.processes();
-      const link = fs.readlinkSync(`/proc/${pid}/fd/4`);
-      expect(link).toMatch(/sift-reply-[0-9a-f-]+ \(deleted\)$/);
-      expect(fs.statSync(`/proc/${pid}/fd/4`).size).toBe(0);
-      expect(fs.existsSync(link.replace(/ \(deleted\)$/, ''))).toBe(false);
-      // A small one goes by the channel, and still comes back.
-      const small = await p.parse(odtFile('<text:p>One short paragraph.</text:p>'), OPTS);
-      expect(small.text).toContain('One short paragraph.');
+      // A small one goes by the channel.
+      expect((await read(odtFile('<text:p>One short paragraph.</text:p>'))).text).toContain(
+        'One short paragraph.',
+      );
+      expect(byFile).toEqual([true, true, false]);
+      // The child holds the file once, closed as it starts another program; its name is gone,
+      // and it is empty once read.
+      const fds = fs.readdirSync(`/proc/${proc.pid}/fd`);
+      const held = fds.filter((fd) =>
+        /sift-reply-[0-9a-f-]+ \(deleted\)$/.test(fs.readlinkSync(`/proc/${proc.pid}/fd/${fd}`)),
+      );
+      expect(held).toHaveLength(1);
+      expect(held).not.toContain('4');
+      const flags = /^flags:\s+(\d+)$/m.exec(
+        fs.readFileSync(`/proc/${proc.pid}/fdinfo/${held[0]}`, 'utf8'),
+      )![1];
+      expect(parseInt(flags, 8) & 0o2000000).not.toBe(0); // O_CLOEXEC
+      expect(fs.statSync(`/proc/${proc.pid}/fd/${held[0]}`).size).toBe(0);
     } finally {
-      await p.close();
+      proc.kill('closed');
+      await proc.exit;
     }
   });
 
@@ -130,9 +158,11 @@ describe('large replies, by the reply file', () => {
       const doc = { markdown: 'm'.repeat(70_000), text: `${wide}\n`.repeat(1000), html: '<p>h</p>' };
       const parts = writeFormats(fd, doc)!;
       expect(parts.map(([enc]) => enc)).toEqual(['latin1', 'utf16le', 'latin1']);
-      expect(readFormats(fd, parts)).toEqual(doc);
+      // More than the child's memory could hold: refused, though the file holds it.
+      expect(readFormats(fd, parts, 100_000)).toBeUndefined();
+      expect(readFormats(fd, parts, 1 << 30)).toEqual(doc);
       // Emptied once read: the same parts again are more than the file holds.
-      expect(readFormats(fd, parts)).toBeUndefined();
+      expect(readFormats(fd, parts, 1 << 30)).toBeUndefined();
       expect(writeFormats(fd, { markdown: 'short', text: 'short', html: 'short' })).toBeUndefined();
       writeFormats(fd, doc);
       for (const bad of [
@@ -165,12 +195,14 @@ describe('large replies, by the reply file', () => {
           ['latin1', 10 ** 9],
         ],
       ])
-        expect(readFormats(fd, bad)).toBeUndefined();
+        expect(readFormats(fd, bad, 1 << 30)).toBeUndefined();
       // Not a file the child can write to: the channel carries the reply.
       expect(writeFormats(999_999, doc)).toBeUndefined();
       expect(writeFormats(undefined, doc)).toBeUndefined();
       // No folder to make it in: no file, and the channel.
       expect(openReplyFile([path.join(dir, 'absent')])).toBeUndefined();
+      // A child told of no file, or of a descriptor that is not one, has none.
+      for (const told of [undefined, '', '4x', '-1', '999999']) expect(takeReplyFile(told)).toBeUndefined();
     } finally {
       fs.closeSync(fd);
       fs.rmSync(dir, { recursive: true, force: true });
