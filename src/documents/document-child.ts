@@ -3,7 +3,7 @@ import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { keepBuiltins } from './builtins';
-import { takeReplyFile, writeFormats, type Parts } from './reply-file';
+import { readJob, takeSharedFile, writeFormats, type Parts } from './shared-file';
 
 /** Whether bytes begin as a PDF does. */
 const startsAsPdf = (b: Uint8Array): boolean =>
@@ -13,7 +13,8 @@ import { Exhaustion, readDocument, ReadFailure, type ParsedDocument, type ReadJo
 
 /**
  * The parser's process: reads one document at a time for its parent, over the IPC channel.
- * Parent → child: `{id, job}`. Child → parent: `{ready}` once pdf.js is loaded, `{id, progress: n}`
+ * Parent → child: `{id, job}`, or `{id, job, size}` with the document's `size` bytes in the shared
+ * file (shared-file.ts) and none in the job. Child → parent: `{ready}` once pdf.js is loaded, `{id, progress: n}`
  * as page n starts (0: opening), then `{id, ok}` or `{id, fail, message}`.
  */
 export type ChildReply =
@@ -67,18 +68,21 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
   console.warn = watch;
   console.error = watch;
   const send = (m: ChildReply) => process.send?.(m);
-  const replyFd = takeReplyFile(process.env.SIFT_REPLY_FD);
+  const sharedFd = takeSharedFile(process.env.SIFT_SHARED_FD);
   process.on('disconnect', () => process.exit(0));
-  process.on('message', (m: { id: number; job: ReadJob }) => {
+  process.on('message', (m: { id: number; job: ReadJob; size?: number }) => {
     exhaustion = new Exhaustion();
-    const b = m.job.bytes;
-    // A view of the bytes as they arrived (a Buffer or a Uint8Array), not a copy.
-    const job = { ...m.job, bytes: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
     const progress = (n: number) => send({ id: m.id, progress: n });
-    readAny(pdfjs, pdfjsRoot, job, exhaustion, progress).then(
+    const read = async () => {
+      // A view of the bytes as they arrived (a Buffer or a Uint8Array), not a copy.
+      const b = 'size' in m ? readJob(sharedFd, m.size) : m.job.bytes;
+      const job = { ...m.job, bytes: new Uint8Array(b.buffer, b.byteOffset, b.byteLength) };
+      return readAny(pdfjs, pdfjsRoot, job, exhaustion, progress);
+    };
+    read().then(
       (ok) => {
-        // A large document's formats by the reply file, its metadata by the channel.
-        const parts = writeFormats(replyFd, ok);
+        // A large document's formats by the shared file, its metadata by the channel.
+        const parts = writeFormats(sharedFd, ok);
         send(parts ? { id: m.id, ok: { ...ok, markdown: '', text: '', html: '' }, parts } : { id: m.id, ok });
       },
       (err: unknown) => {

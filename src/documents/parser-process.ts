@@ -3,7 +3,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import type { ChildReply } from './document-child';
 import type { ParsedDocument, ReadJob } from './pdf-reader';
-import { openReplyFile, readFormats } from './reply-file';
+import { openSharedFile, readFormats, writeJob } from './shared-file';
 
 // Started with `node -e`: loads the child's module, keeps the optional canvas package out, then
 // pdf.js and its worker (ES modules, imported here because the module itself is CommonJS).
@@ -68,8 +68,8 @@ export class ParserProcess {
   /** /proc/<pid>/stat, held open and read again from its start for each CPU reading. */
   private statFd?: number;
   private readonly stat = Buffer.alloc(1024);
-  /** The file large replies come back by (see reply-file.ts): the child's descriptor 4. */
-  private readonly replyFd = openReplyFile();
+  /** The file large documents go and formats come back by (shared-file.ts): the child's descriptor 4. */
+  private readonly sharedFd = openSharedFile();
 
   constructor(
     childFile: string,
@@ -110,17 +110,17 @@ export class ParserProcess {
           pdfjsRoot,
         ],
         {
-          stdio: ['ignore', 'ignore', 'pipe', 'ipc', ...(this.replyFd === undefined ? [] : [this.replyFd])],
+          stdio: ['ignore', 'ignore', 'pipe', 'ipc', ...(this.sharedFd === undefined ? [] : [this.sharedFd])],
           serialization: 'advanced',
           env: {
             PATH: process.env.PATH ?? '/usr/bin:/bin',
             UV_THREADPOOL_SIZE: '1',
-            ...(this.replyFd === undefined ? {} : { SIFT_REPLY_FD: '4' }),
+            ...(this.sharedFd === undefined ? {} : { SIFT_SHARED_FD: '4' }),
           },
         },
       );
     } catch (err) {
-      if (this.replyFd !== undefined) fs.closeSync(this.replyFd);
+      if (this.sharedFd !== undefined) fs.closeSync(this.sharedFd);
       throw err;
     }
     this.proc.stderr?.setEncoding('utf8');
@@ -132,7 +132,7 @@ export class ParserProcess {
         if (this.exited) return;
         this.exited = true;
         if (this.statFd !== undefined) fs.close(this.statFd, () => undefined);
-        if (this.replyFd !== undefined) fs.close(this.replyFd, () => undefined);
+        if (this.sharedFd !== undefined) fs.close(this.sharedFd, () => undefined);
         const run = this.current;
         this.current = undefined;
         run?.done({ died: true, killed: this.killed, signal, code, stderr: this.stderr });
@@ -180,9 +180,9 @@ export class ParserProcess {
     if ('progress' in m) return run.progress(Number(m.progress));
     if ('ok' in m && 'parts' in m) {
       const formats =
-        this.replyFd === undefined
+        this.sharedFd === undefined
           ? undefined
-          : readFormats(this.replyFd, m.parts, this.limits.maxMb * 1024 * 1024);
+          : readFormats(this.sharedFd, m.parts, this.limits.maxMb * 1024 * 1024);
       if (!formats) return this.kill('malformed');
       m = { id: m.id, ok: { ...m.ok, ...formats } };
     }
@@ -202,7 +202,12 @@ export class ParserProcess {
       if (this.exited)
         return done({ died: true, killed: this.killed, signal: null, code: null, stderr: this.stderr });
       this.current = { id, progress, done };
-      this.proc.send({ id, job }, (err) => {
+      // A large document by the shared file, the rest of the job by the channel.
+      const size = job.bytes.byteLength;
+      const message = writeJob(this.sharedFd, job.bytes)
+        ? { id, job: { ...job, bytes: new Uint8Array(0) }, size }
+        : { id, job };
+      this.proc.send(message, (err) => {
         if (err) this.kill('start');
       });
     });

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import * as crypto from 'node:crypto';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -7,7 +8,15 @@ import { ParserProcess } from '../../src/documents/parser-process';
 import { keepBuiltins } from '../../src/documents/builtins';
 import { childModule, pdfjsRoot } from '../../src/documents/child-source';
 import { readOffice } from '../../src/documents/office/office-reader';
-import { openReplyFile, readFormats, takeReplyFile, writeFormats } from '../../src/documents/reply-file';
+import {
+  openSharedFile,
+  readFormats,
+  readJob,
+  takeSharedFile,
+  writeFormats,
+  writeJob,
+} from '../../src/documents/shared-file';
+import { ReadFailure } from '../../src/documents/read-failure';
 import { odtFile } from '../support/office-files';
 
 /**
@@ -88,7 +97,7 @@ describe("the engine's own functions", () => {
   });
 });
 
-describe('large replies, by the reply file', () => {
+describe('large documents and replies, by the shared file', () => {
   const OCR = { langs: 'eng', cpuS: 10 };
   const wide = 'Ελληνικά κείμενα και 日本語のテキスト, \u{1F600} and a lone \ud800 half.';
   const big = (n: number, extra = '') =>
@@ -104,6 +113,13 @@ describe('large replies, by the reply file', () => {
       maxMb: 256,
       codeBytes: await codeReservation(),
     });
+    // How each document went (its bytes) and came back (its formats).
+    const sentByFile: boolean[] = [];
+    const send = proc.proc.send.bind(proc.proc) as (m: unknown, cb: (e: Error | null) => void) => boolean;
+    proc.proc.send = ((m: { job: { bytes: Uint8Array }; size?: number }, cb: (e: Error | null) => void) => {
+      sentByFile.push(m.size !== undefined && m.job.bytes.byteLength === 0);
+      return send(m, cb);
+    }) as typeof proc.proc.send;
     const byFile: boolean[] = [];
     proc.proc.on('message', (m: { ok?: unknown; parts?: unknown }) => {
       if (m.ok) byFile.push(m.parts !== undefined);
@@ -119,7 +135,14 @@ describe('large replies, by the reply file', () => {
     try {
       await proc.ready;
       proc.hold(true);
-      for (const doc of [big(2000), big(2000, wide)]) {
+      // The third's 2,000 paragraphs of random digits make a file of over 64 KB.
+      const random = odtFile(
+        Array.from({ length: 2000 }, () => `<text:p>${crypto.randomBytes(40).toString('hex')}</text:p>`).join(
+          '',
+        ),
+      );
+      expect(random.length).toBeGreaterThan(64 * 1024);
+      for (const doc of [big(2000), big(2000, wide), random]) {
         const got = await read(doc);
         const own = readOffice(doc, 16 << 20);
         expect(got.markdown.length).toBeGreaterThan(64 * 1024);
@@ -129,12 +152,13 @@ describe('large replies, by the reply file', () => {
       expect((await read(odtFile('<text:p>One short paragraph.</text:p>'))).text).toContain(
         'One short paragraph.',
       );
-      expect(byFile).toEqual([true, true, false]);
+      expect(byFile).toEqual([true, true, true, false]);
+      expect(sentByFile).toEqual([false, false, true, false]);
       // The child holds the file once, closed as it starts another program; its name is gone,
       // and it is empty once read.
       const fds = fs.readdirSync(`/proc/${proc.pid}/fd`);
       const held = fds.filter((fd) =>
-        /sift-reply-[0-9a-f-]+ \(deleted\)$/.test(fs.readlinkSync(`/proc/${proc.pid}/fd/${fd}`)),
+        /sift-shared-[0-9a-f-]+ \(deleted\)$/.test(fs.readlinkSync(`/proc/${proc.pid}/fd/${fd}`)),
       );
       expect(held).toHaveLength(1);
       expect(held).not.toContain('4');
@@ -150,8 +174,8 @@ describe('large replies, by the reply file', () => {
   });
 
   it('each side on its own: what is written is read back; parts that do not fit the file are refused', () => {
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-reply-test-'));
-    const fd = openReplyFile([dir])!;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-shared-test-'));
+    const fd = openSharedFile([dir])!;
     try {
       expect(fd).toBeDefined();
       expect(fs.readdirSync(dir)).toEqual([]);
@@ -196,30 +220,57 @@ describe('large replies, by the reply file', () => {
         ],
       ])
         expect(readFormats(fd, bad, 1 << 30)).toBeUndefined();
+      // A document: written, read back whole, and the file emptied.
+      const bytes = crypto.randomBytes(100_000);
+      expect(writeJob(fd, bytes)).toBe(true);
+      expect(Buffer.from(readJob(fd, bytes.length))).toEqual(bytes);
+      expect(fs.fstatSync(fd).size).toBe(0);
+      // A small one, or no file: the channel. A child told of more than the file holds, of a
+      // size that is not one, or of no file, fails; told of more than it can hold, for memory.
+      expect(writeJob(fd, bytes.subarray(0, 1000))).toBe(false);
+      expect(writeJob(undefined, bytes)).toBe(false);
+      expect(writeJob(999_999, bytes)).toBe(false);
+      const failure = (f: () => unknown) => {
+        try {
+          f();
+        } catch (err) {
+          return err instanceof ReadFailure ? err.kind : String(err);
+        }
+        return 'read';
+      };
+      writeJob(fd, bytes);
+      expect(failure(() => readJob(fd, bytes.length + 1))).toBe('unreadable');
+      expect(fs.fstatSync(fd).size).toBe(0);
+      for (const size of [-1, 1.5, '10', undefined])
+        expect(failure(() => readJob(fd, size))).toBe('unreadable');
+      expect(failure(() => readJob(undefined, 10))).toBe('unreadable');
+      expect(failure(() => readJob(fd, 2 ** 52))).toBe('memory');
       // Not a file the child can write to: the channel carries the reply.
       expect(writeFormats(999_999, doc)).toBeUndefined();
       expect(writeFormats(undefined, doc)).toBeUndefined();
       // No folder to make it in: no file, and the channel.
-      expect(openReplyFile([path.join(dir, 'absent')])).toBeUndefined();
+      expect(openSharedFile([path.join(dir, 'absent')])).toBeUndefined();
       // A child told of no file, or of a descriptor that is not one, has none.
-      for (const told of [undefined, '', '4x', '-1', '999999']) expect(takeReplyFile(told)).toBeUndefined();
+      for (const told of [undefined, '', '4x', '-1', '999999']) expect(takeSharedFile(told)).toBeUndefined();
     } finally {
       fs.closeSync(fd);
       fs.rmSync(dir, { recursive: true, force: true });
     }
   });
 
-  it('a file that takes only part of a reply is emptied, and the channel carries it', async () => {
+  it('a file that takes only part of a reply or a document is emptied, and the channel carries it', async () => {
     // A process that may write files of 200 KB at most (as a full folder stops a write).
     const script = `
       const fs = require('node:fs');
-      const { openReplyFile, writeFormats } = require(process.argv[1]);
-      const fd = openReplyFile([process.argv[2]]);
+      const { openSharedFile, writeFormats, writeJob } = require(process.argv[1]);
+      const fd = openSharedFile([process.argv[2]]);
       const parts = writeFormats(fd, { markdown: 'm'.repeat(150000), text: 't'.repeat(150000), html: 'h' });
-      process.stdout.write(JSON.stringify({ parts: parts ?? null, size: fs.fstatSync(fd).size }));`;
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-reply-test-'));
+      const size = fs.fstatSync(fd).size;
+      const job = writeJob(fd, Buffer.alloc(300000, 1));
+      process.stdout.write(JSON.stringify({ parts: parts ?? null, size, job, jobSize: fs.fstatSync(fd).size }));`;
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sift-shared-test-'));
     try {
-      const module = path.join(path.dirname(childModule()), 'reply-file.js');
+      const module = path.join(path.dirname(childModule()), 'shared-file.js');
       const out = await new Promise<string>((resolve, reject) => {
         const p = spawn('prlimit', ['--fsize=200000', '--', process.execPath, '-e', script, module, dir]);
         let text = '';
@@ -227,7 +278,7 @@ describe('large replies, by the reply file', () => {
         p.on('error', reject);
         p.on('exit', (code) => (code === 0 ? resolve(text) : reject(new Error(`exited ${code}: ${text}`))));
       });
-      expect(JSON.parse(out)).toEqual({ parts: null, size: 0 });
+      expect(JSON.parse(out)).toEqual({ parts: null, size: 0, job: false, jobSize: 0 });
     } finally {
       fs.rmSync(dir, { recursive: true, force: true });
     }

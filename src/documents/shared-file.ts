@@ -4,15 +4,19 @@ import * as os from 'node:os';
 import * as path from 'node:path';
 import { constants } from 'node:buffer';
 import type { ParsedDocument } from './pdf-reader';
+import { ReadFailure } from './read-failure';
 
 /**
- * A document's formats on their way back from its parser process. Through the IPC channel a
- * reply is serialized, sent in 64 KB reads, put together and read again: a 1.7 MB one (three
- * formats of an odt, 290,000 characters each) cost both processes about 6 ms of CPU, a fifth of
- * the reading. A large one is written by the child instead, as it is in memory, to a file the two
- * processes share and read by the parent in one call. The parent makes the file (in memory, under
+ * A large document on its way to its parser process, and large formats on their way back. Through
+ * the IPC channel a message is serialized (copied), sent in 64 KB reads, put together and read
+ * again: a 1.7 MB reply (three formats of an odt, 290,000 characters each) cost both processes
+ * about 6 ms of CPU, a fifth of the reading, and a 275 KB deck sent cost sift 0.6–0.9 ms, as much
+ * as a third of reading it. Either is written instead, as it is in memory, to a file the two
+ * processes share, and read by the other in one call. The parent makes the file (in memory, under
  * /dev/shm, where there is one) and removes its name at once: it lives as long as either process
- * holds it, and nothing is left behind, however either ends.
+ * holds it, and nothing is left behind, however either ends. One document at a time: the parent
+ * writes a job only to an empty file, and the child empties it once the job is read; the parent
+ * empties it once the formats are read.
  */
 
 export type Encoding = 'latin1' | 'utf16le';
@@ -22,11 +26,13 @@ type Formats = Pick<ParsedDocument, 'markdown' | 'text' | 'html'>;
 
 /** Formats under this many characters together go by the channel: the file costs calls of its own. */
 const FILE_CHARS = 64 * 1024;
+/** A document under this many bytes goes by the channel, for the same reason. */
+const FILE_BYTES = 64 * 1024;
 
 /** The parent's side: a new file's descriptor, or undefined where none can be made. */
-export function openReplyFile(dirs = ['/dev/shm', os.tmpdir()]): number | undefined {
+export function openSharedFile(dirs = ['/dev/shm', os.tmpdir()]): number | undefined {
   for (const dir of dirs) {
-    const file = path.join(dir, `sift-reply-${crypto.randomUUID()}`);
+    const file = path.join(dir, `sift-shared-${crypto.randomUUID()}`);
     let fd: number | undefined;
     try {
       fd = fs.openSync(file, 'wx+', 0o600);
@@ -46,7 +52,7 @@ export function openReplyFile(dirs = ['/dev/shm', os.tmpdir()]): number | undefi
  * as the child starts another program (Tesseract, on a hostile image), and the inherited one
  * closed; undefined when there is none, or no /proc to open it by.
  */
-export function takeReplyFile(inherited: string | undefined): number | undefined {
+export function takeSharedFile(inherited: string | undefined): number | undefined {
   if (!inherited || !/^\d+$/.test(inherited)) return undefined;
   const fd = Number(inherited);
   try {
@@ -59,6 +65,63 @@ export function takeReplyFile(inherited: string | undefined): number | undefined
     } catch {
       // not open
     }
+  }
+}
+
+/**
+ * The parent's side: writes a document's bytes to the (empty) file; false when they go by the
+ * channel (small, no file, or a file that could not take them all: it is emptied again).
+ */
+export function writeJob(fd: number | undefined, bytes: Uint8Array): boolean {
+  if (fd === undefined || bytes.byteLength < FILE_BYTES) return false;
+  try {
+    for (let at = 0; at < bytes.byteLength;) {
+      const n = fs.writeSync(fd, bytes, at, bytes.byteLength - at, at);
+      if (n <= 0) throw new Error('short');
+      at += n;
+    }
+    return true;
+  } catch {
+    // a full folder, say: emptied, and the channel carries the document
+  }
+  empty(fd);
+  return false;
+}
+
+/**
+ * The child's side: the document's `size` bytes the parent wrote, read from the file, which is
+ * emptied after. Throws ReadFailure: `memory` when this process cannot hold them, `unreadable`
+ * when the file does not hold them (the parent said what it wrote).
+ */
+export function readJob(fd: number | undefined, size: unknown): Uint8Array {
+  if (fd === undefined || !Number.isSafeInteger(size) || (size as number) < 0)
+    throw new ReadFailure('unreadable', 'the document was not passed to its parser');
+  let b: Buffer;
+  try {
+    b = Buffer.allocUnsafe(size as number);
+  } catch {
+    throw new ReadFailure('memory', 'the document is larger than its parser may hold');
+  }
+  try {
+    for (let got = 0; got < b.length;) {
+      const n = fs.readSync(fd, b, got, b.length - got, got);
+      if (n === 0) throw new Error('short');
+      got += n;
+    }
+  } catch {
+    throw new ReadFailure('unreadable', 'the document was not passed to its parser whole');
+  } finally {
+    empty(fd);
+  }
+  return b;
+}
+
+/** Empties the file, its memory given back. */
+function empty(fd: number): void {
+  try {
+    fs.ftruncateSync(fd, 0);
+  } catch {
+    // not a file this process can write to
   }
 }
 
@@ -85,12 +148,24 @@ export function writeFormats(fd: number | undefined, doc: Formats): Parts | unde
     // a full folder, say: the channel carries the reply
   }
   // What was written is given back.
-  try {
-    fs.ftruncateSync(fd, 0);
-  } catch {
-    // not a file it can write to
-  }
+  empty(fd);
   return undefined;
+}
+
+/**
+ * Formats are read into this buffer, kept between documents (and shared by every process: each
+ * reply is read and decoded at once): a new one each time is new memory, which the kernel maps page
+ * by page as it is filled, 4.8 ms for 1.7 MB on the virtual machines sift was measured on.
+ */
+let scratch = Buffer.alloc(0);
+/** Replies up to this size are read into it; a larger one into a buffer of its own. */
+const KEEP_BYTES = 4 * 1024 * 1024;
+
+function bufferOf(bytes: number): Buffer {
+  if (bytes > KEEP_BYTES) return Buffer.allocUnsafe(bytes);
+  if (scratch.length < bytes)
+    scratch = Buffer.allocUnsafe(Math.min(KEEP_BYTES, Math.max(bytes, 2 * scratch.length)));
+  return scratch;
 }
 
 /**
@@ -111,7 +186,7 @@ export function readFormats(fd: number, parts: unknown, maxBytes: number): Forma
   }
   try {
     if (total > maxBytes || total > fs.fstatSync(fd).size) return undefined;
-    const b = Buffer.allocUnsafe(total);
+    const b = bufferOf(total);
     // One read returns 2 GB at most.
     for (let got = 0; got < total;) {
       const n = fs.readSync(fd, b, got, total - got, got);
