@@ -29,7 +29,10 @@ export interface ParseOptions {
 export interface DocumentParserOptions {
   /** Parser processes at most (documents parsed at once); by default one per spare core, 2 to 4. */
   processes?: number;
-  /** A process is replaced after this many documents (and after any that ran out of memory). */
+  /**
+   * A process is replaced after this many documents, its successor started as it reads on (and at
+   * once after any that ran out of memory).
+   */
   documentsPerProcess?: number;
   /** Opening the document, or one page, may take this long before the parse is too complex. */
   pageTimeoutMs?: number;
@@ -90,7 +93,7 @@ export class DocumentParser {
     const size = Math.max(1, opts.processes ?? defaultParserProcesses());
     this.slots = new FairSlots(size);
     this.procs = new ParserProcesses(size, {
-      documentsPerProcess: Math.max(1, opts.documentsPerProcess ?? 500),
+      documentsPerProcess: Math.max(1, opts.documentsPerProcess ?? 2000),
       idleMs: opts.idleMs ?? 60_000,
     });
     this.pageTimeoutMs = opts.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS;

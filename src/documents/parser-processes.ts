@@ -7,11 +7,17 @@ import { ParserProcess } from './parser-process';
  * The parser processes, kept warm between documents (starting node and pdf.js costs about 0.2 s;
  * see bench/documents): at most `size` at once, each with the memory limit its document asks.
  * Which document gets one when is the scheduler's (DocumentParser); this keeps the processes.
+ * One that has read `documentsPerProcess` documents is replaced without a wait: its successor
+ * starts, and it reads on until the successor is ready (at most one more process meanwhile).
  */
 export class ParserProcesses {
   private readonly idle: ParserProcess[] = [];
   private readonly all = new Set<ParserProcess>();
   private readonly idleTimers = new Map<ParserProcess, NodeJS.Timeout>();
+  /** Processes past their documents whose successor is starting. */
+  private readonly worn = new Set<ParserProcess>();
+  /** Processes past their documents whose successor is ready: ended once given back. */
+  private readonly replaced = new Set<ParserProcess>();
   private childFile?: string;
   private readonly root = pdfjsRoot();
   closed = false;
@@ -42,11 +48,8 @@ export class ParserProcesses {
       return proc;
     }
     if (this.idle.length > 0 && this.all.size >= this.size) this.retire(this.idle[0]);
-    this.childFile ??= childModule();
-    const proc = new ParserProcess(this.childFile, this.root, { maxMb, codeBytes });
-    this.all.add(proc);
+    const proc = this.start(maxMb, codeBytes);
     proc.hold(true);
-    void proc.exit.then(() => this.gone(proc));
     try {
       await proc.ready;
     } catch (err) {
@@ -60,15 +63,46 @@ export class ParserProcesses {
     return proc;
   }
 
-  /** A process done with a document: kept warm, or ended when it is worn (or the pool closed). */
-  give(proc: ParserProcess, worn: boolean): void {
+  private start(maxMb: number, codeBytes: number): ParserProcess {
+    this.childFile ??= childModule();
+    const proc = new ParserProcess(this.childFile, this.root, { maxMb, codeBytes });
+    this.all.add(proc);
+    void proc.exit.then(() => this.gone(proc));
+    return proc;
+  }
+
+  /**
+   * A process done with a document: kept warm, or ended when `failed` (it ran out of memory, say),
+   * when its successor is ready, or when the pool has closed.
+   */
+  give(proc: ParserProcess, failed: boolean): void {
     if (proc.exited) return;
-    if (worn || this.closed || proc.documents >= this.opts.documentsPerProcess) return this.retire(proc);
+    if (failed || this.closed || this.replaced.has(proc)) return this.retire(proc);
+    if (proc.documents >= this.opts.documentsPerProcess && !this.worn.has(proc)) this.succeed(proc);
     proc.hold(false);
     this.idle.push(proc);
     const t = setTimeout(() => this.retire(proc), this.opts.idleMs);
     t.unref();
     this.idleTimers.set(proc, t);
+  }
+
+  /** Starts the successor of a process worn by its documents; it is ended once that is ready. */
+  private succeed(old: ParserProcess): void {
+    this.worn.add(old);
+    const next = this.start(old.limits.maxMb, old.limits.codeBytes);
+    next.hold(false);
+    // Ready: it takes the old one's place. Not started: the old one ends all the same, and the
+    // next document starts a process of its own (whose failure it is told).
+    const settle = (ok: boolean) => {
+      this.worn.delete(old);
+      if (ok && !next.exited) this.give(next, false);
+      if (this.idle.includes(old)) this.retire(old);
+      else if (!old.exited) this.replaced.add(old);
+    };
+    next.ready.then(
+      () => settle(true),
+      () => settle(false),
+    );
   }
 
   private retire(proc: ParserProcess): void {
@@ -81,6 +115,8 @@ export class ParserProcesses {
 
   private gone(proc: ParserProcess): void {
     this.all.delete(proc);
+    this.worn.delete(proc);
+    this.replaced.delete(proc);
     const i = this.idle.indexOf(proc);
     if (i >= 0) this.idle.splice(i, 1);
     clearTimeout(this.idleTimers.get(proc));

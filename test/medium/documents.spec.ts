@@ -301,19 +301,52 @@ describe('what is a PDF', () => {
 describe('parser processes', () => {
   const until = async (p: Promise<ParsedDocument>) => p.catch((e: DocumentError) => e);
 
-  it('one warm process reads document after document; it is replaced after documentsPerProcess', async () => {
+  it('one warm process reads document after document; after documentsPerProcess its successor starts as it reads on', async () => {
     const p = new DocumentParser({ processes: 1, documentsPerProcess: 2 });
     try {
       const doc = await onePage();
       await p.parse(doc, OPTS);
       const [first] = p.processes();
-      await p.parse(doc, OPTS);
-      await p.parse(doc, OPTS);
-      const [second] = p.processes();
       expect(first).toBeDefined();
-      expect(second).not.toBe(first);
+      await p.parse(doc, OPTS);
+      // Worn: its successor is starting, and it reads the next document meanwhile, at once.
+      const both = p.processes();
+      expect(both).toHaveLength(2);
+      expect(both[0]).toBe(first);
+      const second = both[1];
+      await p.parse(doc, OPTS);
+      // Once the successor is ready, the first ends, and the successor reads.
+      await waitUntil(
+        () => (p.processes().includes(first) ? undefined : true),
+        () => `the first process to end (${p.processes().join(', ')})`,
+      );
+      expect(p.processes()).toEqual([second]);
       await p.parse(doc, OPTS);
       expect(p.processes()).toEqual([second]);
+    } finally {
+      await p.close();
+    }
+  });
+
+  it('a successor that does not start: the worn process ends all the same, and the next document starts one', async () => {
+    const p = new DocumentParser({ processes: 1, documentsPerProcess: 1 });
+    try {
+      const doc = await onePage();
+      await p.parse(doc, OPTS);
+      const [first] = p.processes();
+      // Its successor starts; killed before it is ready, it never is.
+      const successor = p.processes().find((pid) => pid !== first)!;
+      expect(successor).toBeDefined();
+      process.kill(successor, 'SIGKILL');
+      await waitUntil(
+        () => (p.processes().length === 0 ? true : undefined),
+        () => `both processes to end (${p.processes().join(', ')})`,
+      );
+      // Both gone: the next document starts a process of its own and is read.
+      const d = await p.parse(doc, OPTS);
+      expect(d.markdown).toContain('# Annual Report');
+      expect(p.processes()).toHaveLength(2); // the new one, worn at once, and its successor
+      expect(p.processes()).not.toContain(first);
     } finally {
       await p.close();
     }
