@@ -9,10 +9,12 @@ export interface Written {
 
 /** Markdown that reads as the text says: nothing in it starts a tag, a comment, a link or emphasis. */
 function mdInline(s: string): string {
-  return s
-    .replace(/[\\`*[\]]/g, (c) => `\\${c}`)
-    .replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (m) => m.replace('_', '\\_'))
-    .replace(/<(?=[A-Za-z!/?])/g, '\\<');
+  let t = s.replace(/[\\`*[\]]/g, (c) => `\\${c}`);
+  // Looked for first: the scan by letter classes took an eighth of an odt's reading.
+  if (t.includes('_'))
+    t = t.replace(/(^|[^\p{L}\p{N}])_|_(?=[^\p{L}\p{N}]|$)/gu, (m) => m.replace('_', '\\_'));
+  if (t.includes('<')) t = t.replace(/<(?=[A-Za-z!/?])/g, '\\<');
+  return t;
 }
 
 /** A paragraph's markdown: a line start that would make a heading, quote, list or rule is escaped. */

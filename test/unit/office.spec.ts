@@ -41,6 +41,17 @@ function failure(read: () => unknown): { kind: string; message: string } {
 }
 
 describe('Office files read into the three formats', () => {
+  it("markdown's own characters in a document's text are escaped, underscores only where they would mark", () => {
+    const d = readOffice(
+      plainWord('snake_case, _emphasis_, a*b, [link], `code`, &lt;b&gt; and 2 &lt; 3, naïve_ü and x_1'),
+      1000,
+    );
+    expect(d.markdown).toBe(
+      'snake_case, \\_emphasis\\_, a\\*b, \\[link\\], \\`code\\`, \\<b> and 2 < 3, naïve_ü and x_1',
+    );
+    expect(d.text).toBe('snake_case, _emphasis_, a*b, [link], `code`, <b> and 2 < 3, naïve_ü and x_1');
+  });
+
   it('a Word file: headings at three levels, a nested list, a merged table, non-Latin text, its properties', async () => {
     const d = readOffice(await wordFile(), 1_000_000);
     expect(d.family).toBe('docx');

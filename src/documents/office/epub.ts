@@ -6,7 +6,7 @@ import type { Block, PageBlocks } from '../blocks';
 import { Gathered } from './gathered';
 import type { OfficeRead } from './office-reader';
 import { MAX_COLUMNS } from './xlsx';
-import { local, readXml } from './xml';
+import { decodeInPieces, local, readXml } from './xml';
 import type { Zip } from './zip';
 
 /** Chapters read of a book at most. */
@@ -88,7 +88,7 @@ function bookOf(zip: Zip): Book {
  * entities and no others, and reads no DTD): headings, paragraphs, lists nested as they are,
  * tables; nothing of head, scripts, styles or the navigation.
  */
-function chapterBlocks(html: string): Block[] {
+function chapterBlocks(bytes: Uint8Array): Block[] {
   const blocks: Block[] = [];
   let text = '';
   let heading: number | undefined;
@@ -179,7 +179,7 @@ function chapterBlocks(html: string): Block[] {
     },
     { decodeEntities: true, lowerCaseTags: true, recognizeSelfClosing: true },
   );
-  parser.write(html);
+  decodeInPieces(bytes, (s) => parser.write(s));
   parser.end();
   flush();
   return blocks;
@@ -201,7 +201,7 @@ export function readEpub(zip: Zip, maxChars: number, ranges?: PageRange[]): Offi
     }
     const bytes = zip.read(chapter);
     if (!bytes) continue;
-    for (const b of chapterBlocks(new TextDecoder('utf-8').decode(bytes))) if (!out.add(b)) break;
+    for (const b of chapterBlocks(bytes)) if (!out.add(b)) break;
     if (out.truncated) break;
   }
   const clean = (s?: string) => s?.replace(/\s+/g, ' ').trim().slice(0, 1000) || undefined;
