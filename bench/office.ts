@@ -3,7 +3,7 @@
  * DocumentParser (a warm parser process under its limits: the reader, three formats, the IPC
  * channel) against the same reader called directly in this process and, where a Node user would
  * pick a library for the family instead, that library (mammoth for Word files, exceljs for
- * workbooks): alternating rounds, medians, units per second (pages of the stated count, sheets,
+ * workbooks, officeparser for decks and OpenDocument files): alternating rounds, medians, units per second (pages of the stated count, sheets,
  * slides, rows, chapters), CPU per unit and peak RSS. Then OCR: seconds per page for a page of
  * text as a screenshot of sift's Chromium takes it (1280 × 1810 pixels, A4's proportions).
  */
@@ -14,6 +14,7 @@ import * as path from 'node:path';
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import ExcelJS from 'exceljs';
 import mammoth from 'mammoth';
+import { parseOfficeAsync } from 'officeparser';
 import { request } from 'undici';
 import { DocumentParser, defaultParserProcesses } from '../src/documents';
 import { readCsvFile, readOffice } from '../src/documents/office/office-reader';
@@ -91,6 +92,8 @@ interface Family {
 
 async function families(): Promise<Family[]> {
   const reader = (b: Buffer) => Promise.resolve(readOffice(b, 16 << 20));
+  // officeparser: the library a Node user picks for decks and OpenDocument files (plain text).
+  const office = (b: Buffer) => parseOfficeAsync(b);
   const csv = ['id,name,amount', ...Array.from({ length: 10_000 }, (_, i) => `${i},item ${i},${i * 3}`)].join(
     '\n',
   );
@@ -120,7 +123,10 @@ async function families(): Promise<Family[]> {
       unit: 'slides',
       units: 40,
       bytes: deckOf(40),
-      direct: [['reader direct', reader]],
+      direct: [
+        ['reader direct', reader],
+        ['officeparser (text only)', office],
+      ],
     },
     {
       name: 'ods-like xlsx (10,000 rows)',
@@ -134,7 +140,10 @@ async function families(): Promise<Family[]> {
       unit: 'paragraphs',
       units: 2000,
       bytes: odtFile(PARAGRAPHS.map((t) => `<text:p>${t}</text:p>`).join('')),
-      direct: [['reader direct', reader]],
+      direct: [
+        ['reader direct', reader],
+        ['officeparser (text only)', office],
+      ],
     },
     {
       // Where starting a parser process again weighs most: one is kept for 500 documents.
