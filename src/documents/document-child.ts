@@ -3,6 +3,7 @@ import * as path from 'node:path';
 import { mayBeOffice, readCsvFile, readOffice, readRtfFile, startsAsRtf } from './office/office-reader';
 import { imageTypeOf } from './ocr';
 import { keepBuiltins } from './builtins';
+import { deferFormats, withoutFormats } from './formats';
 import { readJob, takeSharedFile, writeFormats, type Parts } from './shared-file';
 
 /** Whether bytes begin as a PDF does. */
@@ -60,6 +61,7 @@ export function prepare(pdfjsRoot: string): void {
 /** Serves documents until the parent goes; pdf.js's worker runs in this thread. */
 export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
   restoreBuiltins?.();
+  deferFormats();
   (globalThis as Record<string, unknown>).pdfjsWorker = worker;
   let exhaustion = new Exhaustion();
   // pdf.js logs with console.log; nothing else here writes to the console.
@@ -83,7 +85,7 @@ export function serve(pdfjs: PdfJs, worker: unknown, pdfjsRoot: string): void {
       (ok) => {
         // A large document's formats by the shared file, its metadata by the channel.
         const parts = writeFormats(sharedFd, ok);
-        send(parts ? { id: m.id, ok: { ...ok, markdown: '', text: '', html: '' }, parts } : { id: m.id, ok });
+        send(parts ? { id: m.id, ok: withoutFormats(ok), parts } : { id: m.id, ok });
       },
       (err: unknown) => {
         const f = err instanceof ReadFailure ? err : new ReadFailure('unreadable', String(err));

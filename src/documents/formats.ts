@@ -106,67 +106,171 @@ function htmlList(items: Item[]): string {
   return `<${tag}${tag === 'ol' && n !== 1 ? ` start="${n}"` : ''}>${lis.join('')}</${tag}>`;
 }
 
-function htmlBlocks(blocks: Block[]): string {
-  const out: string[] = [];
+/** Where a format goes, a piece at a time, in order. */
+export type Sink = (piece: string) => void;
+
+function htmlBlocks(blocks: Block[], put: Sink): void {
   for (let i = 0; i < blocks.length; i++) {
     const b = blocks[i];
-    if (b.kind === 'heading') out.push(`<h${b.level}>${escapeHtml(b.text)}</h${b.level}>`);
-    else if (b.kind === 'paragraph') out.push(`<p>${escapeHtml(b.text)}</p>`);
+    if (i > 0) put('\n');
+    if (b.kind === 'heading') put(`<h${b.level}>${escapeHtml(b.text)}</h${b.level}>`);
+    else if (b.kind === 'paragraph') put(`<p>${escapeHtml(b.text)}</p>`);
     else if (b.kind === 'table') {
       const rows = b.rows.map((r) => `<tr>${r.map((c) => `<td>${escapeHtml(c)}</td>`).join('')}</tr>`);
-      out.push(`<table>${rows.join('')}</table>`);
+      put(`<table>${rows.join('')}</table>`);
     } else {
       const j = listEnd(blocks, i);
-      out.push(htmlList(blocks.slice(i, j) as Item[]));
+      put(htmlList(blocks.slice(i, j) as Item[]));
       i = j - 1;
     }
   }
-  return out.join('\n');
 }
 
-/**
- * Blocks a blank line apart; items of one list on consecutive lines. Joined once, so that the
- * string is flat: a string grown piece by piece is copied whole when it is sent to sift.
- */
-function joinBlocks(blocks: Block[], write: (b: Block) => string): string {
-  const out: string[] = [];
+/** Blocks a blank line apart; items of one list on consecutive lines. */
+function joinBlocks(blocks: Block[], write: (b: Block) => string, put: Sink): void {
   blocks.forEach((b, i) => {
     const p = blocks[i - 1];
     const sameList =
       b.kind === 'item' &&
       p?.kind === 'item' &&
       (p.ordered === b.ordered || (p.depth ?? 0) !== (b.depth ?? 0));
-    if (i > 0) out.push(sameList ? '\n' : '\n\n');
-    out.push(write(b));
+    if (i > 0) put(sameList ? '\n' : '\n\n');
+    put(write(b));
   });
-  return out.join('');
 }
 
+type Marker = 'page' | 'slide' | 'sheet' | null;
+const FORMATS = ['markdown', 'text', 'html'] as const;
+export type Format = (typeof FORMATS)[number];
+
 /**
- * The pages written three ways: markdown with a `<!-- page N -->` marker before each page (N its
- * number in the document; `slide N`, `sheet N` for a deck's and a workbook's), plain text without
- * marks, and html with a `<section data-page="N">` per page. A document of one flow (a Word file)
- * is written without marks.
+ * One format of the pages, piece by piece: markdown with a `<!-- page N -->` marker before each
+ * page (N its number in the document; `slide N`, `sheet N` for a deck's and a workbook's), plain
+ * text without marks, html with a `<section data-page="N">` per page; pages a blank line apart
+ * (a line in html), and none that has nothing to show.
  */
-export function writeFormats(
-  pages: PageBlocks[],
-  marker: 'page' | 'slide' | 'sheet' | null = 'page',
-): Written {
-  const md: string[] = [];
-  const text: string[] = [];
-  const html: string[] = [];
+export function renderFormat(format: Format, pages: PageBlocks[], marker: Marker, sink: Sink): void {
+  let any = false;
   for (const p of pages) {
-    const body = joinBlocks(p.blocks, mdBlock);
-    const mark = marker ? `<!-- ${marker} ${p.page} -->` : '';
-    md.push(body && mark ? `${mark}\n\n${body}` : body || mark);
-    const plain = joinBlocks(p.blocks, textBlock);
-    if (plain) text.push(plain);
-    const inner = htmlBlocks(p.blocks);
-    html.push(marker ? `<section data-${marker}="${p.page}">\n${inner}\n</section>` : inner);
+    // The page begins (after the one before) with its first piece that is not empty, or its mark.
+    let begun = false;
+    const begin = () => {
+      if (any) sink(format === 'html' ? '\n' : '\n\n');
+      any = begun = true;
+    };
+    if (format === 'markdown' && marker) {
+      begin();
+      sink(`<!-- ${marker} ${p.page} -->`);
+      let body = false;
+      joinBlocks(p.blocks, mdBlock, (x) => {
+        if (x === '') return;
+        if (!body) sink('\n\n');
+        body = true;
+        sink(x);
+      });
+    } else if (format === 'html' && marker) {
+      begin();
+      sink(`<section data-${marker}="${p.page}">\n`);
+      htmlBlocks(p.blocks, sink);
+      sink('\n</section>');
+    } else {
+      const put = (x: string) => {
+        if (x === '') return;
+        if (!begun) begin();
+        sink(x);
+      };
+      if (format === 'html') htmlBlocks(p.blocks, put);
+      else joinBlocks(p.blocks, format === 'markdown' ? mdBlock : textBlock, put);
+    }
   }
-  return {
-    markdown: md.filter((m) => m !== '').join('\n\n'),
-    text: text.join('\n\n'),
-    html: html.filter((h) => h !== '').join('\n'),
+}
+
+/** The characters of text the pages hold, and whether any is beyond Latin-1 (the formats add none). */
+export function textsOf(pages: PageBlocks[]): { chars: number; wide: boolean } {
+  let chars = 0;
+  let wide = false;
+  const look = (t: string) => {
+    chars += t.length;
+    if (!wide && /[\u0100-\uffff]/.test(t)) wide = true;
   };
+  for (const p of pages)
+    for (const b of p.blocks) {
+      if (b.kind === 'table') for (const r of b.rows) for (const c of r) look(c);
+      else look(b.text);
+      if (b.kind === 'item') look(b.marker);
+    }
+  return { chars, wide };
+}
+
+const BLOCKS = Symbol('blocks');
+interface Unwritten {
+  pages: PageBlocks[];
+  marker: Marker;
+}
+
+/** Whether formats are written when first read (see deferFormats). */
+let deferred = false;
+
+/**
+ * In a parser process: each format is written the first time it is read, and until then the pages
+ * are kept (unwrittenOf), so that the process writes large formats to sift a few pieces at a time
+ * without ever making one string of them (shared-file.ts). A string over 128 KB is new memory
+ * that the kernel maps page by page as it is written: on the virtual machines sift was measured
+ * on, 1.5 ms for each 290 KB format of an odt of 2,000 paragraphs. Elsewhere formats are written
+ * at once: deferred, the reader called in process took 8 % longer (its GC, 2 mark-compacts in 100
+ * odt files became 10).
+ */
+export function deferFormats(on = true): void {
+  deferred = on;
+}
+
+/** The pages written three ways (see renderFormat); a document of one flow (a Word file) without marks. */
+export function writeFormats(pages: PageBlocks[], marker: Marker = 'page'): Written {
+  const w = {} as Written;
+  if (!deferred) {
+    for (const k of FORMATS) {
+      const out: string[] = [];
+      renderFormat(k, pages, marker, (x) => out.push(x));
+      w[k] = out.join('');
+    }
+    return w;
+  }
+  for (const k of FORMATS)
+    Object.defineProperty(w, k, {
+      enumerable: true,
+      configurable: true,
+      get(this: Written) {
+        const out: string[] = [];
+        renderFormat(k, pages, marker, (x) => out.push(x));
+        return keep(this, k, out.join(''));
+      },
+      set(this: Written, v: string) {
+        keep(this, k, v);
+      },
+    });
+  Object.defineProperty(w, BLOCKS, { value: { pages, marker } satisfies Unwritten });
+  return w;
+}
+
+function keep(w: Written, k: Format, v: string): string {
+  Object.defineProperty(w, k, { value: v, enumerable: true, configurable: true, writable: true });
+  return v;
+}
+
+/** The pages a document's formats are to be written from, while none has been. */
+export function unwrittenOf(w: Written): Unwritten | undefined {
+  const u = (w as Written & { [BLOCKS]?: Unwritten })[BLOCKS];
+  return u && FORMATS.every((k) => Object.getOwnPropertyDescriptor(w, k)?.get) ? u : undefined;
+}
+
+/** `rest` with the formats as they are, not written yet (a spread would write them). */
+export function withFormats<T extends object>(formats: Written, rest: T): T & Written {
+  return Object.defineProperties(rest, Object.getOwnPropertyDescriptors(formats)) as T & Written;
+}
+
+/** `doc` with its formats empty (they go another way) and the rest as it is; none is written. */
+export function withoutFormats<T extends Written>(doc: T): T {
+  const out = { markdown: '', text: '', html: '' } as T;
+  for (const k of Object.keys(doc) as (keyof T)[]) if (!FORMATS.includes(k as Format)) out[k] = doc[k];
+  return out;
 }

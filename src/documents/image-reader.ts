@@ -1,5 +1,5 @@
 import type { Block, PageBlocks } from './blocks';
-import { writeFormats } from './formats';
+import { withFormats, writeFormats } from './formats';
 import { Gathered } from './office/gathered';
 import { checkPixels, ocr, type ImageType } from './ocr';
 import type { PageRange } from './page-ranges';
@@ -14,25 +14,23 @@ import type { ParsedDocument, ReadJob } from './pdf-reader';
 export async function readImage(job: ReadJob, type: ImageType): Promise<ParsedDocument> {
   checkPixels(job.bytes, type);
   if (job.ocr === 'never') {
-    return {
-      ...writeFormats([], null),
+    return withFormats(writeFormats([], null), {
       metadata: { pages: 1 },
       truncated: false,
       hasText: false,
-      family: 'image',
-    };
+      family: 'image' as const,
+    });
   }
   const read = (await ocr(job.bytes, job.ocrLimits)).filter(
     (p, i, all) => p.length > 0 || i < all.length - 1,
   );
   const { pages, truncated } = pagesKept(read, job.ranges, job.maxChars);
-  return {
-    ...writeFormats(pages, read.length > 1 ? 'page' : null),
+  return withFormats(writeFormats(pages, read.length > 1 ? 'page' : null), {
     metadata: { pages: Math.max(1, read.length), ocr: true },
     truncated,
     hasText: pages.some((p) => p.blocks.length > 0),
-    family: 'image',
-  };
+    family: 'image' as const,
+  });
 }
 
 /**

@@ -1,7 +1,7 @@
 import * as path from 'node:path';
 import { blockChars, rankHeadings, type Block, type PageBlocks, type TextRun } from './blocks';
 import { metadataOf, type DocumentMetadata } from './doc-metadata';
-import { writeFormats } from './formats';
+import { withFormats, writeFormats } from './formats';
 import { layOut } from './layout';
 import type { PageRange } from './page-ranges';
 import { selectPages } from './page-select';
@@ -167,13 +167,12 @@ export async function readDocument(
     const metadata = metadataOf(meta.info as Record<string, unknown>, meta.metadata, total, (s) =>
       pdfjs.PDFDateString.toDateObject(s),
     );
-    return {
-      ...writeFormats(out),
+    return withFormats(writeFormats(out), {
       metadata: ocred ? { ...metadata, ocr: true } : metadata,
       truncated,
       hasText,
       ...(ocrFailure ? { ocrFailure } : {}),
-    };
+    });
   } catch (err) {
     throw classify(err);
   } finally {

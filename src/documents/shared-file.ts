@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { constants } from 'node:buffer';
-import type { ParsedDocument } from './pdf-reader';
+import { renderFormat, textsOf, unwrittenOf, type Written } from './formats';
 import { ReadFailure } from './read-failure';
 
 /**
@@ -22,12 +22,13 @@ import { ReadFailure } from './read-failure';
 export type Encoding = 'latin1' | 'utf16le';
 /** Each format's encoding and bytes, in the file one after the other (markdown, text, html). */
 export type Parts = [Encoding, number][];
-type Formats = Pick<ParsedDocument, 'markdown' | 'text' | 'html'>;
 
 /** Formats under this many characters together go by the channel: the file costs calls of its own. */
 const FILE_CHARS = 64 * 1024;
 /** A document under this many bytes goes by the channel, for the same reason. */
 const FILE_BYTES = 64 * 1024;
+/** Pieces of a format are joined to about this many characters to be written: a string V8 keeps among its small ones. */
+const CHUNK_CHARS = 32 * 1024;
 
 /** The parent's side: a new file's descriptor, or undefined where none can be made. */
 export function openSharedFile(dirs = ['/dev/shm', os.tmpdir()]): number | undefined {
@@ -127,29 +128,77 @@ function empty(fd: number): void {
 
 /**
  * The child's side: writes a document's formats to the file and says where they are; undefined
- * when they go by the channel (small, no file, or a file that could not take them all).
+ * when they go by the channel (small, no file, or a file that could not take them all). Formats
+ * not written yet (formats.ts) are written from their pages straight to the file, a few pieces
+ * joined at a time: never one string of a format, which would be new memory (see writeFormats).
  */
-export function writeFormats(fd: number | undefined, doc: Formats): Parts | undefined {
-  const texts = [doc.markdown, doc.text, doc.html];
-  if (fd === undefined || texts.reduce((n, s) => n + s.length, 0) < FILE_CHARS) return undefined;
+export function writeFormats(fd: number | undefined, doc: Written): Parts | undefined {
+  const unwritten = unwrittenOf(doc);
+  const texts = unwritten ? undefined : [doc.markdown, doc.text, doc.html];
+  const { chars, wide } = unwritten
+    ? textsOf(unwritten.pages)
+    : { chars: texts!.reduce((n, t) => n + t.length, 0) / 3, wide: undefined };
+  // Each format holds the text at least once: three times the text is what the channel would carry.
+  if (fd === undefined || chars * 3 < FILE_CHARS) return undefined;
   try {
     const parts: Parts = [];
     let at = 0;
-    for (const s of texts) {
-      // As V8 holds it: one byte a character, or two.
-      const enc: Encoding = /[\u0100-\uffff]/.test(s) ? 'utf16le' : 'latin1';
-      const n = fs.writeSync(fd, s, at, enc);
-      if (n !== Buffer.byteLength(s, enc)) break;
-      parts.push([enc, n]);
-      at += n;
+    for (const [i, format] of FORMATS.entries()) {
+      // As V8 holds it: one byte a character, or two (the formats add only ASCII to the text).
+      const enc: Encoding = (wide ?? /[\u0100-\uffff]/.test(texts![i])) ? 'utf16le' : 'latin1';
+      const out = new FileSink(fd, at, enc);
+      if (texts) out.write(texts[i], true);
+      else renderFormat(format, unwritten!.pages, unwritten!.marker, (x) => out.add(x));
+      out.flush();
+      parts.push([enc, out.bytes]);
+      at += out.bytes;
     }
-    if (parts.length === texts.length) return parts;
+    return parts;
   } catch {
     // a full folder, say: the channel carries the reply
   }
   // What was written is given back.
   empty(fd);
   return undefined;
+}
+
+const FORMATS = ['markdown', 'text', 'html'] as const;
+
+/** A format written to the file from `at`, its pieces joined CHUNK_CHARS or so at a time. */
+class FileSink {
+  bytes = 0;
+  private pending: string[] = [];
+  private chars = 0;
+
+  constructor(
+    private readonly fd: number,
+    private readonly at: number,
+    private readonly enc: Encoding,
+  ) {}
+
+  add(piece: string): void {
+    this.pending.push(piece);
+    this.chars += piece.length;
+    if (this.chars >= CHUNK_CHARS) this.flush();
+  }
+
+  flush(): void {
+    if (this.pending.length === 0) return;
+    this.write(this.pending.join(''));
+    this.pending = [];
+    this.chars = 0;
+  }
+
+  /**
+   * Throws when the file takes less than all of it (a full folder, a size limit), or when one
+   * byte a character would not hold it (`known`: it was looked at): the channel carries it then.
+   */
+  write(s: string, known = false): void {
+    if (!known && this.enc === 'latin1' && /[\u0100-\uffff]/.test(s)) throw new Error('wide');
+    const n = fs.writeSync(this.fd, s, this.at + this.bytes, this.enc);
+    if (n !== Buffer.byteLength(s, this.enc)) throw new Error('short');
+    this.bytes += n;
+  }
 }
 
 /**
@@ -173,7 +222,7 @@ function bufferOf(bytes: number): Buffer {
  * memory given back); undefined when the parts are not what a child writes, more than `maxBytes`
  * (what the child's memory can hold) or more than the file holds.
  */
-export function readFormats(fd: number, parts: unknown, maxBytes: number): Formats | undefined {
+export function readFormats(fd: number, parts: unknown, maxBytes: number): Written | undefined {
   if (!Array.isArray(parts) || parts.length !== 3) return undefined;
   let total = 0;
   for (const p of parts as unknown[]) {

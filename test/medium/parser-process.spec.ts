@@ -17,6 +17,7 @@ import {
   writeJob,
 } from '../../src/documents/shared-file';
 import { ReadFailure } from '../../src/documents/read-failure';
+import { deferFormats, writeFormats as formatsOf } from '../../src/documents/formats';
 import { odtFile } from '../support/office-files';
 
 /**
@@ -220,6 +221,33 @@ describe('large documents and replies, by the shared file', () => {
         ],
       ])
         expect(readFormats(fd, bad, 1 << 30)).toBeUndefined();
+      // Formats not written yet are written from their pages, a few pieces at a time, and read
+      // back as they are when written in this process; one byte a character while the text has
+      // none beyond Latin-1.
+      const paragraphs = Array.from({ length: 3000 }, (_, i) => ({
+        kind: 'paragraph' as const,
+        text: `Paragraph ${i}: naïve words_of *text* <b>`,
+      }));
+      deferFormats(); // as in a parser process
+      try {
+        for (const [extra, enc] of [
+          ['Latin-1 only: ü', 'latin1'],
+          [wide, 'utf16le'],
+        ] as const) {
+          const unwritten = formatsOf([
+            { page: 1, blocks: paragraphs },
+            { page: 2, blocks: [{ kind: 'heading', size: 1, level: 1, text: extra }] },
+          ]);
+          const got = writeFormats(fd, unwritten)!;
+          expect(got.map(([e]) => e)).toEqual([enc, enc, enc]);
+          const back = readFormats(fd, got, 1 << 30)!;
+          expect(back).toEqual({ markdown: unwritten.markdown, text: unwritten.text, html: unwritten.html });
+          expect(back.markdown).toContain(`<!-- page 2 -->\n\n# ${extra}`);
+          expect(back.html.length).toBeGreaterThan(100_000);
+        }
+      } finally {
+        deferFormats(false);
+      }
       // A document: written, read back whole, and the file emptied.
       const bytes = crypto.randomBytes(100_000);
       expect(writeJob(fd, bytes)).toBe(true);

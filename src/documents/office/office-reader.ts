@@ -1,6 +1,6 @@
 import type { PageBlocks } from '../blocks';
 import type { DocumentMetadata } from '../doc-metadata';
-import { writeFormats } from '../formats';
+import { withFormats, writeFormats } from '../formats';
 import type { ParsedDocument } from '../pdf-reader';
 import type { PageRange } from '../page-ranges';
 import { ReadFailure } from '../read-failure';
@@ -108,11 +108,10 @@ export function readRtfFile(bytes: Uint8Array, maxChars: number): ParsedDocument
 }
 
 function written(read: OfficeRead, family: NonNullable<ParsedDocument['family']>): ParsedDocument {
-  return {
-    ...writeFormats(read.pages, read.marker),
+  return withFormats(writeFormats(read.pages, read.marker), {
     metadata: read.metadata,
     truncated: read.truncated,
     hasText: read.pages.some((p) => p.blocks.length > 0),
     family,
-  };
+  });
 }
