@@ -64,12 +64,20 @@ export interface Round {
   peakRssMb: number;
 }
 
-/** Runs `once` PER_ROUND times; CPU of this process and of `pids()` (read as they run), peak RSS. */
-export async function round(once: () => Promise<void>, pids: () => number[], pages: number): Promise<Round> {
+/**
+ * Runs `once` PER_ROUND times; CPU of this process (unless not `ownToo`: the work is all elsewhere) and
+ * of `pids()` (read as they run), peak RSS of the same.
+ */
+export async function round(
+  once: () => Promise<void>,
+  pids: () => number[],
+  pages: number,
+  ownToo = true,
+): Promise<Round> {
   const cpu = new Map<number, { first: number; last: number }>();
   let peak = 0;
   const sample = () => {
-    let rss = proc(process.pid)?.rss ?? 0;
+    let rss = ownToo ? (proc(process.pid)?.rss ?? 0) : 0;
     for (const pid of pids()) {
       const p = proc(pid);
       if (!p) continue;
@@ -93,7 +101,7 @@ export async function round(once: () => Promise<void>, pids: () => number[], pag
   const n = pages * PER_ROUND;
   return {
     pagesPerS: n / seconds,
-    cpuMsPerPage: ((mine.user + mine.system) / 1000 + children * 1000) / n,
+    cpuMsPerPage: ((ownToo ? (mine.user + mine.system) / 1000 : 0) + children * 1000) / n,
     peakRssMb: peak / 1048576,
   };
 }

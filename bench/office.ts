@@ -1,23 +1,21 @@
 /**
  * bench/office: documents beyond PDF. For each family, a document of some size read by sift's
- * DocumentParser (a warm parser process under its limits: the reader, three formats, the IPC
- * channel) against the same reader called directly in this process and, where a Node user would
- * pick a library for the family instead, that library (mammoth for Word files, exceljs for
- * workbooks, officeparser for decks and OpenDocument files): alternating rounds, medians, units per second (pages of the stated count, sheets,
- * slides, rows, chapters), CPU per unit and peak RSS. Then OCR: seconds per page for a page of
- * text as a screenshot of sift's Chromium takes it (1280 × 1810 pixels, A4's proportions).
+ * DocumentParser (a warm parser process under its limits: the reader, three formats, the way
+ * there and back) against the same reader called directly and, where a Node user would pick a
+ * library for the family instead, that library (mammoth for Word files, exceljs for workbooks,
+ * officeparser for decks and OpenDocument files), each in a process of its own (office-direct.ts):
+ * alternating rounds, medians, units per second (pages of the stated count, sheets, slides, rows,
+ * chapters), CPU per unit and peak RSS. Then OCR: seconds per page for a page of text as a
+ * screenshot of sift's Chromium takes it (1280 × 1810 pixels, A4's proportions).
  */
-import { execFileSync } from 'node:child_process';
+import { execFileSync, fork, type ChildProcess } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { Document, HeadingLevel, Packer, Paragraph, Table, TableCell, TableRow } from 'docx';
 import ExcelJS from 'exceljs';
-import mammoth from 'mammoth';
-import { parseOfficeAsync } from 'officeparser';
 import { request } from 'undici';
 import { DocumentParser, defaultParserProcesses } from '../src/documents';
-import { readCsvFile, readOffice } from '../src/documents/office/office-reader';
 import { ocr, pgm } from '../src/documents/ocr';
 import { grey, type DecodedImage } from '../src/documents/ocr-page';
 import { PDFDocument } from 'pdf-lib';
@@ -25,6 +23,7 @@ import { Fixture, html, send } from '../test/support/fixture';
 import { ROOT, kill, startSiftProcess } from '../test/support/process';
 import { bigSheet, epubFile, odtFile } from '../test/support/office-files';
 import { loadPdfJs, median, round, type Round } from './documents';
+import type { Way } from './office-direct';
 
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
 const OPTS = { maxPages: 500, maxMb: 256, deadlineMs: 120_000 };
@@ -86,14 +85,11 @@ interface Family {
   unit: string;
   units: number;
   bytes: Buffer;
-  /** Other ways to read it in this process: the reader itself, a library a user would pick. */
-  direct: [string, (b: Buffer) => Promise<unknown>][];
+  /** Other ways to read it, called directly (office-direct.ts): the reader itself, a library a user would pick. */
+  direct: Way[];
 }
 
 async function families(): Promise<Family[]> {
-  const reader = (b: Buffer) => Promise.resolve(readOffice(b, 16 << 20));
-  // officeparser: the library a Node user picks for decks and OpenDocument files (plain text).
-  const office = (b: Buffer) => parseOfficeAsync(b);
   const csv = ['id,name,amount', ...Array.from({ length: 10_000 }, (_, i) => `${i},item ${i},${i * 3}`)].join(
     '\n',
   );
@@ -103,69 +99,73 @@ async function families(): Promise<Family[]> {
       unit: 'sections',
       units: 40,
       bytes: await wordOf(40),
-      direct: [
-        ['reader direct', reader],
-        ['mammoth.convertToHtml', (b) => mammoth.convertToHtml({ buffer: b })],
-      ],
+      direct: ['reader direct', 'mammoth.convertToHtml'],
     },
     {
       name: 'xlsx (4 sheets of 2,000 rows)',
       unit: 'sheets',
       units: 4,
       bytes: await workbookOf(4, 2000),
-      direct: [
-        ['reader direct', reader],
-        ['exceljs xlsx.load', (b) => new ExcelJS.Workbook().xlsx.load(b as unknown as ArrayBuffer)],
-      ],
+      direct: ['reader direct', 'exceljs xlsx.load'],
     },
     {
       name: 'pptx (40 slides)',
       unit: 'slides',
       units: 40,
       bytes: deckOf(40),
-      direct: [
-        ['reader direct', reader],
-        ['officeparser (text only)', office],
-      ],
+      direct: ['reader direct', 'officeparser (text only)'],
     },
     {
       name: 'ods-like xlsx (10,000 rows)',
       unit: 'rows',
       units: 10_000,
       bytes: bigSheet(10_000),
-      direct: [['reader direct', reader]],
+      direct: ['reader direct'],
     },
     {
       name: 'odt (2,000 more paragraphs)',
       unit: 'paragraphs',
       units: 2000,
       bytes: odtFile(PARAGRAPHS.map((t) => `<text:p>${t}</text:p>`).join('')),
-      direct: [
-        ['reader direct', reader],
-        ['officeparser (text only)', office],
-      ],
+      direct: ['reader direct', 'officeparser (text only)'],
     },
     {
-      // Where starting a parser process again weighs most: one is kept for 500 documents.
+      // Where the way to a parser process and back weighs most.
       name: 'odt (one paragraph)',
       unit: 'documents',
       units: 1,
       bytes: odtFile('<text:p>One short paragraph.</text:p>'),
-      direct: [['reader direct', reader]],
+      direct: ['reader direct'],
     },
     {
       name: 'epub (2,000 more paragraphs)',
       unit: 'paragraphs',
       units: 2000,
       bytes: epubFile(PARAGRAPHS.map((t) => `<p>${t}</p>`).join('')),
-      direct: [['reader direct', reader]],
+      direct: ['reader direct'],
+    },
+    {
+      // No RTF reader stands out for Node: against sift's own, called directly.
+      name: 'rtf (2,000 paragraphs)',
+      unit: 'paragraphs',
+      units: 2000,
+      bytes: Buffer.from(
+        `{\\rtf1\\ansi\\deff0{\\fonttbl{\\f0 Times;}}{\\info{\\title A long report}}\n` +
+          PARAGRAPHS.map(
+            (t, i) =>
+              (i % 50 === 0 ? `\\pard\\outlinelevel0 Part ${i / 50}\\par\n` : '') + `\\pard ${t}\\par\n`,
+          ).join('') +
+          '}',
+        'latin1',
+      ),
+      direct: ['reader direct (rtf)'],
     },
     {
       name: 'csv (10,000 rows)',
       unit: 'rows',
       units: 10_000,
       bytes: Buffer.from(csv),
-      direct: [['reader direct', (b) => readCsvFile(b, 16 << 20)]],
+      direct: ['reader direct (csv)'],
     },
   ];
 }
@@ -257,6 +257,16 @@ async function ocrPage(): Promise<Record<string, number | string>> {
   }
 }
 
+/** Asks the direct process to read the document `times` times one way (sending its bytes first, if given). */
+function direct(runner: ChildProcess, way: Way, times: number, bytes?: Buffer): Promise<void> {
+  return new Promise((resolve, reject) => {
+    runner.once('message', (m: { done?: true; error?: string }) =>
+      m.done ? resolve() : reject(new Error(`${way}: ${m.error}`)),
+    );
+    runner.send({ way, times, bytes });
+  });
+}
+
 export async function benchOffice(): Promise<Record<string, number | string>> {
   const out: Record<string, number | string> = {};
   // One document at a time in one process; and as sift runs by default: its parser processes
@@ -264,6 +274,8 @@ export async function benchOffice(): Promise<Record<string, number | string>> {
   const serial = new DocumentParser({ processes: 1 });
   const pool = new DocumentParser();
   const inFlight = defaultParserProcesses();
+  // The other ways, in a process of their own (office-direct.ts): its CPU and RSS alone.
+  const runner = fork(path.join(__dirname, 'office-direct.js'), [], { serialization: 'advanced' });
   const fmt = (rs: Round[], units: number) =>
     `${median(rs.map((x) => x.pagesPerS)).toFixed(1)}, ${(median(rs.map((x) => x.cpuMsPerPage)) * units).toFixed(2)}, ${Math.round(Math.max(...rs.map((x) => x.peakRssMb)))}`;
   try {
@@ -271,11 +283,12 @@ export async function benchOffice(): Promise<Record<string, number | string>> {
       const opts = { ...OPTS, mediaType: f.name.startsWith('csv') ? 'text/csv' : undefined };
       await serial.parse(f.bytes, opts);
       await pool.parse(f.bytes, opts);
-      for (const [, d] of f.direct) await d(f.bytes);
+      await direct(runner, f.direct[0], 1, f.bytes);
+      for (const way of f.direct) await direct(runner, way, 2);
       // Documents a round reads each way: enough for about half a second read directly.
       const t = performance.now();
-      await f.direct[0][1](f.bytes);
-      const k = Math.max(1, Math.ceil(250 / Math.max(1, performance.now() - t) / 2));
+      await direct(runner, f.direct[0], 2);
+      const k = Math.max(1, Math.ceil(250 / Math.max(1, (performance.now() - t) / 2) / 2));
       const times = async (read: () => Promise<unknown>) => {
         for (let i = 0; i < k; i++) await read();
       };
@@ -288,12 +301,13 @@ export async function benchOffice(): Promise<Record<string, number | string>> {
       for (let r = 0; r < ROUNDS; r++) {
         s.push(await round(one, () => serial.processes(), f.units * k));
         m.push(await round(many, () => pool.processes(), f.units * k * inFlight));
-        for (const [i, [, read]] of f.direct.entries())
+        for (const [i, way] of f.direct.entries())
           d[i].push(
             await round(
-              () => times(() => read(f.bytes)),
-              () => [],
+              () => direct(runner, way, k),
+              () => [runner.pid!],
               f.units * k,
+              false,
             ),
           );
       }
@@ -304,7 +318,7 @@ export async function benchOffice(): Promise<Record<string, number | string>> {
       );
       const sp = median(s.map((x) => x.pagesPerS));
       const mp = median(m.map((x) => x.pagesPerS));
-      for (const [i, [name]] of f.direct.entries()) {
+      for (const [i, name] of f.direct.entries()) {
         const dp = median(d[i].map((x) => x.pagesPerS));
         out[
           `${f.name}: ${name}: ${f.unit}/s, CPU ms/document, peak RSS MB; sift one/it, sift ${inFlight}/it`
@@ -312,6 +326,7 @@ export async function benchOffice(): Promise<Record<string, number | string>> {
       }
     }
   } finally {
+    runner.kill('SIGKILL');
     await serial.close();
     await pool.close();
   }
