@@ -140,7 +140,7 @@ function joinBlocks(blocks: Block[], write: (b: Block) => string, put: Sink): vo
 }
 
 type Marker = 'page' | 'slide' | 'sheet' | null;
-const FORMATS = ['markdown', 'text', 'html'] as const;
+export const FORMATS = ['markdown', 'text', 'html'] as const;
 export type Format = (typeof FORMATS)[number];
 
 /**

@@ -3,7 +3,7 @@ import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
 import { constants } from 'node:buffer';
-import { renderFormat, textsOf, unwrittenOf, type Written } from './formats';
+import { FORMATS, renderFormat, textsOf, unwrittenOf, type Written } from './formats';
 import { ReadFailure } from './read-failure';
 
 /**
@@ -161,8 +161,6 @@ export function writeFormats(fd: number | undefined, doc: Written): Parts | unde
   empty(fd);
   return undefined;
 }
-
-const FORMATS = ['markdown', 'text', 'html'] as const;
 
 /** A format written to the file from `at`, its pieces joined CHUNK_CHARS or so at a time. */
 class FileSink {
