@@ -33,8 +33,8 @@ export function wordsToStandIn(words: number, ogType: string | undefined, ld: Js
  * The block of the largest run of like items on `page` (the page less its furniture) when it holds
  * `enough` words and its items half of them or more.
  */
-export function runStandingIn(page: Element, enough: number): Element | undefined {
-  const run = itemRun(page);
+export function runStandingIn(page: Element, enough: number, ownParts = true): Element | undefined {
+  const run = itemRun(page, ownParts);
   return run && run.words >= enough && 2 * run.itemWords >= run.words ? run.block : undefined;
 }
 
@@ -61,11 +61,21 @@ export const FURNITURE_TAGS = [
 const FURNITURE = new Set(FURNITURE_TAGS);
 
 /**
+ * Whether `el` is the page's furniture (rule articleParts: a header inside an article is that
+ * article's own, its title and teaser, not the page's, as HTML defines it; its footer, a byline and
+ * tags, stays furniture).
+ */
+export function isFurniture(el: Element, ownParts = true): boolean {
+  if (!FURNITURE.has(el.localName)) return false;
+  return !(ownParts && el.localName === 'header' && el.parentElement?.closest('article'));
+}
+
+/**
  * The block of the largest run of like items under `body` (by words), if any has MIN_ITEMS items;
  * what lies in the page's furniture is not counted.
  */
-export function itemRun(body: Element): ItemRun | undefined {
-  const all = elementsOf(body);
+export function itemRun(body: Element, ownParts = true): ItemRun | undefined {
+  const all = elementsOf(body, ownParts);
   const words = wordsOf([body, ...all]);
   const shapes = new Map<Element, string>();
   const runs = new Map<string, { items: Element[]; words: number }>();
@@ -94,11 +104,11 @@ export function itemRun(body: Element): ItemRun | undefined {
 }
 
 /** The elements under `root` in document order, none in or under its furniture. */
-function elementsOf(root: Element): Element[] {
+function elementsOf(root: Element, ownParts: boolean): Element[] {
   const all: Element[] = [];
   const walk = (el: Element) => {
     for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
-      if (FURNITURE.has(c.localName)) continue;
+      if (FURNITURE.has(c.localName) && isFurniture(c, ownParts)) continue;
       all.push(c);
       walk(c);
     }

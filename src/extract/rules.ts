@@ -107,6 +107,12 @@ export const RULES = {
    */
   thinArticle: 'choose',
   /**
+   * A header inside an article is the article's own (its title and teaser), not the page's
+   * furniture: the page less its furniture (see thinArticle, itemRuns) keeps it. A page of
+   * stories, each an article whose title and teaser sit in its header, kept nothing.
+   */
+  articleParts: 'choose',
+  /**
    * A thread's posts, as its microdata marks them (`itemprop="text"` in a DiscussionForumPosting,
    * a Question, an Answer, or a Comment on a page that says it is a thread), stand in for the
    * block Readability chose when they hold 90 % of its words or more: it keeps one post.

@@ -22,7 +22,7 @@ import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
-import { FURNITURE_TAGS, itemRun, runStandingIn, wordsToStandIn } from './item-runs';
+import { FURNITURE_TAGS, isFurniture, itemRun, runStandingIn, wordsToStandIn } from './item-runs';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -124,7 +124,8 @@ const precleanPage: Stage = (w) => {
     );
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
-    if (w.rules.itemRuns && w.source.body) w.runWords = itemRun(w.source.body as unknown as Element)?.words;
+    if (w.rules.itemRuns && w.source.body)
+      w.runWords = itemRun(w.source.body as unknown as Element, !!w.rules.articleParts)?.words;
   } catch {
     w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
   }
@@ -200,7 +201,8 @@ const itemRuns: Stage = (w) => {
   if (!w.rules.itemRuns || w.picked) return;
   const enough = wordsToStandIn(wordCount(w.root!.textContent ?? ''), w.head.meta.get('og:type'), w.ld);
   if ((w.runWords ?? 0) < enough) return; // the run as the page held it before Readability
-  const block = runStandingIn(wholePage(w, true) as unknown as Element, enough) as HTMLElement | undefined;
+  const page = wholePage(w, true) as unknown as Element;
+  const block = runStandingIn(page, enough, !!w.rules.articleParts) as HTMLElement | undefined;
   if (!block) return;
   cleanArticle(block, w.rules, w.baseUrl, true);
   if (wordCount(block.textContent ?? '', enough) >= enough) w.root = block;
@@ -263,7 +265,7 @@ function wholePage(w: Work, cleaned = false): HTMLElement {
   }
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
-    el.remove();
+    if (isFurniture(el, !!w.rules.articleParts)) el.remove();
   }
   titleHeadingAsReadability(body as unknown as Element, w.title);
   return body as unknown as HTMLElement;

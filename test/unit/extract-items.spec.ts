@@ -131,3 +131,38 @@ describe('a page of items (rule itemRuns)', () => {
     expect(itemRun(three.body as unknown as Element)).toBeUndefined();
   });
 });
+
+describe("an article's own header and footer (rule articleParts)", () => {
+  const RIVER = Array.from({ length: 12 }, (_, i) => ({
+    headline: `${['Headphones gain new colours', 'Firmware update for the case', 'Adapter discontinued'][i % 3]}, story ${i + 1}`,
+    teaser: `Teaser ${i + 1}: the maker released the update this week, and owners can install it from the settings of the paired phone.`,
+  }));
+
+  /** A topic page: a river of stories, each an article whose headline and teaser sit in its own header. */
+  function riverPage(): string {
+    const items = RIVER.map(
+      (st, i) =>
+        `<article class="river-article"><a href="/a/${i}"><img src="/i/${i}.jpg" alt=""></a><header><h2><a href="/a/${i}">${st.headline}</a></h2>` +
+        `<p class="river-desc"><a href="/a/${i}">${st.teaser}</a></p><div class="river-aux"><a href="/editor/${i}">Editor ${i}</a> <time>1 month ago</time></div></header></article>`,
+    ).join('');
+    return page(
+      'Headphones news',
+      `<h1>headphones</h1><section class="col-main"><h2>Latest News</h2>${items}</section>`,
+    );
+  }
+
+  it('a river of stories keeps each headline and teaser, and the page header still goes', () => {
+    const html = riverPage();
+    const text = extractHtml(html, 'https://news.example/topic/headphones', 'text').content;
+    for (const st of RIVER) {
+      expect(text).toContain(st.headline);
+      expect(text).toContain(st.teaser);
+    }
+    expect(text).not.toContain('About');
+    expect(text).not.toContain('All rights reserved');
+    const without = extractHtml(html, 'https://news.example/topic/headphones', 'text', {
+      rules: { ...ALL_RULES, articleParts: false },
+    }).content;
+    expect(RIVER.filter((st) => !without.includes(st.teaser)).length).toBeGreaterThan(6);
+  });
+});
