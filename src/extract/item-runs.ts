@@ -24,9 +24,12 @@ const RUN_WORDS = 20;
  * JSON-LD say what it is.
  */
 export function wordsToStandIn(words: number, ogType: string | undefined, ld: Json[]): number {
-  const article =
-    ogType?.toLowerCase() === 'article' || ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)));
-  return (article ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
+  return (statesArticle(ogType, ld) ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
+}
+
+/** Whether a page's `og:type` or JSON-LD says it is an article (or a blog post). */
+export function statesArticle(ogType: string | undefined, ld: Json[]): boolean {
+  return ogType?.toLowerCase() === 'article' || ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)));
 }
 
 /**

@@ -127,6 +127,13 @@ export const RULES = {
    */
   itemRuns: 'choose',
   /**
+   * On a page that does not state it is an article (`og:type`, JSON-LD), its one `<main>` (or
+   * `role="main"`), less its furniture and cleaned as the chosen block is, stands in for that block
+   * when it holds twice its words (and 40 at least): a landing page, a service's page, a shop's, is
+   * a stack of short sections, and Readability keeps one.
+   */
+  mainBlock: 'choose',
+  /**
    * The article the page states in its JSON-LD (`articleBody`) stands in for the one found in the
    * html when it has over twice the words (and at least 50).
    */

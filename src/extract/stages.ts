@@ -22,7 +22,15 @@ import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
-import { FURNITURE_TAGS, isFurniture, itemRun, runStandingIn, wordsToStandIn } from './item-runs';
+import {
+  FURNITURE_TAGS,
+  isFurniture,
+  itemRun,
+  runStandingIn,
+  statesArticle,
+  wordsToStandIn,
+} from './item-runs';
+import { mainOf, mainWords, wordsForMain } from './main-block';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -55,6 +63,8 @@ export interface Work {
   opening?: Element[];
   /** The words of the block of the page's largest run of like items, before Readability (rule itemRuns). */
   runWords?: number;
+  /** The words of the page's one `<main>`, before Readability (rule mainBlock). */
+  mainWords?: number;
   /** The cleaning before Readability threw: Readability is not asked. */
   broken?: boolean;
   article: Article;
@@ -126,6 +136,7 @@ const precleanPage: Stage = (w) => {
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
     if (w.rules.itemRuns && w.source.body)
       w.runWords = itemRun(w.source.body as unknown as Element, !!w.rules.articleParts)?.words;
+    if (w.rules.mainBlock && w.source.body) w.mainWords = mainWords(w.source.body as unknown as Element);
   } catch {
     w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
   }
@@ -209,6 +220,20 @@ const itemRuns: Stage = (w) => {
 };
 
 /**
+ * A page that does not state it is an article (rule mainBlock, see main-block.ts): its `<main>`,
+ * cleaned as the chosen block is, stands in for the content when it holds far more words.
+ */
+const mainBlock: Stage = (w) => {
+  if (!w.rules.mainBlock || statesArticle(w.head.meta.get('og:type'), w.ld)) return;
+  const enough = wordsForMain(wordCount(w.root!.textContent ?? ''));
+  if ((w.mainWords ?? 0) < enough) return; // <main> as the page held it before Readability
+  const main = mainOf(wholePage(w, true) as unknown as Element, enough) as HTMLElement | undefined;
+  if (!main) return;
+  cleanArticle(main, w.rules, w.baseUrl);
+  if (wordCount(main.textContent ?? '', enough) >= enough) w.root = main;
+};
+
+/**
  * The article the page states, when it is far fuller: in its JSON-LD (rule statedBody, see
  * stated-body.ts), or in the state its scripts render from (rule scriptState, script-state.ts).
  */
@@ -243,6 +268,7 @@ export const STAGES: readonly Stage[] = [
   chooseArticle,
   threadPosts,
   itemRuns,
+  mainBlock,
   standIn,
   complete,
 ];

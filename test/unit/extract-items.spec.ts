@@ -3,7 +3,8 @@ import { ALL_RULES } from '../../src/extract/rules';
 import { extractHtml } from '../../src/extract/extract';
 import { itemRun } from '../../src/extract/item-runs';
 
-const withoutRuns = { rules: { ...ALL_RULES, itemRuns: false } };
+/** Without the run (and the page's <main>, which would stand in too: rule mainBlock). */
+const withoutRuns = { rules: { ...ALL_RULES, itemRuns: false, mainBlock: false } };
 
 const page = (title: string, main: string, rest = '') =>
   `<html><head><title>${title}</title></head><body><header><a href="/">Home</a> <a href="/about">About</a></header>` +
@@ -164,5 +165,68 @@ describe("an article's own header and footer (rule articleParts)", () => {
       rules: { ...ALL_RULES, articleParts: false },
     }).content;
     expect(RIVER.filter((st) => !without.includes(st.teaser)).length).toBeGreaterThan(6);
+  });
+});
+
+describe("a page's <main> (rule mainBlock)", () => {
+  const wrap = (cls: string, inner: string) =>
+    `<div class="section ${cls}"><div class="container"><div class="row">${inner}</div></div></div>`;
+  const WHY = [
+    'Teams tell us the same thing: their old tracker grew slow as it grew large, and the time spent keeping it tidy was time not spent shipping, week after week.',
+    'We built this one to stay fast at any size, so that a board of ten thousand issues opens as quickly as a board of ten, and a search across every project answers before you finish typing.',
+    'It works offline, too: changes made on a train are kept, merged and sent when the connection comes back, with nothing lost and nothing sent twice.',
+  ];
+  const FEATURES = [
+    'Boards that update as you type',
+    'Cycles that close themselves on time',
+    'Imports from every tracker you use',
+    'Views saved for each member of the team',
+    'Reminders sent before a deadline slips',
+    'Reports on what shipped, week by week',
+    'Keyboard shortcuts for every action',
+    'Integrations with chat, mail and source control',
+  ];
+  const SECTIONS = [
+    wrap(
+      'hero',
+      `<h1>Plan your team's work</h1><span>One place for the roadmap, the sprints and the bugs.</span>`,
+    ),
+    wrap('features', `<h2>Features</h2><ul>${FEATURES.map((f) => `<li>${f}</li>`).join('')}</ul>`),
+    wrap('story', `<h2>Why teams switch</h2>${WHY.map((p) => `<p>${p}</p>`).join('')}`),
+    wrap(
+      'plans',
+      `<h2>Plans</h2><div class="plan"><h3>Free</h3><span>Up to ten members and two teams.</span></div><div class="plan"><h3>Business</h3><span>Unlimited members, audit logs and single sign-on.</span></div>`,
+    ),
+    wrap(
+      'faq',
+      `<h2>Questions</h2><h3>Can I import my data?</h3><span>Yes, from spreadsheets and the trackers most teams use.</span><h3>Is there a free trial?</h3><span>Every paid plan starts with fourteen days free.</span><h3>Can I cancel at any time?</h3><span>Yes, and your data stays yours to export for ninety days.</span><h3>Where is my data kept?</h3><span>In the region you choose when the workspace is made.</span>`,
+    ),
+  ];
+  const landing = (head = '') =>
+    `<html><head><title>Plan your team's work</title>${head}</head><body><header><a href="/">Home</a> <a href="/login">Log in</a></header>` +
+    `<main>${SECTIONS.join('')}</main><footer><p>© The company. All rights reserved.</p></footer></body></html>`;
+  const SAID = [
+    'Boards that update as you type',
+    'Unlimited members, audit logs',
+    'fourteen days free',
+    'stay fast at any size',
+  ];
+
+  it('a landing page keeps every section of its <main>, not only the one with the most prose', () => {
+    const text = extractHtml(landing(), 'https://tracker.example/', 'text').content;
+    for (const s of SAID) expect(text).toContain(s);
+    expect(text).not.toContain('All rights reserved');
+    const without = extractHtml(landing(), 'https://tracker.example/', 'text', {
+      rules: { ...ALL_RULES, mainBlock: false },
+    }).content;
+    expect(without).toContain(WHY[1]);
+    expect(SAID.filter((s) => !without.includes(s)).length).toBe(3);
+  });
+
+  it('a page that states it is an article keeps the block chosen', () => {
+    const html = landing('<meta property="og:type" content="article">');
+    const text = extractHtml(html, 'https://tracker.example/', 'text').content;
+    expect(text).toContain(WHY[1]);
+    expect(text).not.toContain('fourteen days free');
   });
 });

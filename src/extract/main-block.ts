@@ -1,0 +1,29 @@
+/**
+ * A page's `<main>` (rule mainBlock): on a page that does not state it is an article, the one
+ * element the page names as its main content, when it holds far more than the block Readability
+ * chose. A landing page, a service's or a shop's page is a stack of short sections (a pitch, the
+ * features, the plans, the questions), and Readability keeps the one with the most prose.
+ */
+import { wordCount } from './verdict';
+
+/** `<main>` stands in when it holds this many times the chosen block's words (and of MAIN_WORDS). */
+const MAIN_TIMES = 2;
+const MAIN_WORDS = 20;
+
+/** The words `<main>` needs to stand in for a block of `words`. */
+export function wordsForMain(words: number): number {
+  return MAIN_TIMES * Math.max(words, MAIN_WORDS);
+}
+
+/** The page's one main element (`<main>` or `role="main"`) when it holds `enough` words; none when it names two. */
+export function mainOf(page: Element, enough: number): Element | undefined {
+  const mains = page.querySelectorAll('main,[role="main"]');
+  if (mains.length !== 1) return undefined;
+  return wordCount(mains[0].textContent ?? '', enough) >= enough ? mains[0] : undefined;
+}
+
+/** The words of the page's one main element, as it stands (0 when it has none, or names two). */
+export function mainWords(page: Element): number {
+  const main = mainOf(page, 0);
+  return main ? wordCount(main.textContent ?? '') : 0;
+}
