@@ -11,7 +11,7 @@ import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import type { Json } from './json-ld';
 import { survey, type Survey } from './survey';
-import { isThreadPage, statesThread, unnameComments } from './thread-page';
+import { isThreadPage, leadsReplies, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
 import { COMMENT_NAMED, COMMENTS, DIALOG, FURNITURE, HIDDEN, HIDDEN_PART } from './vocabulary';
 
@@ -175,7 +175,9 @@ const PAGE_STEPS: readonly Step[] = [
           named,
           p.shaped.flatMap((t) => t.items),
           p.found.comments,
-        ) || statesThread(p.doc, p.titled ?? p.heading, p.ld);
+        ) ||
+        leadsReplies(p.titled ?? p.heading, p.found.comments) ||
+        statesThread(p.doc, p.titled ?? p.heading, p.ld);
       if (p.thread) unnameComments(p.found.named);
     },
   },

@@ -40,9 +40,10 @@ export const RULES = {
   math: 'preclean',
   /**
    * A page of posts (a forum thread: the first post-length block named or built as a comment
-   * follows the page's heading with no article between them, or its JSON-LD or the microdata
-   * around its heading says DiscussionForumPosting or QAPage) keeps its comments, named as they
-   * are, for Readability to judge by their text.
+   * follows the page's heading with no article between them, or a post-length block after the
+   * heading is built as the comments marked up after it are, or its JSON-LD or the microdata around
+   * its heading says DiscussionForumPosting or QAPage) keeps its comments, named as they are, for
+   * Readability to judge by their text.
    */
   threads: 'preclean',
   /**

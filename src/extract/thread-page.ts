@@ -22,6 +22,35 @@ export function isThreadPage(heading: Element | undefined, ...posts: Element[][]
   return !!firstWithin(heading, LEAD_CHARS, (el) => candidates.has(el) && textLen(el) >= POST_CHARS);
 }
 
+/**
+ * Whether a post-length block after the page's heading is built as the comments `items` are (their
+ * tag and first class, in their parent, before them): a thread's first post is built as its replies
+ * are, though only the replies are marked up as comments. An article is not built as its comments.
+ */
+export function leadsReplies(heading: Element | undefined, items: Element[]): boolean {
+  if (!heading) return false;
+  const seen = new Set<Element>();
+  for (const item of items) {
+    const parent = item.parentElement;
+    if (!parent || seen.has(parent)) continue;
+    seen.add(parent);
+    const shape = firstClass(item);
+    for (let el = item.previousElementSibling; el; el = el.previousElementSibling)
+      if (
+        el.localName === item.localName &&
+        firstClass(el) === shape &&
+        textLen(el) >= POST_CHARS &&
+        heading.compareDocumentPosition(el) & 4 // DOCUMENT_POSITION_FOLLOWING
+      )
+        return true;
+  }
+  return false;
+}
+
+function firstClass(el: Element): string {
+  return (el.getAttribute('class') ?? '').trim().split(/\s+/)[0];
+}
+
 /** The types of structured data that say a page is a thread of posts (schema.org). */
 const THREAD_TYPES = /(^|\s)(DiscussionForumPosting|QAPage)(\s|$)/;
 const THREAD_ITEMTYPE = /schema\.org\/(DiscussionForumPosting|QAPage)\/?$/i;

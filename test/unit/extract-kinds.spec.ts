@@ -186,6 +186,33 @@ describe('extraction of other kinds of page', () => {
     expect(text).not.toContain('Wer ist online');
   });
 
+  it('a thread whose first post is built as its replies, which alone are marked up as comments, keeps them all', () => {
+    const said = [
+      'I want to buy a fitness band under two hundred dollars that measures sleep and heart rate, and lasts a week on a charge. I run three times a week and sleep badly, so the sleep data matters most to me. Which one would you pick, and why?',
+      'I have worn the cheaper of the two bands for a year: the battery lasts nine days, the sleep graphs match how I feel, and the strap has not cracked yet.',
+      'Mine stopped syncing after a firmware update twice, so look at how often the maker ships fixes before you buy; the hardware was fine in both cases.',
+      'If you swim, check the water rating: the band I had fogged up inside after a month of laps, though the shop replaced it without a question.',
+    ];
+    const post = (i: number, first: boolean) =>
+      `<article class="message ${first ? 'message-threadStarterPost ' : ''}message--post js-post" id="post-${i}"` +
+      `${first ? '' : ' itemscope itemtype="https://schema.org/Comment"'}>` +
+      `<div class="message-user"><a href="/members/${i}">member${i}</a></div>` +
+      `<div class="message-content"><div class="bbWrapper"${first ? '' : ' itemprop="text"'}>${said[i]}</div></div>` +
+      '<footer><a href="#like">Like</a> <a href="#reply">Reply</a></footer></article>';
+    const html =
+      '<html><head><title>Best band under $200</title></head><body><h1 class="p-title-value">Best band under $200</h1>' +
+      '<div class="p-description">Thread starter member0 · Start date Oct 21, 2022</div>' +
+      '<ul class="p-breadcrumbs"><li><a href="/">Home</a></li><li><a href="/forums">Forums</a></li><li><a href="/forums/wearables">Wearables and connected tech</a></li></ul>' +
+      '<div class="notice">You are using an out of date browser. It may not display this or other websites correctly.</div>' +
+      `<div class="block-body">${said.map((_, i) => post(i, i === 0)).join('')}</div></body></html>`;
+    const url = 'https://forum.example/threads/best-band-under-200.1051433/';
+    const text = extractHtml(html, url, 'text').content;
+    for (const s of said) expect(text).toContain(s);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, threads: false } }).content;
+    // Without it, the posts go as an article's comments would (the first with them, in their block).
+    expect(said.slice(1).filter((s) => without.includes(s))).toEqual([]);
+  });
+
   it("an article's comments still go when they follow the article", () => {
     const post = (who: string, said: string) =>
       `<li class="ForumComment"><span>${who}</span><p>${said.repeat(4)}</p><a href="#r">Reply</a></li>`;
