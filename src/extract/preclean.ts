@@ -128,6 +128,44 @@ interface Pre {
   shaped: { thread: Element; items: Element[] }[];
   /** A page of posts: its comments are its content (see thread-page.ts). */
   thread: boolean;
+  /** Named as furniture, but parts of a page's items (see furnitureRuns). */
+  spared: Set<Element>;
+}
+
+/** Like blocks named as furniture are items' parts when there are RUN_ITEMS or more, holding RUN_SHARE of the page's text. */
+const RUN_ITEMS = 4;
+const RUN_SHARE = 0.4;
+/** Their text at least (characters) before the page's is measured. */
+const RUN_CHARS = 1000;
+
+/**
+ * The short blocks named as furniture (`meta`, `tags`, `credit`…) that stand in a run of their tag
+ * and class holding RUN_SHARE of the page's text or more: a list's items, each a block named
+ * `meta` that holds its title, authors and subjects (rule furnitureRuns). A byline or a tag list
+ * repeated on a page of teasers holds far less.
+ */
+function furnitureRuns(p: Pre): Set<Element> {
+  const groups = new Map<string, { els: Element[]; len: number }>();
+  for (const el of p.found.named) {
+    if (NEVER_JUDGED.test(el.tagName)) continue;
+    const ci = classId(el);
+    if (ci.length >= 200 || !FURNITURE.test(ci)) continue;
+    const len = textLen(el);
+    if (len >= 400) continue;
+    const key = `${el.localName} ${el.getAttribute('class') ?? ''}`;
+    let g = groups.get(key);
+    if (!g) groups.set(key, (g = { els: [], len: 0 }));
+    g.els.push(el);
+    g.len += len;
+  }
+  const spared = new Set<Element>();
+  let total = -1;
+  for (const g of groups.values()) {
+    if (g.els.length < RUN_ITEMS || g.len < RUN_CHARS) continue;
+    if (total < 0) total = p.doc.body ? textLen(p.doc.body) : 0;
+    if (g.len >= RUN_SHARE * total) for (const el of g.els) spared.add(el);
+  }
+  return spared;
 }
 
 /** Whether `el` may go: not when it holds the page's heading. */
@@ -212,19 +250,22 @@ const NAMED_RULES: readonly NamedRule[] = [
   // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
   { rule: 'headings', holds: (el) => HEADING.test(el.tagName), then: (el) => el.removeAttribute('class') },
   { rule: 'dialogs', holds: (el, ci, p) => DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(p, el) },
-  { holds: (el, ci) => FURNITURE.test(ci) && textLen(el) < 400 },
+  { holds: (el, ci, p) => FURNITURE.test(ci) && textLen(el) < 400 && !p.spared.has(el) },
   {
     rule: 'hiddenNotices',
     holds: (el, _, p) => hiddenByClass(el) && keeps(p, el) && textLen(el) < NOTICE_CHARS,
   },
 ];
 
+/** Elements never judged by their names. */
+const NEVER_JUDGED = /^(BODY|HTML|ARTICLE|MAIN)$/;
+
 /** Furniture dropped by its class or id, so it never becomes a candidate (see NAMED_RULES). */
 function judgeNamed(p: Pre): void {
+  if (p.rules.furnitureRuns) p.spared = furnitureRuns(p);
   const rules = NAMED_RULES.filter((r) => r.rule === undefined || p.rules[r.rule]);
   for (const el of p.found.named) {
-    if (el.tagName === 'BODY' || el.tagName === 'HTML' || el.tagName === 'ARTICLE' || el.tagName === 'MAIN')
-      continue;
+    if (NEVER_JUDGED.test(el.tagName)) continue;
     const ci = classId(el);
     if (ci.length >= 200) continue;
     const rule = rules.find((r) => r.holds(el, ci, p));
@@ -255,6 +296,7 @@ export function precleanSource(
     titled: titledHeading(found.headings, titles),
     shaped: [],
     thread: false,
+    spared: new Set(),
   };
   for (const step of PAGE_STEPS) if (step.rule === undefined || rules[step.rule]) step.run(p);
   return p.titled ?? (p.heading?.isConnected ? p.heading : undefined);

@@ -53,6 +53,12 @@ export const RULES = {
    * counts "hidden" anywhere in a class against the element and all it holds.
    */
   hiddenParts: 'preclean',
+  /**
+   * Short blocks named as furniture (`meta`, `tags`, `credit`…) stay when four or more of one tag
+   * and class hold 40 % of the page's text between them: a list's items, each a `meta` block with
+   * its title, authors and subjects, not one byline.
+   */
+  furnitureRuns: 'preclean',
   /** A comment section goes before Readability, whatever its length. */
   comments: 'preclean',
   /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */

@@ -230,3 +230,55 @@ describe("a page's <main> (rule mainBlock)", () => {
     expect(text).not.toContain('fourteen days free');
   });
 });
+
+describe("blocks named as furniture that are a list's items (rule furnitureRuns)", () => {
+  const ENTRIES = Array.from({ length: 20 }, (_, i) => ({
+    title: `${['Sparse attention', 'Bias-bounded judges', 'Tool-using agents', 'Graph priors'][i % 4]} for ${['vision', 'language', 'planning', 'speech', 'robots'][i % 5]}, part ${i + 1}`,
+    authors: `Author ${String.fromCharCode(65 + (i % 26))}. Lee, Author ${i + 2} Kim, Author ${i + 3} Novak`,
+  }));
+
+  /** A list of papers: each entry's title, authors and subjects in a block named `meta`. */
+  function papersPage(): string {
+    const items = ENTRIES.map(
+      (e, i) =>
+        `<dt><a href="/abs/${i}">[${i + 1}] arXiv:2603.${10000 + i}</a> [<a href="/pdf/${i}">pdf</a>]</dt>` +
+        `<dd><div class="meta"><div class="list-title">Title: ${e.title}</div><div class="list-authors">${e.authors}</div>` +
+        `<div class="list-subjects">Subjects: Artificial Intelligence (cs.AI); Machine Learning (cs.LG)</div></div></dd>`,
+    ).join('');
+    return page(
+      'Artificial Intelligence: recent submissions',
+      `<h1>Artificial Intelligence</h1><h2>Authors and titles for recent submissions</h2><ul><li><a href="?d=1">Fri, 6 Mar</a></li><li><a href="?d=2">Thu, 5 Mar</a></li></ul><dl id="articles">${items}</dl>`,
+    );
+  }
+
+  it("a list of papers keeps each entry's title and authors", () => {
+    const html = papersPage();
+    const url = 'https://papers.example/list/cs.AI/recent';
+    const text = extractHtml(html, url, 'text').content;
+    for (const e of ENTRIES) {
+      expect(text).toContain(e.title);
+      expect(text).toContain(e.authors);
+    }
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, furnitureRuns: false } }).content;
+    expect(ENTRIES.filter((e) => !without.includes(e.title)).length).toBeGreaterThan(15);
+  });
+
+  it('blocks named as furniture that hold a small share of the page still go', () => {
+    const body = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<p>Paragraph ${i + 1}: the council met again on Tuesday to weigh the plan for the river crossing, its cost and its schedule, and heard from the engineers who drew it.</p>`,
+    ).join('');
+    const tags = Array.from(
+      { length: 5 },
+      (_, i) =>
+        `<div class="tags">Filed under ${i}: ${'council, bridge, river crossing, budget, schedule, engineers, ferry, '.repeat(3)}</div>`,
+    ).join('');
+    const html = page('The crossing', `<article><h1>The crossing</h1>${body}${tags}</article>`);
+    for (const rules of [ALL_RULES, { ...ALL_RULES, furnitureRuns: false }]) {
+      const text = extractHtml(html, 'https://news.example/crossing', 'text', { rules }).content;
+      expect(text).toContain('Paragraph 12');
+      expect(text).not.toContain('Filed under');
+    }
+  });
+});
