@@ -27,9 +27,15 @@ export function wordsToStandIn(words: number, ogType: string | undefined, ld: Js
   return (statesArticle(ogType, ld) ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
 }
 
-/** Whether a page's `og:type` or JSON-LD says it is an article (or a blog post). */
+/**
+ * Whether a page's JSON-LD or `og:type` says it is an article (or a blog post). An `og:type` of
+ * article beside JSON-LD that names the page another thing (a WebPage, a CollectionPage, a
+ * Product) and no article is a site's default for every page, not a statement.
+ */
 export function statesArticle(ogType: string | undefined, ld: Json[]): boolean {
-  return ogType?.toLowerCase() === 'article' || ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)));
+  if (ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)))) return true;
+  if (ld.some((o) => /(Page|Product)\b/.test(typeOf(o)))) return false;
+  return ogType?.toLowerCase() === 'article';
 }
 
 /**

@@ -223,6 +223,21 @@ describe("a page's <main> (rule mainBlock)", () => {
     expect(SAID.filter((s) => !without.includes(s)).length).toBe(3);
   });
 
+  it("an og:type of article beside JSON-LD that names a WebPage is the site's default: <main> stands in", () => {
+    const ld = JSON.stringify({
+      '@context': 'https://schema.org',
+      '@graph': [
+        { '@type': 'WebPage', name: "Plan your team's work" },
+        { '@type': 'WebSite', name: 'Tracker' },
+      ],
+    });
+    const html = landing(
+      `<meta property="og:type" content="article"><script type="application/ld+json">${ld}</script>`,
+    );
+    const text = extractHtml(html, 'https://tracker.example/', 'text').content;
+    for (const s of SAID) expect(text).toContain(s);
+  });
+
   it('a page that states it is an article keeps the block chosen', () => {
     const html = landing('<meta property="og:type" content="article">');
     const text = extractHtml(html, 'https://tracker.example/', 'text').content;
