@@ -10,6 +10,19 @@ import { wordCount } from './verdict';
 const MAIN_TIMES = 2;
 const MAIN_WORDS = 20;
 
+/** A chosen block of fewer words than this may be a corner of a page of items (see isCorner). */
+const CORNER_WORDS = 100;
+
+/**
+ * Whether the chosen block (of `words`, its text `text`) was a corner of a page of items, a grid of
+ * cards each a link and a line: short, and not opening with the page's title or heading (`titles`:
+ * a short post does). Its `<main>` is then cleaned as a run's block is, its teasers kept.
+ */
+export function isCorner(words: number, text: string, titles: string[]): boolean {
+  const opening = text.trimStart();
+  return words < CORNER_WORDS && !titles.some((t) => t.trim() !== '' && opening.startsWith(t.trim()));
+}
+
 /** The words `<main>` needs to stand in for a block of `words`. */
 export function wordsForMain(words: number): number {
   return MAIN_TIMES * Math.max(words, MAIN_WORDS);

@@ -30,7 +30,7 @@ import {
   statesArticle,
   wordsToStandIn,
 } from './item-runs';
-import { mainOf, mainWords, wordsForMain } from './main-block';
+import { isCorner, mainOf, mainWords, wordsForMain } from './main-block';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
@@ -60,6 +60,8 @@ export interface Work {
   siteNamed: boolean;
   /** Read beside the page's heading before Readability moved it (rules lead and opening). */
   lead?: string;
+  /** The text of the page's heading (the one its title names, else its first h1). */
+  heading?: string;
   opening?: Element[];
   /** The words of the block of the page's largest run of like items, before Readability (rule itemRuns). */
   runWords?: number;
@@ -132,6 +134,7 @@ const precleanPage: Stage = (w) => {
       [w.head.title, w.docTitle],
       w.ld,
     );
+    w.heading = tidy(heading?.textContent ?? '');
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
     if (w.rules.itemRuns && w.source.body)
@@ -221,15 +224,18 @@ const itemRuns: Stage = (w) => {
 
 /**
  * A page that does not state it is an article (rule mainBlock, see main-block.ts): its `<main>`,
- * cleaned as the chosen block is, stands in for the content when it holds far more words.
+ * cleaned as the chosen block is (as a run's block, teasers kept, when that block was a corner),
+ * stands in for the content when it holds far more words.
  */
 const mainBlock: Stage = (w) => {
   if (!w.rules.mainBlock || statesArticle(w.head.meta.get('og:type'), w.ld)) return;
-  const enough = wordsForMain(wordCount(w.root!.textContent ?? ''));
+  const words = wordCount(w.root!.textContent ?? '');
+  const enough = wordsForMain(words);
   if ((w.mainWords ?? 0) < enough) return; // <main> as the page held it before Readability
   const main = mainOf(wholePage(w, true) as unknown as Element, enough) as HTMLElement | undefined;
   if (!main) return;
-  cleanArticle(main, w.rules, w.baseUrl);
+  const titles = [w.title, w.heading ?? ''];
+  cleanArticle(main, w.rules, w.baseUrl, isCorner(words, w.root!.textContent ?? '', titles));
   if (wordCount(main.textContent ?? '', enough) >= enough) w.root = main;
 };
 

@@ -238,6 +238,28 @@ describe("a page's <main> (rule mainBlock)", () => {
     for (const s of SAID) expect(text).toContain(s);
   });
 
+  it("a shop's <main> whose chosen block was a short corner keeps its cards (teasers) too", () => {
+    const card = (s: string, i: number) =>
+      `<div class="${s}-card"><h3><a href="/market/${s}-${i}">Handmade ${s} wallet no. ${i}</a></h3>` +
+      `<span>Ships from a small workshop in ${['Lisbon', 'Porto', 'Braga'][i % 3]}, wrapped in paper</span><span>$${20 + i}.00</span></div>`;
+    const section = (s: string, title: string) =>
+      wrap(s, `<h2>${title}</h2>${[1, 2, 3].map((i) => card(s, i)).join('')}`);
+    const intro = wrap(
+      'intro',
+      '<p>Find something made by hand: wallets cut, stitched and edged by independent makers, each one a little different from the next, in leather tanned with bark.</p>' +
+        '<p>Every maker here sells what they make themselves, ships it from their own workshop, and answers your questions before and after you buy.</p>',
+    );
+    const html =
+      '<html><head><title>Handmade wallets</title></head><body><header><a href="/">Home</a></header>' +
+      `<main>${intro}${section('featured', 'Featured')}${section('new', 'New arrivals')}${section('sale', 'On sale')}</main>` +
+      '<footer><p>© Market</p></footer></body></html>';
+    const url = 'https://market.example/wallets';
+    const text = extractHtml(html, url, 'text').content;
+    for (const s of ['featured', 'new', 'sale']) expect(text).toContain(`Handmade ${s} wallet no. 2`);
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, mainBlock: false } }).content;
+    expect(without).not.toContain('Handmade sale wallet no. 2');
+  });
+
   it('a page that states it is an article keeps the block chosen', () => {
     const html = landing('<meta property="og:type" content="article">');
     const text = extractHtml(html, 'https://tracker.example/', 'text').content;

@@ -143,7 +143,7 @@ describe('extraction of other kinds of page', () => {
     expect(text).toContain('Walnut desk organiser number 13');
     expect(text).not.toContain('Monday to Friday');
     const without = extractHtml(html, 'https://shop.example/desk', 'text', {
-      rules: { ...ALL_RULES, thinArticle: false, itemRuns: false },
+      rules: { ...ALL_RULES, thinArticle: false, itemRuns: false, mainBlock: false },
     }).content;
     expect(without).not.toContain('Walnut desk organiser number 13');
   });
