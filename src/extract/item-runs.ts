@@ -20,11 +20,11 @@ const ARTICLE_RUN_TIMES = 8;
 const RUN_WORDS = 20;
 
 /**
- * The words a run's block needs to stand in for a block of `words`, on a page whose `og:type` and
- * JSON-LD say what it is.
+ * The words a run's block needs to stand in for a block of `words`, on a page that states it is
+ * an `article` or not (see statesArticle).
  */
-export function wordsToStandIn(words: number, ogType: string | undefined, ld: Json[]): number {
-  return (statesArticle(ogType, ld) ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
+export function wordsToStandIn(words: number, article: boolean): number {
+  return (article ? ARTICLE_RUN_TIMES : RUN_TIMES) * Math.max(words, RUN_WORDS);
 }
 
 /**

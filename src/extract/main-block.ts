@@ -35,8 +35,16 @@ export function mainOf(page: Element, enough: number): Element | undefined {
   return wordCount(mains[0].textContent ?? '', enough) >= enough ? mains[0] : undefined;
 }
 
-/** The words of the page's one main element, as it stands (0 when it has none, or names two). */
-export function mainWords(page: Element): number {
+/**
+ * The words of the page's one main element, as it stands, less those of the furniture it holds
+ * (`furniture`: a selector of what the page less its furniture leaves out); 0 when it has none, or
+ * names two.
+ */
+export function mainWords(page: Element, furniture: string): number {
   const main = mainOf(page, 0);
-  return main ? wordCount(main.textContent ?? '') : 0;
+  if (!main) return 0;
+  let words = wordCount(main.textContent ?? '');
+  for (const el of Array.from(main.querySelectorAll(furniture)))
+    if (!el.parentElement?.closest(furniture)) words -= wordCount(el.textContent ?? '');
+  return words;
 }

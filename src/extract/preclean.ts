@@ -130,6 +130,11 @@ interface Pre {
   thread: boolean;
   /** Named as furniture, but parts of a page's items (see furnitureRuns). */
   spared: Set<Element>;
+  /**
+   * The text lengths furnitureRuns measured, before judgeNamed removes anything: an element is
+   * judged before any element it holds, so its length is still the one measured.
+   */
+  lens: Map<Element, number>;
 }
 
 /** Like blocks named as furniture are items' parts when there are RUN_ITEMS or more, holding RUN_SHARE of the page's text. */
@@ -151,6 +156,7 @@ function furnitureRuns(p: Pre): Set<Element> {
     const ci = classId(el);
     if (ci.length >= 200 || !FURNITURE.test(ci)) continue;
     const len = textLen(el);
+    p.lens.set(el, len);
     if (len >= 400) continue;
     const key = `${el.localName} ${el.getAttribute('class') ?? ''}`;
     let g = groups.get(key);
@@ -250,7 +256,7 @@ const NAMED_RULES: readonly NamedRule[] = [
   // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
   { rule: 'headings', holds: (el) => HEADING.test(el.tagName), then: (el) => el.removeAttribute('class') },
   { rule: 'dialogs', holds: (el, ci, p) => DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(p, el) },
-  { holds: (el, ci, p) => FURNITURE.test(ci) && textLen(el) < 400 && !p.spared.has(el) },
+  { holds: (el, ci, p) => FURNITURE.test(ci) && (p.lens.get(el) ?? textLen(el)) < 400 && !p.spared.has(el) },
   {
     rule: 'hiddenNotices',
     holds: (el, _, p) => hiddenByClass(el) && keeps(p, el) && textLen(el) < NOTICE_CHARS,
@@ -297,6 +303,7 @@ export function precleanSource(
     shaped: [],
     thread: false,
     spared: new Set(),
+    lens: new Map(),
   };
   for (const step of PAGE_STEPS) if (step.rule === undefined || rules[step.rule]) step.run(p);
   return p.titled ?? (p.heading?.isConnected ? p.heading : undefined);

@@ -53,6 +53,8 @@ export interface Work {
   head: Head;
   ld: Json[];
   metadata: Metadata;
+  /** The page says it is an article (see statesArticle): a run or `<main>` needs more to stand in. */
+  statesArticle: boolean;
   /** The whole page's links, and whether some were left out or cut. */
   links?: { links: Link[]; truncated: boolean };
   /** The document's own title, and whether it may end in the site's name. */
@@ -90,6 +92,7 @@ const readPage: Stage = (w) => {
   w.head = readHead(w.source as unknown as Document);
   w.ld = jsonLd(w.head.ldScripts);
   w.metadata = pageMetadata(w.source as unknown as Document, w.head, w.baseUrl, w.ld);
+  w.statesArticle = statesArticle(w.head.meta.get('og:type'), w.ld);
   if (w.opts.links) w.links = linksOf(w.source.documentElement as unknown as HTMLElement, w.baseUrl);
 };
 
@@ -139,7 +142,8 @@ const precleanPage: Stage = (w) => {
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
     if (w.rules.itemRuns && w.source.body)
       w.runWords = itemRun(w.source.body as unknown as Element, !!w.rules.articleParts)?.words;
-    if (w.rules.mainBlock && w.source.body) w.mainWords = mainWords(w.source.body as unknown as Element);
+    if (w.rules.mainBlock && !w.statesArticle && w.source.body)
+      w.mainWords = mainWords(w.source.body as unknown as Element, FURNITURE_SELECTOR);
   } catch {
     w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
   }
@@ -213,7 +217,7 @@ const threadPosts: Stage = (w) => {
  */
 const itemRuns: Stage = (w) => {
   if (!w.rules.itemRuns || w.picked) return;
-  const enough = wordsToStandIn(wordCount(w.root!.textContent ?? ''), w.head.meta.get('og:type'), w.ld);
+  const enough = wordsToStandIn(wordCount(w.root!.textContent ?? ''), w.statesArticle);
   if ((w.runWords ?? 0) < enough) return; // the run as the page held it before Readability
   const page = wholePage(w, true) as unknown as Element;
   const block = runStandingIn(page, enough, !!w.rules.articleParts) as HTMLElement | undefined;
@@ -228,7 +232,7 @@ const itemRuns: Stage = (w) => {
  * stands in for the content when it holds far more words.
  */
 const mainBlock: Stage = (w) => {
-  if (!w.rules.mainBlock || statesArticle(w.head.meta.get('og:type'), w.ld)) return;
+  if (!w.rules.mainBlock || w.statesArticle) return;
   const words = wordCount(w.root!.textContent ?? '');
   const enough = wordsForMain(words);
   if ((w.mainWords ?? 0) < enough) return; // <main> as the page held it before Readability
