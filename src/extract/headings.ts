@@ -1,6 +1,7 @@
 /**
  * The article's outer shape, the same whichever way it was found: no wrapper of Readability's
- * around it, and the page's title heading handled as Readability handles it.
+ * around it, and the page's title heading handled as Readability handles it; and its title cut
+ * at a dash as Readability cuts at a hyphen.
  */
 import { Readability } from '@mozilla/readability';
 import { readabilityTitleHeadings } from '../tuning/readability';
@@ -23,4 +24,17 @@ export function unwrapPage(root: Element): void {
  */
 export function titleHeadingAsReadability(body: Element, title: string): void {
   readabilityTitleHeadings(Readability, body, title);
+}
+
+/**
+ * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an
+ * en or em dash. The same rule for those: the part before the last dash, when it keeps at least five
+ * words (Readability's threshold for a plain hyphen). A title the page's metadata gives is kept
+ * whole, as Readability keeps it.
+ */
+export function withoutSiteName(title: string): string {
+  const cut = Math.max(title.lastIndexOf(' – '), title.lastIndexOf(' — '));
+  if (cut < 0) return title;
+  const head = title.slice(0, cut).trim();
+  return head.split(/\s+/).length >= 5 ? head : title;
 }

@@ -10,6 +10,7 @@ import { keepFrames, keepHeadingPath } from './heading-path';
 import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import type { Json } from './json-ld';
+import { FURNITURE_CHARS, furnitureRuns } from './furniture-runs';
 import { survey, type Survey } from './survey';
 import { isThreadPage, leadsReplies, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
@@ -128,50 +129,13 @@ interface Pre {
   shaped: { thread: Element; items: Element[] }[];
   /** A page of posts: its comments are its content (see thread-page.ts). */
   thread: boolean;
-  /** Named as furniture, but parts of a page's items (see furnitureRuns). */
+  /** Named as furniture, but parts of a page's items (see furniture-runs.ts). */
   spared: Set<Element>;
   /**
    * The text lengths furnitureRuns measured, before judgeNamed removes anything: an element is
    * judged before any element it holds, so its length is still the one measured.
    */
   lens: Map<Element, number>;
-}
-
-/** Like blocks named as furniture are items' parts when there are RUN_ITEMS or more, holding RUN_SHARE of the page's text. */
-const RUN_ITEMS = 4;
-const RUN_SHARE = 0.4;
-/** Their text at least (characters) before the page's is measured. */
-const RUN_CHARS = 1000;
-
-/**
- * The short blocks named as furniture (`meta`, `tags`, `credit`…) that stand in a run of their tag
- * and class holding RUN_SHARE of the page's text or more: a list's items, each a block named
- * `meta` that holds its title, authors and subjects (rule furnitureRuns). A byline or a tag list
- * repeated on a page of teasers holds far less.
- */
-function furnitureRuns(p: Pre): Set<Element> {
-  const groups = new Map<string, { els: Element[]; len: number }>();
-  for (const el of p.found.named) {
-    if (NEVER_JUDGED.test(el.tagName)) continue;
-    const ci = classId(el);
-    if (ci.length >= 200 || !FURNITURE.test(ci)) continue;
-    const len = textLen(el);
-    p.lens.set(el, len);
-    if (len >= 400) continue;
-    const key = `${el.localName} ${el.getAttribute('class') ?? ''}`;
-    let g = groups.get(key);
-    if (!g) groups.set(key, (g = { els: [], len: 0 }));
-    g.els.push(el);
-    g.len += len;
-  }
-  const spared = new Set<Element>();
-  let total = -1;
-  for (const g of groups.values()) {
-    if (g.els.length < RUN_ITEMS || g.len < RUN_CHARS) continue;
-    if (total < 0) total = p.doc.body ? textLen(p.doc.body) : 0;
-    if (g.len >= RUN_SHARE * total) for (const el of g.els) spared.add(el);
-  }
-  return spared;
 }
 
 /** Whether `el` may go: not when it holds the page's heading. */
@@ -256,7 +220,10 @@ const NAMED_RULES: readonly NamedRule[] = [
   // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
   { rule: 'headings', holds: (el) => HEADING.test(el.tagName), then: (el) => el.removeAttribute('class') },
   { rule: 'dialogs', holds: (el, ci, p) => DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(p, el) },
-  { holds: (el, ci, p) => FURNITURE.test(ci) && (p.lens.get(el) ?? textLen(el)) < 400 && !p.spared.has(el) },
+  {
+    holds: (el, ci, p) =>
+      FURNITURE.test(ci) && (p.lens.get(el) ?? textLen(el)) < FURNITURE_CHARS && !p.spared.has(el),
+  },
   {
     rule: 'hiddenNotices',
     holds: (el, _, p) => hiddenByClass(el) && keeps(p, el) && textLen(el) < NOTICE_CHARS,
@@ -268,7 +235,7 @@ const NEVER_JUDGED = /^(BODY|HTML|ARTICLE|MAIN)$/;
 
 /** Furniture dropped by its class or id, so it never becomes a candidate (see NAMED_RULES). */
 function judgeNamed(p: Pre): void {
-  if (p.rules.furnitureRuns) p.spared = furnitureRuns(p);
+  if (p.rules.furnitureRuns) p.spared = furnitureRuns(p.found.named, p.doc.body, NEVER_JUDGED, p.lens);
   const rules = NAMED_RULES.filter((r) => r.rule === undefined || p.rules[r.rule]);
   for (const el of p.found.named) {
     if (NEVER_JUDGED.test(el.tagName)) continue;

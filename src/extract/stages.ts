@@ -15,21 +15,15 @@ import { jsonLd, type Json } from './json-ld';
 import { readHead, type Head } from './page-head';
 import { parse, parseWithinDepth, type Parsed } from './parse';
 import { precleanSource } from './preclean';
-import { titleHeadingAsReadability, unwrapPage } from './headings';
+import { unwrapPage, withoutSiteName } from './headings';
+import { FURNITURE_SELECTOR, wholePage } from './whole-page';
 import { leadOf, withLead } from './lead';
 import { paragraphsAfter, withOpening } from './opening';
 import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
-import {
-  FURNITURE_TAGS,
-  isFurniture,
-  itemRun,
-  runStandingIn,
-  statesArticle,
-  wordsToStandIn,
-} from './item-runs';
+import { itemRun, runStandingIn, statesArticle, wordsToStandIn } from './item-runs';
 import { isCorner, mainOf, mainWords, wordsForMain } from './main-block';
 import { withStatedRecipe } from './stated-recipe';
 import { stateParagraphs } from './script-state';
@@ -283,32 +277,6 @@ export const STAGES: readonly Stage[] = [
   complete,
 ];
 
-/**
- * No article found: the whole page less its furniture, from a fresh parse (the first was changed);
- * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is).
- */
-function wholePage(w: Work, cleaned = false): HTMLElement {
-  const doc = parse(w.html, w.baseUrl);
-  if (w.opts.exclude?.length) {
-    for (const el of w.selectors.all(doc as unknown as Document, w.opts.exclude)) el.remove();
-  }
-  if (cleaned && !w.broken) {
-    try {
-      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle], w.ld);
-    } catch {
-      // left as parsed
-    }
-  }
-  const body = doc.body ?? doc.documentElement;
-  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
-    if (isFurniture(el, !!w.rules.articleParts)) el.remove();
-  }
-  titleHeadingAsReadability(body as unknown as Element, w.title);
-  return body as unknown as HTMLElement;
-}
-
-const FURNITURE_SELECTOR = FURNITURE_TAGS.join(',');
-
 /** A block with fewer words than this once cleaned is thin (see rule thinArticle). */
 const THIN_WORDS = 50;
 /** A thin block from the start gives way to a page that holds this many times more (and of THIN_WORDS). */
@@ -322,17 +290,4 @@ const SHELL_WORDS = 100;
 
 function thin(root: HTMLElement): boolean {
   return wordCount(root.textContent ?? '', SHELL_WORDS) < SHELL_WORDS;
-}
-
-/**
- * Readability cuts a site name off the document title at " | ", " - " and the like, but not at an
- * en or em dash. The same rule for those: the part before the last dash, when it keeps at least five
- * words (Readability's threshold for a plain hyphen). A title the page's metadata gives is kept
- * whole, as Readability keeps it.
- */
-function withoutSiteName(title: string): string {
-  const cut = Math.max(title.lastIndexOf(' – '), title.lastIndexOf(' — '));
-  if (cut < 0) return title;
-  const head = title.slice(0, cut).trim();
-  return head.split(/\s+/).length >= 5 ? head : title;
 }

@@ -1,0 +1,37 @@
+/**
+ * The page less its furniture, from a fresh parse of its html (the first parse was changed by the
+ * cleaning and by Readability): what stands in when no article is found, and where a run of items
+ * or a `<main>` is looked for.
+ */
+import { isFurniture, FURNITURE_TAGS } from './item-runs';
+import { titleHeadingAsReadability } from './headings';
+import { parse } from './parse';
+import { precleanSource } from './preclean';
+import type { Work } from './stages';
+
+/** What the page less its furniture leaves out, as a selector. */
+export const FURNITURE_SELECTOR = FURNITURE_TAGS.join(',');
+
+/**
+ * No article found: the whole page less its furniture, from a fresh parse (the first was changed);
+ * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is).
+ */
+export function wholePage(w: Work, cleaned = false): HTMLElement {
+  const doc = parse(w.html, w.baseUrl);
+  if (w.opts.exclude?.length) {
+    for (const el of w.selectors.all(doc as unknown as Document, w.opts.exclude)) el.remove();
+  }
+  if (cleaned && !w.broken) {
+    try {
+      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle], w.ld);
+    } catch {
+      // left as parsed
+    }
+  }
+  const body = doc.body ?? doc.documentElement;
+  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
+    if (isFurniture(el, !!w.rules.articleParts)) el.remove();
+  }
+  titleHeadingAsReadability(body as unknown as Element, w.title);
+  return body as unknown as HTMLElement;
+}
