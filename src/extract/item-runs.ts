@@ -117,7 +117,7 @@ function elementsOf(root: Element, ownParts: boolean): Element[] {
   const all: Element[] = [];
   const walk = (el: Element) => {
     for (let c = el.firstElementChild; c; c = c.nextElementSibling) {
-      if (FURNITURE.has(c.localName) && isFurniture(c, ownParts)) continue;
+      if (isFurniture(c, ownParts)) continue;
       all.push(c);
       walk(c);
     }
