@@ -167,6 +167,12 @@ export const RULES = {
    * states in its JSON-LD are added to the article when it lacks most of them.
    */
   statedRecipe: 'complete',
+  /**
+   * A block that repeats the block before it word for word (of one tag, 10 words or more) goes: a
+   * shop's variants each printing the same features, a carousel's clones, a section written twice
+   * for two screen sizes.
+   */
+  repeats: 'complete',
 } as const satisfies Record<string, Stage>;
 
 export type RuleName = keyof typeof RULES;

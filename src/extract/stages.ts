@@ -26,6 +26,7 @@ import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
 import { itemRun, runStandingIn, statesArticle, wordsToStandIn } from './item-runs';
 import { isCorner, mainOf, mainWords, wordsForMain } from './main-block';
 import { withStatedRecipe } from './stated-recipe';
+import { withoutRepeats } from './repeats';
 import { stateParagraphs } from './script-state';
 import { tuneReadability } from '../tuning/readability';
 import { VERDICT_READ_CHARS, wordCount } from './verdict';
@@ -259,6 +260,7 @@ const complete: Stage = (w) => {
   if (w.opening) withOpening(root, w.opening);
   if (w.lead) withLead(root, w.lead);
   if (w.rules.statedRecipe) withStatedRecipe(root, w.ld);
+  if (w.rules.repeats) withoutRepeats(root);
 };
 
 /** The steps of an extraction, in order; writing the formats follows them (see written). */

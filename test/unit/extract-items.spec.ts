@@ -319,3 +319,71 @@ describe("blocks named as furniture that are a list's items (rule furnitureRuns)
     }
   });
 });
+
+describe('blocks that repeat the blocks before them (rule repeats)', () => {
+  const FEATURES = [
+    'Every pair is knitted with a cushioned sole that runs from the heel to the toe.',
+    'A band of support around the arch keeps the sock in place through a long day.',
+    'The toe is linked flat, with no seam to rub where the shoe bends.',
+  ];
+  // A shop prints the same features once for each colour it sells; one is shown at a time.
+  const variant = (colour: string) =>
+    `<div class="variant" data-colour="${colour}">${FEATURES.map((f) => `<p>${f}</p>`).join('')}</div>`;
+  const shop = page(
+    'Quarter socks',
+    `<h1>Quarter socks</h1><p>Our everyday sock, in six colours, cut just above the ankle for shoes of every kind.</p>` +
+      ['grey', 'navy', 'black', 'white', 'olive', 'red'].map(variant).join(''),
+  );
+  const times = (text: string, s: string) => text.split(s).length - 1;
+
+  it("a shop's features printed once for each variant are read once", () => {
+    const text = extractHtml(shop, 'https://shop.example/socks', 'text').content;
+    for (const f of FEATURES) expect(times(text, f)).toBe(1);
+    expect(text).toContain('Our everyday sock');
+    const without = extractHtml(shop, 'https://shop.example/socks', 'text', {
+      rules: { ...ALL_RULES, repeats: false },
+    }).content;
+    expect(times(without, FEATURES[0])).toBe(6);
+  });
+
+  it('the same groups of paragraphs flattened into one block are read once too', () => {
+    const flat = page(
+      'Quarter socks',
+      `<article><h1>Quarter socks</h1>${FEATURES.map((f) => `<p>${f}</p>`)
+        .join('')
+        .repeat(5)}</article>`,
+    );
+    const text = extractHtml(flat, 'https://shop.example/socks', 'text').content;
+    for (const f of FEATURES) expect(times(text, f)).toBe(1);
+    const without = extractHtml(flat, 'https://shop.example/socks', 'text', {
+      rules: { ...ALL_RULES, repeats: false },
+    }).content;
+    expect(times(without, FEATURES[2])).toBe(5);
+  });
+
+  it('short repeats, repeats apart and lines of one paragraph stay', () => {
+    const jobs = Array.from(
+      { length: 6 },
+      (_, i) =>
+        `<div class="job"><h3>Welder, shift ${i + 1}</h3><p>Full time, on site, from the first of the month.</p><p>Apply now</p></div>`,
+    ).join('');
+    const tour = Array.from({ length: 12 }, (_, i) => `June ${i + 1} -- The arena, Springfield<br>`).join('');
+    const quote =
+      'We will keep the ferry running until the new bridge opens, whatever it costs us this year.';
+    const html = page(
+      'Jobs and dates',
+      `<article><h1>Jobs and dates</h1>${jobs}<p>${tour}</p><p>${quote}</p><p>The mayor said it twice.</p><p>${quote}</p></article>`,
+    );
+    const text = extractHtml(html, 'https://news.example/jobs', 'text').content;
+    expect(times(text, 'Full time, on site')).toBe(6);
+    expect(times(text, 'Apply now')).toBe(6);
+    expect(times(text, 'The arena, Springfield')).toBe(12);
+    expect(times(text, quote)).toBe(2);
+  });
+
+  it('stays bounded on a page of thousands of like blocks', () => {
+    const many = page('Many', `<article><h1>Many</h1>${variant('grey').repeat(20_000)}</article>`);
+    const text = extractHtml(many, 'https://shop.example/many', 'text').content;
+    expect(times(text, FEATURES[1])).toBe(1);
+  });
+});
