@@ -22,7 +22,10 @@ export const RULES = {
    * four times those words (a forum's thread for readers without scripts).
    */
   scriptText: 'preclean',
-  /** Other stories beside the one the page's title names (a stream of articles) go before Readability. */
+  /**
+   * Other stories beside the one the page's title names (a stream of articles) go before Readability;
+   * not when that story's heading is an h2 or h3 under an article's h1: they are its sections.
+   */
   stories: 'preclean',
   /**
    * The blocks that hold the page's heading lose the names or role that Readability drops as
@@ -49,7 +52,8 @@ export const RULES = {
   /**
    * A class word that hides something other than its element on a desktop screen (a field's label:
    * `field--label-hidden`; overflow: `overflow-hidden`; small screens or print: `hidden-xs`,
-   * `hidden-print`; an image until it loads: `lazy-hidden`) is dropped before Readability, which
+   * `mobile-hidden`; a shop's quick view: `quick-add-hidden`; an image until it loads:
+   * `lazy-hidden`) is dropped before Readability, which
    * counts "hidden" anywhere in a class against the element and all it holds.
    */
   hiddenParts: 'preclean',

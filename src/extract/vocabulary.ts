@@ -132,10 +132,11 @@ export const HIDDEN = /(^|\s)(!?hidden|d-none|is-hidden|hide|display-none)(\s|$)
 /**
  * Rule hiddenParts: class words with "hidden" in them that do not hide their element on a desktop
  * screen: a part of it is hidden (its label), or its overflow, or it is hidden on small screens or
- * in print only, or until it has loaded.
+ * in print only (`hidden-xs`, `mobile-hidden`), or in a shop's quick view of a product
+ * (`quick-add-hidden`), or until it has loaded.
  */
 export const HIDDEN_PART =
-  /^(?:.*label[-_]*hidden|hidden[-_]*label.*|.*overflow(?:-[xy])?-hidden|.*lazy[-_]?hidden|(?:.*[-_])?hidden[-_]+(?:xs|sm|md|s|small|medium|phone|mobile|tablet|palm|print)(?:[-_]?(?:down|only))?)$/i;
+  /^(?:.*label[-_]*hidden|hidden[-_]*label.*|.*overflow(?:-[xy])?-hidden|.*lazy[-_]?hidden|(?:.*[-_])?hidden[-_]+(?:xs|sm|md|s|small|medium|phone|mobile|tablet|palm|print)(?:[-_]?(?:down|only))?|(?:.*[-_])?(?:quick[-_]?(?:add|view|shop)|phone|mobile|tablet|print)[-_]+hidden)$/i;
 
 /**
  * Rule dialogs: a dialog's name: a modal, a popup or a lightbox, shown over the page when asked for

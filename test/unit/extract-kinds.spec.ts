@@ -519,6 +519,9 @@ describe('extraction of other kinds of page', () => {
     for (const page of [
       html,
       html.replace(/field--label-hidden field__items/, 'overflow-hidden field__items'),
+      // Hidden in a shop's quick view of the product, shown on its own page.
+      html.replace(/field--label-hidden field__items/, 'quick-add-hidden field__items'),
+      html.replace(/field--label-hidden field__items/, 'mobile-hidden field__items'),
     ]) {
       const text = extractHtml(page, url, 'text').content;
       expect(text).toContain(lead);
