@@ -19,7 +19,7 @@ function words(s: string): string {
  * in the same template, and a story's length of text, are the other stories, and go.
  */
 export function keepTitledStory(headings: Element[], heading: Element | undefined): void {
-  if (!heading) return;
+  if (!heading || underTopHeading(headings, heading)) return;
   const sig = (el: Element) => `${el.localName}.${el.getAttribute('class') ?? ''}`;
   // The titled story's ancestors, nearest first: the story is one of them.
   const chain: Element[] = [];
@@ -41,6 +41,24 @@ export function keepTitledStory(headings: Element[], heading: Element | undefine
     }
   }
 }
+
+/**
+ * Whether an h1 of a headline's length (STORY_TITLE_WORDS or more: not a logo's) comes before the
+ * titled heading, itself an h2 or h3: that heading is a section of the article under the h1, and
+ * its siblings built the same way are the article's other sections, not other stories.
+ */
+function underTopHeading(headings: Element[], heading: Element): boolean {
+  if (heading.localName === 'h1') return false;
+  for (const h of headings) {
+    if (h === heading) return false;
+    if (h.localName === 'h1' && words(h.textContent ?? '').split(' ').length >= STORY_TITLE_WORDS)
+      return true;
+  }
+  return false;
+}
+
+/** The fewest words of an h1 that titles an article (a site's name in an h1 is shorter). */
+const STORY_TITLE_WORDS = 4;
 
 /**
  * The heading (h1 to h3, in document order) that the page's title repeats: the same words, or three

@@ -272,6 +272,19 @@ describe('a stream of stories', () => {
     expect(count(run(html, false), 'First')).toBe(8);
   });
 
+  it("an article's sections under its h1 are not other stories, though the title names the first", () => {
+    const section = (s: string) =>
+      `<section class="blog-section"><h2 class="section-title">${s} models compared</h2>${[0, 1, 2, 3, 4, 5].map((i) => para(s, i)).join('')}</section>`;
+    const html =
+      `<html><head><title>Waterfall models compared | The blog</title></head><body><main><h1 class="page-title">How to choose a way of building software</h1>` +
+      `${['Waterfall', 'Spiral', 'Agile'].map(section).join('')}</main></body></html>`;
+    for (const s of ['Waterfall', 'Spiral', 'Agile']) expect(count(run(html), s)).toBe(6);
+    // A logo's h1 above a stream of stories is no article's title: the other stories still go.
+    const stream = `<html><head><title>Second headline of the day</title></head><body><h1 class="logo">The Daily</h1><main>${story('First').replace(/h1>/g, 'h2>')}${story('Second').replace(/h1>/g, 'h2>')}</main></body></html>`;
+    expect(count(run(stream), 'Second')).toBe(8);
+    expect(count(run(stream), 'First')).toBe(0);
+  });
+
   it('a layout that repeats its rows keeps the article in them', () => {
     const html = `<html><head><title>First headline of the day</title></head><body><div class="row"><div class="head"><h1>First headline of the day</h1></div></div><div class="row"><div class="text">${[0, 1, 2, 3, 4, 5].map((i) => para('First', i)).join('')}</div><div class="promo"><h1>Join our free challenge</h1></div></div><div class="elsewhere"><p>${para('Other', 0)} ${para('Other', 1)}</p></div></body></html>`;
     expect(count(run(html), 'First')).toBe(6);
