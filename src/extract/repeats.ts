@@ -30,7 +30,7 @@ function withoutRepeatedRuns(children: Element[]): Element[] {
   const keys = children.map((el, i) => `${el.localName} ${texts[i]}`);
   const kept: number[] = [];
   for (let i = 0; i < children.length;) {
-    const k = repeatAt(keys, texts, kept, i);
+    const k = repeatAt(keys, texts, kept, i, children);
     if (k === 0) {
       kept.push(i++);
       continue;
@@ -42,8 +42,10 @@ function withoutRepeatedRuns(children: Element[]): Element[] {
 }
 
 /** How many of the keys from `i` repeat the last ones kept (0: none). */
-function repeatAt(keys: string[], texts: string[], kept: number[], i: number): number {
+function repeatAt(keys: string[], texts: string[], kept: number[], i: number, children: Element[]): number {
   for (let k = 1; k <= GROUP && k <= kept.length && i + k <= keys.length; k++) {
+    // One paragraph said again may be meant; a block of blocks, or a group, printed twice is a copy.
+    if (children[i].localName === 'p' && keys.slice(i, i + k).every((key) => key === keys[i])) continue;
     let same = true;
     for (let j = 0; j < k && same; j++) same = keys[kept[kept.length - k + j]] === keys[i + j];
     if (same && wordCount(texts.slice(i, i + k).join(' '), REPEAT_WORDS) >= REPEAT_WORDS) return k;

@@ -172,9 +172,9 @@ export const RULES = {
    */
   statedRecipe: 'complete',
   /**
-   * A block that repeats the block before it word for word (of one tag, 10 words or more) goes: a
-   * shop's variants each printing the same features, a carousel's clones, a section written twice
-   * for two screen sizes.
+   * Blocks that repeat the blocks just before them word for word (of one tag, 10 words or more)
+   * go: a shop's variants each printing the same features, a carousel's clones, a section written
+   * twice for two screen sizes. One paragraph said again stays: it may be meant.
    */
   repeats: 'complete',
 } as const satisfies Record<string, Stage>;
