@@ -16,7 +16,7 @@ export interface ActionPage {
   /** Bytes the actions' results may take in all (the render's download cap). */
   maxBytes: number;
   /** Waits for the requests an action started to end (briefly; a busy page is not waited out). */
-  settle: (since: number) => Promise<void>;
+  settle: () => Promise<void>;
   screenshot: (fullPage: boolean) => Promise<RenderScreenshot>;
   /** The page's html now, or undefined when over the cap. */
   html: () => Promise<string | undefined>;
@@ -63,7 +63,6 @@ async function step(
   count: (bytes: number) => void,
 ): Promise<void> {
   const { page } = p;
-  const since = Date.now();
   switch (a.type) {
     case 'wait':
       if (a.selector !== undefined)
@@ -78,14 +77,14 @@ async function step(
         const n = Math.min(await matches.count(), MAX_CLICKS);
         for (let k = 0; k < n; k++) await matches.nth(k).click({ timeout: p.left() });
       }
-      return p.settle(since);
+      return p.settle();
     }
     case 'write':
       await page.keyboard.type(a.text);
-      return p.settle(since);
+      return p.settle();
     case 'press':
       await page.keyboard.press(a.key);
-      return p.settle(since);
+      return p.settle();
     case 'scroll': {
       const by = a.direction === 'up' ? -1 : 1;
       if (a.selector === undefined)
@@ -96,7 +95,7 @@ async function step(
           .evaluate((el, sign) => el.scrollBy(0, sign * (el.clientHeight || window.innerHeight)), by, {
             timeout: p.left(),
           });
-      return p.settle(since);
+      return p.settle();
     }
     case 'screenshot': {
       const shot = await p.screenshot(a.fullPage === true);
@@ -115,7 +114,7 @@ async function step(
       const ret = await scriptReturn(page, a.script);
       count(JSON.stringify(ret.value ?? null).length);
       out.javascriptReturns.push(ret);
-      return p.settle(since);
+      return p.settle();
     }
   }
 }

@@ -86,8 +86,10 @@ export async function renderPage(
           left,
           signal,
           maxBytes: req.maxBytes,
-          settle: (since) =>
-            traffic.quiet(Math.min(ACTION_SETTLE_MS, left() / 2), signal, since, ACTION_QUIET_MS),
+          // Quiet is counted from the step's end: a click can take longer than the quiet itself,
+          // and what its handler asked for is reported to us only after it returns.
+          settle: () =>
+            traffic.quiet(Math.min(ACTION_SETTLE_MS, left() / 2), signal, Date.now(), ACTION_QUIET_MS),
           screenshot: (full) => screenshotOf(page, full, left),
           html: () => readDom(page, req.maxBytes, left),
           sleep: (ms) => sleep(ms, signal),

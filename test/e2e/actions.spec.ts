@@ -135,12 +135,25 @@ describe('actions: steps on a rendered page, within its deadline and the caller 
 
   it('what a click reaches is held to the caller policy: the secret server sees nothing', async () => {
     const before = secret.hitCount('/secret');
-    const r = await fetchIt({ url: site.url('/leak'), actions: [{ type: 'click', selector: '#leak' }] });
+    const r = await fetchIt({
+      url: site.url('/leak'),
+      actions: [
+        { type: 'click', selector: '#leak' },
+        { type: 'wait', selector: '#outcome' },
+      ],
+    });
     expect([r.status, r.body.error]).toEqual([200, undefined]);
+    expect(r.body.content).toMatch(/Outcome: (refused|answered 403)/);
     expect(r.body.render.blocked).toBeGreaterThanOrEqual(1);
     const away = await fetchIt({ url: site.url('/leak'), actions: [{ type: 'click', selector: '#away' }] });
     expect([away.status, away.body.error?.code]).toEqual([403, 'blocked_address']);
     expect(secret.hitCount('/secret')).toBe(before);
+  }, 60_000);
+
+  it('a click whose handler runs long still has what it asked for waited on', async () => {
+    const r = await fetchIt({ url: site.url('/leak'), actions: [{ type: 'click', selector: '#slow' }] });
+    expect([r.status, r.body.error]).toEqual([200, undefined]);
+    expect(r.body.content).toContain('Item 17 ');
   }, 60_000);
 
   it('executeJavascript: its returns, its errors; refused to restricted callers', async () => {

@@ -93,8 +93,13 @@ export class SessionSite {
         page(
           'Leak',
           `<article><h1>Leak</h1><p>${words('A page that reaches elsewhere')}</p>` +
-            `<button id="leak" onclick="fetch('${secret()}').catch(() => {})">Send</button>` +
-            `<a id="away" href="${secret()}">Away</a></article>`,
+            // What the fetch came to is written on the page (a step can wait for it).
+            `<button id="leak" onclick="fetch('${secret()}').then((r) => 'answered ' + r.status, () => 'refused')` +
+            `.then((t) => document.querySelector('article').insertAdjacentHTML('beforeend', '<p id=outcome>Outcome: ' + t + '</p>'))">Send</button>` +
+            `<a id="away" href="${secret()}">Away</a>` +
+            // A handler busy for a while that then asks for more: the click returns only after it.
+            `<button id="slow" onclick="const t = Date.now(); while (Date.now() - t < 400); setTimeout(() => ` +
+            `fetch('/feed/more?page=9').then((r) => r.text()).then((t) => document.querySelector('article').insertAdjacentHTML('beforeend', t)), 30)">Slow</button></article>`,
         )(req, res),
     };
     this.fixture = new Fixture(routes);
