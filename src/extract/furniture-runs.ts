@@ -4,9 +4,13 @@
  * in a `caption`. The furniture rule drops short blocks so named (a byline, a date); these stay.
  */
 import { classId, textLen } from './dom-measure';
+import { FURNITURE_SELECTOR, isFurniture } from './item-runs';
 import { FURNITURE } from './vocabulary';
 
-/** Like blocks named as furniture are items' parts when there are RUN_ITEMS or more, holding RUN_SHARE of the page's text. */
+/**
+ * Like blocks named as furniture are items' parts when there are RUN_ITEMS or more, holding
+ * RUN_SHARE of the page's text (less its furniture: a shop's menus can outweigh its grid).
+ */
 const RUN_ITEMS = 4;
 const RUN_SHARE = 0.4;
 /** Their text at least (characters) before the page's is measured. */
@@ -44,8 +48,21 @@ export function furnitureRuns(
   let total = -1;
   for (const g of groups.values()) {
     if (g.els.length < RUN_ITEMS || g.len < RUN_CHARS) continue;
-    if (total < 0) total = body ? textLen(body) : 0;
+    if (total < 0) total = body ? lessFurniture(body) : 0;
     if (g.len >= RUN_SHARE * total) for (const el of g.els) spared.add(el);
   }
   return spared;
+}
+
+/** The length of the page's text less its furniture's (see isFurniture). */
+function lessFurniture(body: Element): number {
+  let len = textLen(body);
+  let last: Element | undefined;
+  // In document order: what lies in furniture already counted out comes before what follows it.
+  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
+    if ((last && last.contains(el)) || !isFurniture(el)) continue;
+    len -= textLen(el);
+    last = el;
+  }
+  return len;
 }

@@ -47,6 +47,24 @@ export function runStandingIn(page: Element, enough: number, ownParts = true): E
   return run && run.words >= enough && 2 * run.itemWords >= run.words ? run.block : undefined;
 }
 
+/**
+ * Whether a run's `block` lies beside the article that `heading` opens in an `<article>`: the block
+ * chosen (`chosen`) holds paragraphs of its `opening` (those that follow the heading), and the
+ * run's block holds neither them nor the heading (the site's other stories below the article).
+ */
+export function besideArticle(
+  block: Element,
+  heading: string,
+  opening: Element[] | undefined,
+  chosen: Element,
+): boolean {
+  const kept = opening?.filter((p) => chosen.contains(p)) ?? [];
+  if (!heading || kept.length === 0) return false;
+  const text = (block.textContent ?? '').replace(/\s+/g, ' ');
+  if (text.includes(heading)) return false;
+  return !kept.some((p) => text.includes((p.textContent ?? '').replace(/\s+/g, ' ').trim()));
+}
+
 export interface ItemRun {
   /** The smallest block holding every item. */
   block: Element;
@@ -68,6 +86,10 @@ export const FURNITURE_TAGS = [
   'template',
 ];
 const FURNITURE = new Set(FURNITURE_TAGS);
+/** What the page less its furniture leaves out, as a selector. */
+export const FURNITURE_SELECTOR = FURNITURE_TAGS.join(',');
+/** A form around any of these is around the page (ASP.NET's one form), not a form on it. */
+const PAGE_PARTS = 'main,article,nav,header,footer,h1';
 
 /**
  * Whether `el` is the page's furniture (rule articleParts: a header inside an article is that
@@ -76,6 +98,7 @@ const FURNITURE = new Set(FURNITURE_TAGS);
  */
 export function isFurniture(el: Element, ownParts = true): boolean {
   if (!FURNITURE.has(el.localName)) return false;
+  if (el.localName === 'form') return el.querySelector(PAGE_PARTS) === null;
   return !(ownParts && el.localName === 'header' && el.parentElement?.closest('article'));
 }
 

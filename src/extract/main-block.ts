@@ -4,6 +4,7 @@
  * chose. A landing page, a service's or a shop's page is a stack of short sections (a pitch, the
  * features, the plans, the questions), and Readability keeps the one with the most prose.
  */
+import { FURNITURE_SELECTOR as FURNITURE } from './item-runs';
 import { wordCount } from './verdict';
 
 /** `<main>` stands in when it holds this many times the chosen block's words (and of MAIN_WORDS). */
@@ -37,14 +38,13 @@ export function mainOf(page: Element, enough: number): Element | undefined {
 
 /**
  * The words of the page's one main element, as it stands, less those of the furniture it holds
- * (`furniture`: a selector of what the page less its furniture leaves out); 0 when it has none, or
- * names two.
+ * (what the page less its furniture leaves out); 0 when it has none, or names two.
  */
-export function mainWords(page: Element, furniture: string): number {
+export function mainWords(page: Element): number {
   const main = mainOf(page, 0);
   if (!main) return 0;
   let words = wordCount(main.textContent ?? '');
-  for (const el of Array.from(main.querySelectorAll(furniture)))
-    if (!el.parentElement?.closest(furniture)) words -= wordCount(el.textContent ?? '');
+  for (const el of Array.from(main.querySelectorAll(FURNITURE)))
+    if (!el.parentElement?.closest(FURNITURE)) words -= wordCount(el.textContent ?? '');
   return words;
 }

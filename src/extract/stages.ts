@@ -16,14 +16,14 @@ import { readHead, type Head } from './page-head';
 import { parse, parseWithinDepth, type Parsed } from './parse';
 import { precleanSource } from './preclean';
 import { unwrapPage, withoutSiteName } from './headings';
-import { FURNITURE_SELECTOR, wholePage } from './whole-page';
+import { wholePage } from './whole-page';
 import { leadOf, withLead } from './lead';
 import { paragraphsAfter, withOpening } from './opening';
 import { isListCell } from './list-cells';
 import type { SelectorRun } from './selector-run';
 import { statedIsFuller, statedParagraphs } from './stated-body';
 import { mayStatePosts, postsAreFuller, statedPosts } from './stated-posts';
-import { itemRun, runStandingIn, statesArticle, wordsToStandIn } from './item-runs';
+import { besideArticle, itemRun, runStandingIn, statesArticle, wordsToStandIn } from './item-runs';
 import { isCorner, mainOf, mainWords, wordsForMain } from './main-block';
 import { withStatedRecipe } from './stated-recipe';
 import { withoutRepeats } from './repeats';
@@ -60,6 +60,7 @@ export interface Work {
   /** The text of the page's heading (the one its title names, else its first h1). */
   heading?: string;
   opening?: Element[];
+  articleOpening?: Element[]; // the paragraphs after a heading in an <article> (rule itemRuns)
   /** The words of the block of the page's largest run of like items, before Readability (rule itemRuns). */
   runWords?: number;
   /** The words of the page's one `<main>`, before Readability (rule mainBlock). */
@@ -135,10 +136,12 @@ const precleanPage: Stage = (w) => {
     w.heading = tidy(heading?.textContent ?? '');
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
+    if (heading?.closest('article') && w.rules.itemRuns)
+      w.articleOpening = w.opening ?? paragraphsAfter(heading);
     if (w.rules.itemRuns && w.source.body)
       w.runWords = itemRun(w.source.body as unknown as Element, !!w.rules.articleParts)?.words;
     if (w.rules.mainBlock && !w.statesArticle && w.source.body)
-      w.mainWords = mainWords(w.source.body as unknown as Element, FURNITURE_SELECTOR);
+      w.mainWords = mainWords(w.source.body as unknown as Element);
   } catch {
     w.broken = true; // a hostile tree: the whole body is the fallback (see chooseArticle)
   }
@@ -216,7 +219,7 @@ const itemRuns: Stage = (w) => {
   if ((w.runWords ?? 0) < enough) return; // the run as the page held it before Readability
   const page = wholePage(w, true) as unknown as Element;
   const block = runStandingIn(page, enough, !!w.rules.articleParts) as HTMLElement | undefined;
-  if (!block) return;
+  if (!block || besideArticle(block, w.heading ?? '', w.articleOpening, w.root!)) return;
   cleanArticle(block, w.rules, w.baseUrl, true);
   if (wordCount(block.textContent ?? '', enough) >= enough) w.root = block;
 };

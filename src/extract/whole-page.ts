@@ -3,14 +3,11 @@
  * cleaning and by Readability): what stands in when no article is found, and where a run of items
  * or a `<main>` is looked for.
  */
-import { isFurniture, FURNITURE_TAGS } from './item-runs';
+import { isFurniture, FURNITURE_SELECTOR } from './item-runs';
 import { titleHeadingAsReadability } from './headings';
 import { parse } from './parse';
 import { precleanSource } from './preclean';
 import type { Work } from './stages';
-
-/** What the page less its furniture leaves out, as a selector. */
-export const FURNITURE_SELECTOR = FURNITURE_TAGS.join(',');
 
 /**
  * No article found: the whole page less its furniture, from a fresh parse (the first was changed);

@@ -120,7 +120,7 @@ describeCorpus('extraction quality on the corpus', () => {
   });
 
   it(
-    "trafilatura's evaluation, the shared half: F >= 0.932 by its own metric; no page flagged challenge or not_found",
+    "trafilatura's evaluation, the shared half: F >= 0.933 by its own metric; no page flagged challenge or not_found",
     async () => {
       const pages = trafilaturaPages(corpus!);
       expect(pages.length).toBe(495);
@@ -139,7 +139,7 @@ describeCorpus('extraction quality on the corpus', () => {
       console.log(
         `trafilatura-eval (shared half): F ${s.f.toFixed(4)} (P ${s.precision.toFixed(4)}, R ${s.recall.toFixed(4)}) on ${s.pages} pages; verdicts other than ok: ${JSON.stringify(flagged)}`,
       );
-      expect(s.f).toBeGreaterThanOrEqual(0.932);
+      expect(s.f).toBeGreaterThanOrEqual(0.933);
       expect([...(flagged.challenge ?? []), ...(flagged.not_found ?? [])]).toEqual([]);
     },
     LONG,
@@ -166,19 +166,19 @@ describeCorpus('extraction quality on the corpus', () => {
         `WCXB (shared half): word F1 ${s.all.f1.toFixed(4)} (P ${s.all.precision.toFixed(4)}, R ${s.all.recall.toFixed(4)}) on ${s.all.pages} pages; ${kinds.join(', ')}; not ok with a reference of 50 words or more: ${walled.length}`,
       );
       // Floors where sift stands (the issue's goals are higher; the other half judges).
-      expect(s.all.f1).toBeGreaterThanOrEqual(0.853);
+      expect(s.all.f1).toBeGreaterThanOrEqual(0.854);
       const floors: Record<string, number> = {
         article: 0.954,
         forum: 0.76,
         product: 0.6,
-        collection: 0.67,
+        collection: 0.685,
         listing: 0.66,
         documentation: 0.93,
         service: 0.8,
       };
       for (const [kind, floor] of Object.entries(floors))
         expect([kind, s.byKind[kind].f1 >= floor]).toEqual([kind, true]);
-      expect(walled.length).toBeLessThanOrEqual(5);
+      expect(walled.length).toBeLessThanOrEqual(4);
     },
     LONG,
   );

@@ -118,6 +118,33 @@ describe('a page of items (rule itemRuns)', () => {
     expect(text).not.toContain('Other story number');
   });
 
+  it('an article in its <article> stays the article beside a longer slider of teaser links below it', () => {
+    const story = [
+      'The veteran forward told the national coach on Monday that he will not play for the national side again, ending a career of 129 caps and 48 goals.',
+      'He said the decision had been a hard one and that he wanted more time for his family, thanking the supporters who followed the team through three tournaments.',
+      'The coach called him one of the great characters of the dressing room and said a farewell match would be held in the spring, against a side still to be chosen.',
+      'Only two players have worn the shirt more often, and none of the squad that won the last title is still playing for the national side today.',
+    ];
+    const teasers = Array.from(
+      { length: 20 },
+      (_, i) =>
+        `<div class="material"><a href="/analysis/${i}"><img src="/i/${i}.jpg" alt=""><div class="text"><h3>Analysis</h3>` +
+        `<p class="intro"><span class="date">${i + 1} September</span>Round ${i + 1} in review: the leaders drop points away, the champions climb back and a young keeper saves two penalties</p></div></a></div>`,
+    ).join('');
+    const html =
+      `<html><head><title>Forward ends his international career</title></head><body><header><a href="/">Home</a></header>` +
+      `<article class="story"><h1>Forward ends his international career</h1>${story.map((p) => `<p>${p}</p>`).join('')}</article>` +
+      `<article class="more-materials"><h3>Analysis and interviews</h3><div class="slider">${teasers}</div></article></body></html>`;
+    const text = extractHtml(html, 'https://sport.example/forward', 'text').content;
+    for (const p of story) expect(text).toContain(p);
+    expect(text).not.toContain('Round 7 in review');
+    // The same teasers under a heading of their own, the page's: a page of items.
+    const list = html.replace(/<article class="story">.*?<\/article>/, '<h1>Analysis and interviews</h1>');
+    expect(extractHtml(list, 'https://sport.example/analysis', 'text').content).toContain(
+      'Round 7 in review',
+    );
+  });
+
   it('finds the run by shape: items of one shape, an own id in a class aside; fewer than four is no run', () => {
     const { document } = parseHTML(
       '<html><body><div id="side"><ul><li>one two</li><li>three four</li></ul></div>' +
@@ -130,6 +157,22 @@ describe('a page of items (rule itemRuns)', () => {
     expect(run.itemWords).toBe(14);
     const three = parseHTML('<html><body><ul><li>a</li><li>b</li><li>c</li></ul></body></html>').document;
     expect(itemRun(three.body as unknown as Element)).toBeUndefined();
+  });
+
+  it('one form around the whole page (its header and heading too) is the page, not a form on it', () => {
+    const posts = Array.from(
+      { length: 6 },
+      (_, i) => `<div class="post"><p>post ${i} says a b c</p></div>`,
+    ).join('');
+    const wrapped = (form: string) =>
+      parseHTML(`<html><body>${form.replace('POSTS', `<div id="posts">${posts}</div>`)}</body></html>`)
+        .document.body as unknown as Element;
+    const whole = itemRun(
+      wrapped('<form method="post" id="aspnetForm"><header>Site</header><h1>Posts</h1>POSTS</form>'),
+    );
+    expect([(whole?.block as unknown as HTMLElement)?.id, whole?.itemWords]).toEqual(['posts', 36]);
+    // A form on the page (a filter, a search): what it holds is not counted.
+    expect(itemRun(wrapped('<h1>Posts</h1><form class="filters">POSTS</form>'))).toBeUndefined();
   });
 });
 
@@ -298,6 +341,33 @@ describe("blocks named as furniture that are a list's items (rule furnitureRuns)
     }
     const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, furnitureRuns: false } }).content;
     expect(ENTRIES.filter((e) => !without.includes(e.title)).length).toBeGreaterThan(15);
+  });
+
+  it("a shop's cards named `caption` stay though its menus hold more text than its grid", () => {
+    const menu = Array.from(
+      { length: 150 },
+      (_, i) =>
+        `<li><a href="/c/${i}">${['Projector screens', 'Ceiling mounts', 'Sound bars'][i % 3]} ${i}</a></li>`,
+    ).join('');
+    const cards = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<div class="category-product"><a class="thumbnail" href="/p/${i}"><img src="/i/${i}.jpg" alt=""></a>` +
+        `<a class="plbox" href="/p/${i}"><div class="caption center"><div class="name">Laser projector model LK${900 + i} 4K</div>` +
+        `<div>Manufacturer: Brand ${i}</div><h3>Item Number: LK-${900 + i}</h3><div>Price: $${4000 + i * 100}.00</div></div></a></div>`,
+    ).join('');
+    // One form around the whole page, as ASP.NET writes it.
+    const html =
+      `<html><head><title>Native 4K projectors</title></head><body><form method="post" id="MainForm">` +
+      `<header><nav><ul>${menu}</ul></nav></header><div class="page"><h1>Native 4K projectors</h1>` +
+      `<div class="count">Products 1-12 of 12</div><div class="product-list">${cards}</div></div>` +
+      `<footer><p>© The shop. All rights reserved.</p></footer></form></body></html>`;
+    const url = 'https://shop.example/native-4k-projectors';
+    const text = extractHtml(html, url, 'text').content;
+    for (let i = 0; i < 12; i++) expect(text).toContain(`Laser projector model LK${900 + i} 4K`);
+    expect(text).not.toContain('Ceiling mounts');
+    const without = extractHtml(html, url, 'text', { rules: { ...ALL_RULES, furnitureRuns: false } }).content;
+    expect(without).not.toContain('Laser projector model');
   });
 
   it('blocks named as furniture that hold a small share of the page still go', () => {
