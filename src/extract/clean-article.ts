@@ -4,7 +4,7 @@
  */
 import { cutAtArticleEnd } from './article-end';
 import { ALL_RULES, type CleanRules, type RuleName } from './rules';
-import { classId, measure, under, type Lengths } from './dom-measure';
+import { classId, measure, replaceWithNodes, under, type Lengths } from './dom-measure';
 import { removeTeasers } from './teasers';
 import {
   APPEAL,
@@ -184,6 +184,6 @@ function unwrapTextForms(body: Element): void {
     const text = (form.textContent ?? '').replace(/\s+/g, ' ').length - controlText;
     if (text < FORM_TEXT) continue;
     for (const c of controls) c.remove();
-    form.replaceWith(...Array.from(form.childNodes));
+    replaceWithNodes(form);
   }
 }

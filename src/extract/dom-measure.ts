@@ -126,3 +126,14 @@ export function textUpTo(el: Element, max = Infinity): number {
   }
   return n;
 }
+
+/**
+ * `el` replaced by `nodes` (its own children when not given), one at a time: a spread of the
+ * hundreds of thousands of nodes a page can hold overflows the stack.
+ */
+export function replaceWithNodes(el: Element, nodes: readonly Node[] = Array.from(el.childNodes)): void {
+  const parent = el.parentNode;
+  if (!parent) return;
+  for (const n of nodes) parent.insertBefore(n, el);
+  el.remove();
+}

@@ -3,7 +3,7 @@
  * blog engine that writes the post from a `<script type="text/template">`, with a `<noscript>`
  * copy for readers without scripts). Readability removes both; the block they stand in is empty.
  */
-import { firstWithin, LEAD_CHARS } from './dom-measure';
+import { firstWithin, LEAD_CHARS, replaceWithNodes } from './dom-measure';
 import { limitDepth } from './flatten';
 import { wordCount } from './verdict';
 
@@ -54,7 +54,7 @@ export function unwrapScriptText(scripts: Element[], heading: Element | undefine
     return !!content && alone(el, block);
   });
   if (!found || !content) return false;
-  found.replaceWith(...content());
+  replaceWithNodes(found, content());
   return true;
 }
 
@@ -90,7 +90,7 @@ export function unwrapShellNoscript(scripts: Element[], body: Element | null): b
   }
   if (!best || best.words < Math.max(ARTICLE_WORDS, SHELL_RATIO * shown) || !best.el.querySelector(BLOCKS))
     return false;
-  best.el.replaceWith(...Array.from(best.el.childNodes));
+  replaceWithNodes(best.el);
   return true;
 }
 

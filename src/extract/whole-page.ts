@@ -5,6 +5,7 @@
  */
 import { isFurniture, FURNITURE_SELECTOR } from './item-runs';
 import { titleHeadingAsReadability } from './headings';
+import { replaceWithNodes } from './dom-measure';
 import { parse } from './parse';
 import { precleanSource } from './preclean';
 import type { Work } from './stages';
@@ -27,7 +28,10 @@ export function wholePage(w: Work, cleaned = false): HTMLElement {
   }
   const body = doc.body ?? doc.documentElement;
   for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
+    if (!el.isConnected) continue;
     if (isFurniture(el, !!w.rules.articleParts)) el.remove();
+    // A form around the page (see isFurniture) is the page: its content stays, not the form.
+    else if (el.localName === 'form') replaceWithNodes(el);
   }
   titleHeadingAsReadability(body as unknown as Element, w.title);
   return body as unknown as HTMLElement;

@@ -15,6 +15,7 @@ interface ReadabilityInternals {
   _isElementWithoutContent(node: Element): boolean;
   _getNodeAncestors(node: Element, maxDepth?: number): Element[];
   _isProbablyVisible(node: Element): boolean;
+  _doc: Document;
   _grabArticle(): Element | null;
   _postProcessContent(el: Element): void;
 }
@@ -26,7 +27,7 @@ interface ReadabilityInternals {
  * (the getter builds a style declaration per element); its byline and empty-block tests, asked of
  * every element, stop reading text where the answer is known (see textFirst); and the article it
  * found is not serialized for a debug line that is never printed (`log("Grabbed: " + innerHTML)`
- * runs even with debug off).
+ * runs even with debug off); the page it starts again from is kept as a tree (see keepAsTree).
  */
 export function tuneReadability(
   reader: Readability<Element>,
@@ -49,7 +50,14 @@ export function tuneReadability(
   textFirst(r);
   const grab = r._grabArticle;
   r._grabArticle = function () {
-    const el = grab.call(this);
+    const body = this._doc.body as Element | null;
+    if (body) keepAsTree(body);
+    let el: Element | null;
+    try {
+      el = grab.call(this);
+    } finally {
+      if (body) delete (body as { innerHTML?: string }).innerHTML;
+    }
     // Shadows the getter until the next step, which is the one after the debug line.
     if (el) Object.defineProperty(el, 'innerHTML', { value: '', configurable: true });
     return el;
@@ -59,6 +67,35 @@ export function tuneReadability(
     delete (el as { innerHTML?: string }).innerHTML;
     post.call(this, el);
   };
+}
+
+/** What the body's html reads as while it is kept as a tree: no page holds a NUL. */
+const KEPT = '\u0000kept';
+
+/**
+ * Readability keeps the page's html (`body.innerHTML`) to start again from when a try finds too
+ * little, and parses it again for each new try. The same page kept as a copy of its tree, and put
+ * back as a copy of that: serializing costs twice a copy, parsing three times a copy's move.
+ */
+function keepAsTree(body: Element): void {
+  const kept = body.cloneNode(true);
+  const shadow = () =>
+    Object.defineProperty(body, 'innerHTML', {
+      configurable: true,
+      get: () => KEPT,
+      set(html: string) {
+        if (html === KEPT) {
+          body.replaceChildren();
+          const copy = kept.cloneNode(true);
+          while (copy.firstChild) body.appendChild(copy.firstChild);
+          return;
+        }
+        delete (body as { innerHTML?: string }).innerHTML;
+        body.innerHTML = html;
+        shadow();
+      },
+    });
+  shadow();
 }
 
 /**

@@ -171,6 +171,19 @@ describe('a page of items (rule itemRuns)', () => {
       wrapped('<form method="post" id="aspnetForm"><header>Site</header><h1>Posts</h1>POSTS</form>'),
     );
     expect([(whole?.block as unknown as HTMLElement)?.id, whole?.itemWords]).toEqual(['posts', 36]);
+    // The page less its furniture, in every format: the form's content, not the form.
+    // Cards that are links, which Readability cleans away: the page less its furniture stands in.
+    const cards = Array.from(
+      { length: 30 },
+      (_, i) =>
+        `<div class="card"><a href="/n/${i}"><div>Notice ${i}: kept here for the members</div><div>Posted on Friday ${i}</div></a></div>`,
+    ).join('');
+    const page = `<html><head><title>Notices</title></head><body><form method="post" id="aspnetForm"><header>Site</header><h1>Notices</h1><div class="list">${cards}</div></form></body></html>`;
+    for (const format of ['markdown', 'text', 'html'] as const) {
+      const out = extractHtml(page, 'https://club.example/posts', format).content;
+      expect([format, out.includes('Notice 29: kept here for the members')]).toEqual([format, true]);
+      expect([format, out.includes('<form')]).toEqual([format, false]);
+    }
     // A form on the page (a filter, a search): what it holds is not counted.
     expect(itemRun(wrapped('<h1>Posts</h1><form class="filters">POSTS</form>'))).toBeUndefined();
   });

@@ -23,6 +23,14 @@ describe('extraction of hostile pages', () => {
     },
   );
 
+  it('a form of 100,000 children around the page, or holding text, is read without overflowing', () => {
+    const many = '<i>x y</i> '.repeat(100_000);
+    const around = `<html><body><form method="post"><header>Site</header><h1>Page</h1>${many}</form></body></html>`;
+    expect(extractHtml(around, 'http://x.test/', 'markdown').content).toContain('x y');
+    const inside = `<html><body><article><h1>T</h1><p>${'word '.repeat(60)}</p><form>${'<p>x y z w</p> '.repeat(100_000)}</form></article></body></html>`;
+    expect(extractHtml(inside, 'http://x.test/', 'text').content).toContain('x y z w');
+  });
+
   it('unclosed tags nested 50,000 deep still extract', () => {
     const out = extractHtml(
       `<html><body>${'<div><span>'.repeat(50_000)}tail words`,
@@ -585,6 +593,37 @@ describe('Readability, tuned', () => {
     );
     expect(after).toEqual(before);
     expect(before).toEqual([true, false, false, true, true, false, false, true, true, true]);
+  });
+
+  it('starts again from the page as it was when a first try finds too little, as Readability does', () => {
+    // The story sits in a block named like a sidebar: the first try strips it and finds too little.
+    const html =
+      '<html><body><div class="sidebar"><h2>The story</h2>' +
+      Array.from(
+        { length: 6 },
+        (_, i) =>
+          `<p>Paragraph ${i}: ${'the ferry ran late again, and the bridge stays shut. '.repeat(4)}</p>`,
+      ).join('') +
+      '</div><div id="foot"><p>Short.</p></div></body></html>';
+    const read = (tuned: boolean) => {
+      const { document } = parseHTML(html);
+      const reader = new Readability<Element>(document as unknown as Document, {
+        serializer: (el) => el as Element,
+      });
+      if (tuned) tuneReadability(reader, elementsWithTags);
+      const article = reader.parse();
+      const tries = (reader as unknown as { _attempts: unknown[] })._attempts.length;
+      return {
+        text: (article?.content as unknown as Element)?.textContent,
+        body: document.body.innerHTML,
+        tries,
+      };
+    };
+    const tuned = read(true);
+    expect(tuned).toEqual(read(false));
+    expect(tuned.text).toContain('Paragraph 5: the ferry ran late again');
+    expect(tuned.tries).toBeGreaterThan(0);
+    expect(tuned.body).not.toContain('\u0000');
   });
 
   it('judges bylines and empty blocks as Readability does, reading text only where the answer needs it', () => {
