@@ -65,6 +65,7 @@ export interface Work {
   runWords?: number;
   /** The words of the page's one `<main>`, before Readability (rule mainBlock). */
   mainWords?: number;
+  spare?: Element; // the body as Readability first read it, for wholePage
   /** The cleaning before Readability threw: Readability is not asked. */
   broken?: boolean;
   article: Article;
@@ -157,7 +158,8 @@ const readArticle: Stage = (w) => {
         keepClasses: false,
         serializer: (el) => el as Element,
       });
-      tuneReadability(reader, elementsWithTags, w.rules.listCells ? isListCell : undefined);
+      const unscored = w.rules.listCells ? isListCell : undefined;
+      tuneReadability(reader, elementsWithTags, unscored, (page) => (w.spare = page));
       w.article = reader.parse();
     } catch {
       w.article = null; // Readability gives up on some hostile trees; the whole body is the fallback.

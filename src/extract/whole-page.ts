@@ -15,6 +15,26 @@ import type { Work } from './stages';
  * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is).
  */
 export function wholePage(w: Work, cleaned = false): HTMLElement {
+  const body = (cleaned && !w.broken && taken(w)) || fresh(w, cleaned);
+  let gone: Element | undefined;
+  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
+    if (gone?.contains(el)) continue;
+    if (isFurniture(el, !!w.rules.articleParts)) (gone = el).remove();
+    // A form around the page (see isFurniture) is the page: its content stays, not the form.
+    else if (el.localName === 'form') replaceWithNodes(el);
+  }
+  titleHeadingAsReadability(body, w.title);
+  return body as unknown as HTMLElement;
+}
+
+/** The body as Readability first read it (cleaned), once: not parsed and cleaned again. */
+function taken(w: Work): Element | undefined {
+  const spare = w.spare;
+  w.spare = undefined;
+  return spare;
+}
+
+function fresh(w: Work, cleaned: boolean): Element {
   const doc = parse(w.html, w.baseUrl);
   if (w.opts.exclude?.length) {
     for (const el of w.selectors.all(doc as unknown as Document, w.opts.exclude)) el.remove();
@@ -26,13 +46,5 @@ export function wholePage(w: Work, cleaned = false): HTMLElement {
       // left as parsed
     }
   }
-  const body = doc.body ?? doc.documentElement;
-  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
-    if (!el.isConnected) continue;
-    if (isFurniture(el, !!w.rules.articleParts)) el.remove();
-    // A form around the page (see isFurniture) is the page: its content stays, not the form.
-    else if (el.localName === 'form') replaceWithNodes(el);
-  }
-  titleHeadingAsReadability(body as unknown as Element, w.title);
-  return body as unknown as HTMLElement;
+  return (doc.body ?? doc.documentElement) as unknown as Element;
 }

@@ -34,6 +34,8 @@ export function tuneReadability(
   elementsWithTags: ElementsWithTags,
   /** Cells that do not score as text (see skipScoring). */
   unscored?: (cell: Element) => boolean,
+  /** Given the page as Readability first read it (see keepAsTree), once it is done with it. */
+  spare?: (page: Element) => void,
 ): void {
   const r = reader as unknown as ReadabilityInternals;
   if (unscored) skipScoring(r, unscored);
@@ -51,13 +53,14 @@ export function tuneReadability(
   const grab = r._grabArticle;
   r._grabArticle = function () {
     const body = this._doc.body as Element | null;
-    if (body) keepAsTree(body);
+    const kept = body ? keepAsTree(body) : undefined;
     let el: Element | null;
     try {
       el = grab.call(this);
     } finally {
       if (body) delete (body as { innerHTML?: string }).innerHTML;
     }
+    if (kept && spare) spare(kept);
     // Shadows the getter until the next step, which is the one after the debug line.
     if (el) Object.defineProperty(el, 'innerHTML', { value: '', configurable: true });
     return el;
@@ -77,8 +80,8 @@ const KEPT = '\u0000kept';
  * little, and parses it again for each new try. The same page kept as a copy of its tree, and put
  * back as a copy of that: serializing costs twice a copy, parsing three times a copy's move.
  */
-function keepAsTree(body: Element): void {
-  const kept = body.cloneNode(true);
+function keepAsTree(body: Element): Element {
+  const kept = body.cloneNode(true) as Element;
   const shadow = () =>
     Object.defineProperty(body, 'innerHTML', {
       configurable: true,
@@ -96,6 +99,7 @@ function keepAsTree(body: Element): void {
       },
     });
   shadow();
+  return kept;
 }
 
 /**
