@@ -163,14 +163,17 @@ function wordsOf(all: Element[]): Map<Element, number> {
   return words;
 }
 
-/** An element's tag and classes, less those with a digit (an item's own id: `post-4021`). */
+/**
+ * An element's tag and classes, less those that name the item itself: with a digit (`post-4021`),
+ * or of one character (a group of an A to Z index, `A`).
+ */
 function shape(el: Element | null | undefined, shapes: Map<Element, string>): string {
   if (!el) return '';
   let s = shapes.get(el);
   if (s === undefined) {
     const classes = (el.getAttribute('class') ?? '')
       .split(/\s+/)
-      .filter((c) => c && !/\d/.test(c))
+      .filter((c) => c.length > 1 && !/\d/.test(c))
       .sort();
     s = [el.localName, ...classes].join('.');
     shapes.set(el, s);

@@ -145,6 +145,37 @@ describe('a page of items (rule itemRuns)', () => {
     );
   });
 
+  it('an index of categories by letter, each group named by its letter, is read whole', () => {
+    const names = [
+      'Adapters',
+      'Anchors',
+      'Bands',
+      'Bolts',
+      'Braces',
+      'Caps',
+      'Clamps',
+      'Clips',
+      'Dowels',
+      'Ends',
+    ];
+    const groups = ['A', 'B', 'C', 'D', 'E']
+      .map((letter) => {
+        const links = Array.from({ length: 6 }, (_, i) => {
+          const name = `${names.find((n) => n.startsWith(letter))} type ${i + 1}`;
+          return `<a href="/c/${letter}${i}">${name}</a>`;
+        }).join(' ');
+        return `<div class="index-group ${letter}"><div class="letter">${letter}</div><div class="links">${links}</div></div>`;
+      })
+      .join('');
+    const html = page(
+      'Fasteners and hardware',
+      `<div class="title"><h1>Catalog collection</h1>Find item details, spec sheets and CAD models.</div><div class="browse"><h2>Fasteners and hardware categories</h2>${groups}</div>`,
+    );
+    const text = extractHtml(html, 'https://catalog.example/fasteners/', 'text').content;
+    for (const name of ['Adapters type 1', 'Bands type 6', 'Dowels type 3', 'Ends type 6'])
+      expect(text).toContain(name);
+  });
+
   it('finds the run by shape: items of one shape, an own id in a class aside; fewer than four is no run', () => {
     const { document } = parseHTML(
       '<html><body><div id="side"><ul><li>one two</li><li>three four</li></ul></div>' +
