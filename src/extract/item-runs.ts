@@ -38,6 +38,13 @@ export function statesArticle(ogType: string | undefined, ld: Json[]): boolean {
   return ogType?.toLowerCase() === 'article';
 }
 
+/** Whether a page's JSON-LD says it is a product (a shop's page), and none of it that it is an article. */
+export function statesProduct(ld: Json[]): boolean {
+  return (
+    ld.some((o) => /Product\b/.test(typeOf(o))) && !ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)))
+  );
+}
+
 /**
  * The block of the largest run of like items on `page` (the page less its furniture) when it holds
  * `enough` words and its items half of them or more.

@@ -11,10 +11,11 @@ import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import type { Json } from './json-ld';
 import { FURNITURE_CHARS, furnitureRuns } from './furniture-runs';
+import { statesProduct } from './item-runs';
 import { survey, type Survey } from './survey';
 import { isThreadPage, leadsReplies, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
-import { COMMENT_NAMED, COMMENTS, DIALOG, FURNITURE, HIDDEN, HIDDEN_PART } from './vocabulary';
+import { COMMENT_NAMED, COMMENTS, DIALOG, FURNITURE, HIDDEN, HIDDEN_PART, REVIEWS } from './vocabulary';
 
 const DIALOG_TAGS = /^(DIV|SECTION|ARTICLE|ASIDE|DIALOG)$/;
 
@@ -129,6 +130,8 @@ interface Pre {
   shaped: { thread: Element; items: Element[] }[];
   /** A page of posts: its comments are its content (see thread-page.ts). */
   thread: boolean;
+  /** The page states it is a product and not an article (rule reviews). */
+  product: boolean;
   /** Named as furniture, but parts of a page's items (see furniture-runs.ts). */
   spared: Set<Element>;
   /**
@@ -219,6 +222,7 @@ const NAMED_RULES: readonly NamedRule[] = [
   // A subheading is the article's text whatever its class says (Readability drops an h2 whose
   // class sounds like furniture): it loses the class. Furniture's headings go with the furniture.
   { rule: 'headings', holds: (el) => HEADING.test(el.tagName), then: (el) => el.removeAttribute('class') },
+  { rule: 'reviews', holds: (el, ci, p) => p.product && REVIEWS.test(ci) && keeps(p, el) },
   { rule: 'dialogs', holds: (el, ci, p) => DIALOG_TAGS.test(el.tagName) && DIALOG.test(ci) && keeps(p, el) },
   {
     holds: (el, ci, p) =>
@@ -269,6 +273,7 @@ export function precleanSource(
     titled: titledHeading(found.headings, titles),
     shaped: [],
     thread: false,
+    product: !!rules.reviews && statesProduct(ld),
     spared: new Set(),
     lens: new Map(),
   };

@@ -65,6 +65,12 @@ export const RULES = {
   furnitureRuns: 'preclean',
   /** A comment section goes before Readability, whatever its length. */
   comments: 'preclean',
+  /**
+   * On a page that states it is a product (JSON-LD, and no article), its customers' reviews go
+   * before Readability, whatever their length: a shop's page is its product, as a post is not its
+   * comments.
+   */
+  reviews: 'preclean',
   /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
   headings: 'preclean',
   /**

@@ -119,6 +119,10 @@ export const FURNITURE =
 export const COMMENTS =
   /(^|[-_\s])(comments|comment-?(list|section|area|thread|threads|wrap|wrapper|container|block|holder|stream|form)|commentlist|disqus(_thread)?|discussion|replies|respond|reader-?comments)([-_\s]|$)/i;
 
+/** Rule reviews: class or id words of a product's reviews section. */
+export const REVIEWS =
+  /(^|[-_\s])(reviews?|customer-reviews?|ratings?-and-reviews|pr-review-display)([-_\s]|$)/i;
+
 /** Rule threads: names Readability takes for a comment: it drops an element so named, or marks it down. */
 export const COMMENT_NAMED = /comment|discuss|repl(y|ies)/i;
 

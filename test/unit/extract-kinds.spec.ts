@@ -148,6 +148,35 @@ describe('extraction of other kinds of page', () => {
     expect(without).not.toContain('Walnut desk organiser number 13');
   });
 
+  it("a product page's customer reviews are not its content, however long; an article's section so named is", () => {
+    const about = [
+      'The Trail 25 pack keeps a day of gear within easy reach, with a padded back panel and a hip belt that carries the load.',
+      'Side pockets hold two bottles, the lid holds a map and snacks, and the main compartment opens wide for a jacket and lunch.',
+      'Made of recycled nylon with a water-repellent finish; the frame sheet comes out for washing, and the straps adjust for most torsos.',
+    ];
+    const reviews = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<div class="review"><h4>Review ${i + 1}: great for day hikes</h4><p>I took this pack on ${i + 2} hikes this summer and it carried everything I needed without hurting my shoulders, though the hip belt pockets are small for a phone.</p></div>`,
+    ).join('');
+    const ld = (type: string) =>
+      `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': type, name: 'Trail 25 pack' })}</script>`;
+    const page = (type: string) =>
+      `<html><head><title>Trail 25 pack</title>${ld(type)}</head><body><main><h1>Trail 25 pack</h1><div class="description">${about.map((p) => `<p>${p}</p>`).join('')}</div>` +
+      `<section id="reviews" class="product-reviews"><h2>Customer reviews</h2>${reviews}</section></main></body></html>`;
+    const url = 'https://shop.example/trail-25';
+    const text = extractHtml(page('Product'), url, 'text').content;
+    for (const p of about) expect(text).toContain(p);
+    expect(text).not.toContain('great for day hikes');
+    const off = extractHtml(page('Product'), url, 'text', {
+      rules: { ...ALL_RULES, reviews: false },
+    }).content;
+    expect(off).toContain('Review 12: great for day hikes');
+    // A review article states it is one: its reviews are what it is.
+    expect(extractHtml(page('Review'), url, 'text').content).toContain('Review 12: great for day hikes');
+    expect(extractHtml(page('Article'), url, 'text').content).toContain('Review 12: great for day hikes');
+  });
+
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
     const words = 'Die Zusammen&shy;arbeit der Gemein\u00adden wird ausgebaut, sagt die Bürger­meisterin. ';
     const html = `<html><head><title>Zusammenarbeit</title></head><body><article><h1>Zusammenarbeit</h1><p>${words.repeat(12)}</p></article></body></html>`;
