@@ -4,7 +4,7 @@
  * in a `caption`. The furniture rule drops short blocks so named (a byline, a date); these stay.
  */
 import { classId, textLen } from './dom-measure';
-import { FURNITURE_SELECTOR, isFurniture } from './item-runs';
+import { outermostFurniture } from './item-runs';
 import { FURNITURE } from './vocabulary';
 
 /**
@@ -56,13 +56,5 @@ export function furnitureRuns(
 
 /** The length of the page's text less its furniture's (see isFurniture). */
 function lessFurniture(body: Element): number {
-  let len = textLen(body);
-  let last: Element | undefined;
-  // In document order: what lies in furniture already counted out comes before what follows it.
-  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
-    if ((last && last.contains(el)) || !isFurniture(el)) continue;
-    len -= textLen(el);
-    last = el;
-  }
-  return len;
+  return outermostFurniture(body).reduce((len, el) => len - textLen(el), textLen(body));
 }

@@ -109,6 +109,17 @@ export function isFurniture(el: Element, ownParts = true): boolean {
   return !(ownParts && el.localName === 'header' && el.parentElement?.closest('article'));
 }
 
+/** The page's furniture under `body` (see isFurniture), outermost only, in document order. */
+export function outermostFurniture(body: Element, ownParts = true): Element[] {
+  const found: Element[] = [];
+  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
+    const last = found[found.length - 1];
+    if ((last && last.contains(el)) || !isFurniture(el, ownParts)) continue;
+    found.push(el);
+  }
+  return found;
+}
+
 /**
  * The block of the largest run of like items under `body` (by words), if any has MIN_ITEMS items;
  * what lies in the page's furniture is not counted.

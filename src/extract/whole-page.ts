@@ -1,9 +1,9 @@
 /**
- * The page less its furniture, from a fresh parse of its html (the first parse was changed by the
- * cleaning and by Readability): what stands in when no article is found, and where a run of items
+ * The page less its furniture, from a fresh parse of its html or Readability's copy of the page
+ * (the first parse was changed by the cleaning and by Readability): what stands in when no article is found, and where a run of items
  * or a `<main>` is looked for.
  */
-import { isFurniture, FURNITURE_SELECTOR } from './item-runs';
+import { outermostFurniture } from './item-runs';
 import { titleHeadingAsReadability } from './headings';
 import { replaceWithNodes } from './dom-measure';
 import { parse } from './parse';
@@ -12,17 +12,14 @@ import type { Work } from './stages';
 
 /**
  * No article found: the whole page less its furniture, from a fresh parse (the first was changed);
- * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is).
+ * `cleaned`: by the rules of stage 'preclean' too, as the first was (a hostile tree: as it is), and
+ * then the first time Readability's own copy of that page (see taken) rather than a parse.
  */
 export function wholePage(w: Work, cleaned = false): HTMLElement {
   const body = (cleaned && !w.broken && taken(w)) || fresh(w, cleaned);
-  let gone: Element | undefined;
-  for (const el of Array.from(body.querySelectorAll<Element>(FURNITURE_SELECTOR))) {
-    if (gone?.contains(el)) continue;
-    if (isFurniture(el, !!w.rules.articleParts)) (gone = el).remove();
-    // A form around the page (see isFurniture) is the page: its content stays, not the form.
-    else if (el.localName === 'form') replaceWithNodes(el);
-  }
+  for (const el of outermostFurniture(body, !!w.rules.articleParts)) el.remove();
+  // A form left is around the page (see isFurniture): its content stays, not the form.
+  for (const form of Array.from(body.querySelectorAll<Element>('form'))) replaceWithNodes(form);
   titleHeadingAsReadability(body, w.title);
   return body as unknown as HTMLElement;
 }
