@@ -1,5 +1,8 @@
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { lockJob, type BatchJob, type Dcache } from '../../src/dcache';
 import { TestDb, describeEachBackend } from '../support/backends';
+import { ROOT, ensureBuilt } from '../support/process';
 
 const T0 = 1_700_000_000;
 
@@ -43,6 +46,37 @@ describeEachBackend('Db transactions', (db) => {
         /inside a transaction/,
       );
     });
+  });
+
+  it('leaves no promise tracked once its transactions have ended', async () => {
+    // A promise's callback runs under an async id of its own only while promise hooks are on: on
+    // Node 20, while an AsyncLocalStorage is in use. jest has them on for its own use, so the
+    // store is opened by a plain Node process on the built code.
+    ensureBuilt();
+    const at = db.backend === 'sqlite' ? { path: ':memory:' } : { url: db.url };
+    const script = `
+      const { executionAsyncId } = require('node:async_hooks');
+      const { openDcache } = require('./dist/src/dcache');
+      const tracked = () => Promise.resolve().then(() => executionAsyncId() !== 0);
+      (async () => {
+        const d = await openDcache(${JSON.stringify(at)});
+        const seen = [await tracked()];
+        const inside = [];
+        await Promise.all([1, 2].map(() => d.db.transaction(async () => inside.push(await tracked()))));
+        await d.db.transaction(async () => { throw new Error('abort'); }).catch(() => undefined);
+        seen.push(await tracked());
+        const nested = await d.db.transaction(() => d.db.transaction(async () => 1).catch((e) => e.message));
+        seen.push(await tracked());
+        await d.close();
+        console.log(JSON.stringify({ seen, inside, nested }));
+      })();`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-e', script], { cwd: ROOT });
+    const out = JSON.parse(stdout) as { seen: boolean[]; inside: boolean[]; nested: string };
+    expect(out.seen).toEqual([false, false, false]);
+    // The check itself is on inside each transaction, the next one's included.
+    expect(out.nested).toMatch(/inside a transaction/);
+    // (Node 20 tracks promises inside a transaction; Node 24 tracks none at all.)
+    expect(out.inside).toHaveLength(2);
   });
 
   it('onCommit runs after COMMIT and never after a rollback', async () => {
@@ -89,6 +123,23 @@ describe('Db transactions on postgres: deadlocks', () => {
     await d.batch.createBatchJob(job('b'));
   });
   afterEach(() => d.close());
+
+  it('a transaction still refuses one inside it after another one beside it has ended', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    const long = d.db.transaction(async (tx) => {
+      await tx.jobs.touchBatchJob('a', T0 + 1);
+      await held;
+      await expect(d.db.transaction(async () => 1)).rejects.toThrow(/inside a transaction/);
+      expect(d.db.inTransaction).toBe(true);
+      return tx.jobs.touchBatchJob('a', T0 + 3);
+    });
+    await d.db.transaction((tx) => tx.jobs.touchBatchJob('b', T0 + 2));
+    release();
+    await long;
+    expect(d.db.inTransaction).toBe(false);
+    expect((await d.batch.batchJob('a'))!.lease).toBe(T0 + 3);
+  });
 
   it('two transactions locking two jobs in opposite orders: one is tried again, both commit', async () => {
     let attempts = 0;
