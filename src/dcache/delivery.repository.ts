@@ -116,18 +116,32 @@ export class DeliveryRepository extends DeliveryReader {
     w: DeliveryWrite,
     now: number,
   ): Promise<false | Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
-    if (!(await this.finishDelivery(w))) return false;
-    if (w.state !== 'delivered') return undefined;
-    return this.takeNextDelivery(w.jobId, w.holder, now);
+    if (w.state !== 'delivered') return (await this.finishDelivery(w)) && undefined;
+    if (!(await this.writeOutcome(w))) return false;
+    // Taken at once when its attempt is due: what promoting it first and then taking it would do,
+    // in one statement. Else it is promoted, due when its attempt is.
+    const next = await this.takeHead(w.jobId, w.holder, 'next_attempt_at', now);
+    if (!next) await this.promoteHead(w.jobId);
+    return next;
   }
 
   /**
    * Takes for `holder` the job's next delivery (its first pending one), when it is due and no one
    * holds it. Undefined when there is none.
    */
-  async takeNextDelivery(
+  takeNextDelivery(
     jobId: string,
     holder: string,
+    now: number,
+  ): Promise<Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
+    return this.takeHead(jobId, holder, 'due_at', now);
+  }
+
+  /** The job's first pending delivery, for `holder`, when no one holds it and `when` <= now. */
+  private async takeHead(
+    jobId: string,
+    holder: string,
+    when: 'due_at' | 'next_attempt_at',
     now: number,
   ): Promise<Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
     const next = await this.q
@@ -136,7 +150,7 @@ export class DeliveryRepository extends DeliveryReader {
       .where('job_id', '=', jobId)
       .where('seq', '=', (eb) => firstPending(eb, jobId))
       .where('holder', 'is', null)
-      .where('due_at', '<=', now)
+      .where(when, '<=', now)
       .returning(['seq', 'payload', 'attempts', 'created_at'])
       .executeTakeFirst();
     return (
@@ -154,6 +168,13 @@ export class DeliveryRepository extends DeliveryReader {
    * is due at its next attempt; delivered or given up, the job's next pending one becomes due.
    */
   async finishDelivery(w: DeliveryWrite): Promise<boolean> {
+    if (!(await this.writeOutcome(w))) return false;
+    if (w.state !== 'pending') await this.promoteHead(w.jobId);
+    return true;
+  }
+
+  /** The attempt's outcome, written while `holder` holds the delivery; false when it does not. */
+  private async writeOutcome(w: DeliveryWrite): Promise<boolean> {
     const r = await this.q
       .updateTable('batch_delivery')
       .set({
@@ -169,9 +190,7 @@ export class DeliveryRepository extends DeliveryReader {
       .where('seq', '=', w.seq)
       .where('holder', '=', w.holder)
       .executeTakeFirst();
-    if (Number(r.numUpdatedRows) === 0) return false;
-    if (w.state !== 'pending') await this.promoteHead(w.jobId);
-    return true;
+    return Number(r.numUpdatedRows) > 0;
   }
 
   /** The job's first pending delivery, unless an instance holds it, is due at its next attempt. */

@@ -325,6 +325,51 @@ describeEachBackend('pipelines in the store', (db) => {
       ).toBeUndefined();
     });
 
+    it('a delivered attempt takes the next due one in one statement; one not yet due is promoted', async () => {
+      const log: string[] = [];
+      await d.close();
+      d = await db.open({ trace: (q) => log.push(q) });
+      ({ life } = lifecycleOf(d, clock, new JobSignals()));
+      const { job } = await life.submit(draft(['http://a.test/1'], { webhook: hook }), limits);
+      await runAll(job.id, () => done());
+      const [first] = await d.db.transaction(async (s) => {
+        await lockDeliveries(s);
+        return s.deliveries.claimDeliveries({ holder: ME, now: now(), limit: 10 });
+      });
+      const write = {
+        jobId: job.id,
+        seq: first.seq,
+        holder: ME,
+        state: 'delivered' as const,
+        nextAttemptAt: now(),
+        lastStatus: 200,
+        lastError: null,
+        lastMessage: null,
+      };
+      const writes = () => log.filter((q) => /^\s*update\b/i.test(q)).length;
+      let before = writes();
+      expect(await finishAndTakeNext(write, now())).toMatchObject({ seq: first.seq + 1, attempts: 1 });
+      // The outcome, then the next one taken: no statement making it due first.
+      expect(writes() - before).toBe(2);
+      // The one after it is not due until its next attempt: promoted, due then, taken by a claim.
+      await d.kysely
+        .updateTable('batch_delivery')
+        .set({ next_attempt_at: now() + 60 })
+        .where('job_id', '=', job.id)
+        .where('seq', '=', first.seq + 2)
+        .execute();
+      before = writes();
+      expect(await finishAndTakeNext({ ...write, seq: first.seq + 1 }, now())).toBeUndefined();
+      expect(writes() - before).toBe(3);
+      const [row] = await d.kysely
+        .selectFrom('batch_delivery')
+        .select(['holder', 'due_at'])
+        .where('job_id', '=', job.id)
+        .where('seq', '=', first.seq + 2)
+        .execute();
+      expect(row).toEqual({ holder: null, due_at: now() + 60 });
+    });
+
     it('redeliver queues the undelivered again from now (all of them with all), not one being sent', async () => {
       const { job } = await life.submit(draft(['http://a.test/1'], { webhook: hook }), limits);
       await runAll(job.id, () => done());
