@@ -116,7 +116,7 @@ export class DeliveryRepository extends DeliveryReader {
     w: DeliveryWrite,
     now: number,
   ): Promise<false | Pick<ClaimedDelivery, 'seq' | 'payload' | 'attempts' | 'createdAt'> | undefined> {
-    if (w.state !== 'delivered') return (await this.finishDelivery(w)) && undefined;
+    if (w.state !== 'delivered') return (await this.finishDelivery(w)) ? undefined : false;
     if (!(await this.writeOutcome(w))) return false;
     // Taken at once when its attempt is due: what promoting it first and then taking it would do,
     // in one statement. Else it is promoted, due when its attempt is.

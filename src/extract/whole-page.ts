@@ -1,7 +1,7 @@
 /**
  * The page less its furniture, from a fresh parse of its html or Readability's copy of the page
- * (the first parse was changed by the cleaning and by Readability): what stands in when no article is found, and where a run of items
- * or a `<main>` is looked for.
+ * (the first parse was changed by the cleaning and by Readability): what stands in when no
+ * article is found, and where a run of items or a `<main>` is looked for.
  */
 import { outermostFurniture } from './item-runs';
 import { titleHeadingAsReadability } from './headings';

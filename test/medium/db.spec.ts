@@ -22,6 +22,7 @@ const job = (id: string): BatchJob => ({
 
 describeEachBackend('Db transactions', (db) => {
   let d: Dcache;
+  beforeAll(() => ensureBuilt(), 180_000);
   beforeEach(async () => {
     d = await db.open();
     await d.batch.createBatchJob(job('a'));
@@ -51,8 +52,7 @@ describeEachBackend('Db transactions', (db) => {
   it('leaves no promise tracked once its transactions have ended', async () => {
     // A promise's callback runs under an async id of its own only while promise hooks are on: on
     // Node 20, while an AsyncLocalStorage is in use. jest has them on for its own use, so the
-    // store is opened by a plain Node process on the built code.
-    ensureBuilt();
+    // store is opened by a plain Node process on the built code (built in beforeAll).
     const at = db.backend === 'sqlite' ? { path: ':memory:' } : { url: db.url };
     const script = `
       const { executionAsyncId } = require('node:async_hooks');
