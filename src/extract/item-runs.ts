@@ -38,11 +38,13 @@ export function statesArticle(ogType: string | undefined, ld: Json[]): boolean {
   return ogType?.toLowerCase() === 'article';
 }
 
-/** Whether a page's JSON-LD says it is a product (a shop's page), and none of it that it is an article. */
-export function statesProduct(ld: Json[]): boolean {
-  return (
-    ld.some((o) => /Product\b/.test(typeOf(o))) && !ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)))
-  );
+/**
+ * Whether a page's JSON-LD or `og:type` says it is a product (a shop's page), and none of its
+ * JSON-LD that it is an article.
+ */
+export function statesProduct(ogType: string | undefined, ld: Json[]): boolean {
+  if (ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)))) return false;
+  return ld.some((o) => /Product\b/.test(typeOf(o))) || /^(og:)?product\b/i.test(ogType ?? '');
 }
 
 /**

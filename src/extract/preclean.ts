@@ -11,7 +11,6 @@ import { breakParagraphs } from './line-paragraphs';
 import { unwrapScriptText, unwrapShellNoscript } from './script-text';
 import type { Json } from './json-ld';
 import { FURNITURE_CHARS, furnitureRuns } from './furniture-runs';
-import { statesProduct } from './item-runs';
 import { survey, type Survey } from './survey';
 import { isThreadPage, leadsReplies, statesThread, unnameComments } from './thread-page';
 import { keepTitledStory, titledHeading } from './titled-story';
@@ -263,6 +262,8 @@ export function precleanSource(
   rules: CleanRules = ALL_RULES,
   titles: string[] = [],
   ld: Json[] = [],
+  /** The page states it is a product (see statesProduct): its reviews go (rule reviews). */
+  product = false,
 ): Element | undefined {
   const found = survey(doc);
   const p: Pre = {
@@ -273,7 +274,7 @@ export function precleanSource(
     titled: titledHeading(found.headings, titles),
     shaped: [],
     thread: false,
-    product: !!rules.reviews && statesProduct(ld),
+    product: !!rules.reviews && product,
     spared: new Set(),
     lens: new Map(),
   };

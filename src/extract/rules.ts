@@ -66,7 +66,7 @@ export const RULES = {
   /** A comment section goes before Readability, whatever its length. */
   comments: 'preclean',
   /**
-   * On a page that states it is a product (JSON-LD, and no article), its customers' reviews go
+   * On a page that states it is a product (JSON-LD or `og:type`, and no article), its customers' reviews go
    * before Readability, whatever their length: a shop's page is its product, as a post is not its
    * comments.
    */
@@ -123,6 +123,12 @@ export const RULES = {
    * times its words and 200 at least (a corner of a page of items); else it stays as it is.
    */
   thinArticle: 'choose',
+  /**
+   * On a page that states it is a product (JSON-LD or `og:type`, and no article), the page less its
+   * furniture that stands in for the block (see thinArticle) is cleaned as that block is: a shop's
+   * grids of other products, its link lists and controls go, as a page of one product is not a list.
+   */
+  productPage: 'choose',
   /**
    * A header inside an article is the article's own (its title and teaser), not the page's
    * furniture: the page less its furniture (see thinArticle, itemRuns) keeps it. A page of

@@ -16,7 +16,7 @@ import { readHead, type Head } from './page-head';
 import { parse, parseWithinDepth, type Parsed } from './parse';
 import { precleanSource } from './preclean';
 import { unwrapPage, withoutSiteName } from './headings';
-import { wholePage } from './whole-page';
+import { isProduct, pageStandingIn, wholePage } from './whole-page';
 import { leadOf, withLead } from './lead';
 import { paragraphsAfter, withOpening } from './opening';
 import { isListCell } from './list-cells';
@@ -128,12 +128,8 @@ const precleanPage: Stage = (w) => {
   // A document title with a dash that no metadata repeats may end in the site's name.
   w.siteNamed = /\s[–—]\s/.test(w.docTitle) && !w.head.contents.has(w.docTitle);
   try {
-    const heading = precleanSource(
-      w.source as unknown as Document,
-      w.rules,
-      [w.head.title, w.docTitle],
-      w.ld,
-    );
+    const titles = [w.head.title, w.docTitle];
+    const heading = precleanSource(w.source as unknown as Document, w.rules, titles, w.ld, isProduct(w));
     w.heading = tidy(heading?.textContent ?? '');
     if (w.rules.lead) w.lead = leadOf(heading, w.metadata.description);
     if (heading && w.rules.opening) w.opening = paragraphsAfter(heading);
@@ -174,8 +170,10 @@ const readArticle: Stage = (w) => {
  * article, or one the cleaning left thin (rule thinArticle), the page less its furniture.
  */
 const chooseArticle: Stage = (w) => {
+  // The page less its furniture stands in: a product's, cleaned as the block is (rule productPage).
+  const page = (short = false) => pageStandingIn(w, wholePage(w, short), w.rules.productPage);
   if (!w.article?.content) {
-    w.root = wholePage(w);
+    w.root = page();
     return;
   }
   const root = w.article.content as unknown as HTMLElement;
@@ -191,7 +189,7 @@ const chooseArticle: Stage = (w) => {
   const words = wordCount(root.textContent ?? '', THIN_WORDS);
   if (words >= THIN_WORDS) return;
   const short = before < THIN_WORDS;
-  const rest = wholePage(w, short);
+  const rest = page(short);
   const enough = short ? Math.max(FAR_MORE * words, FAR_MORE * THIN_WORDS) : words + 1;
   if (wordCount(rest.textContent ?? '', enough) >= enough) w.root = rest;
 };

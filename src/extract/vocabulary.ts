@@ -34,6 +34,11 @@ export const ARTICLE_END_HEADINGS = [
   // More teasers.
   String.raw`don'?t miss\b.*`,
   String.raw`latest\s+(news|stories|articles|posts)`,
+  // A shop's teasers of other products.
+  String.raw`(related|similar)\s+(products|items)`,
+  String.raw`(customers|people)\s+(also|who)\s+(bought|viewed|purchased|searched|liked)\b.*`,
+  String.raw`recently\s+viewed(\s+(products|items))?`,
+  'frequently bought together',
   // Readers' comments.
   String.raw`(\d+\s+)?comments?(\s*\(\d+\))?`,
   String.raw`\d+\s+(responses?|replies|thoughts)\b.*`,

@@ -3,7 +3,8 @@
  * (the first parse was changed by the cleaning and by Readability): what stands in when no
  * article is found, and where a run of items or a `<main>` is looked for.
  */
-import { outermostFurniture } from './item-runs';
+import { cleanArticle } from './clean-article';
+import { outermostFurniture, statesProduct } from './item-runs';
 import { titleHeadingAsReadability } from './headings';
 import { replaceWithNodes } from './dom-measure';
 import { parse } from './parse';
@@ -38,10 +39,25 @@ function fresh(w: Work, cleaned: boolean): Element {
   }
   if (cleaned && !w.broken) {
     try {
-      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle], w.ld);
+      precleanSource(doc as unknown as Document, w.rules, [w.head.title, w.docTitle], w.ld, isProduct(w));
     } catch {
       // left as parsed
     }
   }
   return (doc.body ?? doc.documentElement) as unknown as Element;
+}
+
+/**
+ * The page less its furniture as it stands in for the article: on a page that states it is a
+ * product, and when `clean` (rule productPage), cleaned as the chosen block is, its grids of other
+ * products, link lists and controls gone: a shop's page is its product, not a list of items.
+ */
+export function pageStandingIn(w: Work, page: HTMLElement, clean = false): HTMLElement {
+  if (clean && isProduct(w)) cleanArticle(page, w.rules, w.baseUrl);
+  return page;
+}
+
+/** The page states it is a product (see statesProduct). */
+export function isProduct(w: Work): boolean {
+  return statesProduct(w.head.meta.get('og:type'), w.ld);
 }

@@ -120,7 +120,7 @@ describeCorpus('extraction quality on the corpus', () => {
   });
 
   it(
-    "trafilatura's evaluation, the shared half: F >= 0.933 by its own metric; no page flagged challenge or not_found",
+    "trafilatura's evaluation, the shared half: F >= 0.935 by its own metric; no page flagged challenge or not_found",
     async () => {
       const pages = trafilaturaPages(corpus!);
       expect(pages.length).toBe(495);
@@ -139,7 +139,7 @@ describeCorpus('extraction quality on the corpus', () => {
       console.log(
         `trafilatura-eval (shared half): F ${s.f.toFixed(4)} (P ${s.precision.toFixed(4)}, R ${s.recall.toFixed(4)}) on ${s.pages} pages; verdicts other than ok: ${JSON.stringify(flagged)}`,
       );
-      expect(s.f).toBeGreaterThanOrEqual(0.933);
+      expect(s.f).toBeGreaterThanOrEqual(0.935);
       expect([...(flagged.challenge ?? []), ...(flagged.not_found ?? [])]).toEqual([]);
     },
     LONG,
@@ -166,12 +166,12 @@ describeCorpus('extraction quality on the corpus', () => {
         `WCXB (shared half): word F1 ${s.all.f1.toFixed(4)} (P ${s.all.precision.toFixed(4)}, R ${s.all.recall.toFixed(4)}) on ${s.all.pages} pages; ${kinds.join(', ')}; not ok with a reference of 50 words or more: ${walled.length}`,
       );
       // Floors where sift stands (the issue's goals are higher; the other half judges).
-      expect(s.all.f1).toBeGreaterThanOrEqual(0.856);
+      expect(s.all.f1).toBeGreaterThanOrEqual(0.859);
       const floors: Record<string, number> = {
         article: 0.954,
         forum: 0.76,
-        product: 0.61,
-        collection: 0.685,
+        product: 0.655,
+        collection: 0.69,
         listing: 0.67,
         documentation: 0.93,
         service: 0.8,

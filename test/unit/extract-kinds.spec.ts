@@ -172,9 +172,86 @@ describe('extraction of other kinds of page', () => {
       rules: { ...ALL_RULES, reviews: false },
     }).content;
     expect(off).toContain('Review 12: great for day hikes');
+    // A page may state it is a product by its og:type alone.
+    const og = page('Thing').replace('</head>', '<meta property="og:type" content="product"></head>');
+    expect(extractHtml(og, url, 'text').content).not.toContain('great for day hikes');
+    expect(extractHtml(page('Thing'), url, 'text').content).toContain('Review 12: great for day hikes');
     // A review article states it is one: its reviews are what it is.
     expect(extractHtml(page('Review'), url, 'text').content).toContain('Review 12: great for day hikes');
     expect(extractHtml(page('Article'), url, 'text').content).toContain('Review 12: great for day hikes');
+  });
+
+  it("a product page read whole is cleaned as an article: the shop's grid of other products goes", () => {
+    const features = [
+      'three flowing layers of hemp cut on the bias',
+      'a side zip hidden in the seam',
+      'one deep pocket on the right side',
+      'straps that adjust at the back',
+      'a lining of soft organic cotton',
+      'a hem that falls just below the knee',
+      'dyes free of azo compounds',
+      'seams finished by hand in the workshop',
+      'a loop inside for hanging it up',
+      'buttons made of coconut shell',
+      'a fabric that softens with every wash',
+      'a weight of 160 grams per square metre',
+      'a fit that runs true to size',
+      'a cut that suits every season',
+      "a label sewn with the maker's name",
+    ].map((f) => `<li>The dress has ${f}, as each of our dresses does.</li>`);
+    const others = Array.from(
+      { length: 12 },
+      (_, i) =>
+        `<li class="product-card"><a href="/shop/linen-dress-${i}"><h3>Linen summer dress number ${i}</h3></a><span class="price">$${40 + i}.00</span> <a class="button" href="/cart?add=${i}">Add to basket</a></li>`,
+    ).join('');
+    // Readability keeps the short description alone: the page less its furniture stands in.
+    const page = (head: string) =>
+      `<html><head><title>Iris hemp dress</title>${head}</head><body><header><nav><a href="/">Home</a> <a href="/shop">Shop</a></nav></header>` +
+      `<div class="product"><h1>Iris hemp dress</h1><p class="price">$150.00</p><ul class="features">${features.join('')}</ul>` +
+      `<div role="tabpanel"><h3>Description</h3><p>We are in love with the Iris dress. The iris is a flower of creativity, and this dress blooms with every layer, giving the ease and comfort of nature to whoever wears it.</p></div></div>` +
+      `<section class="related products"><h2>Related products</h2><ul class="grid">${others}</ul></section><footer><p>Free shipping over $150.</p></footer></body></html>`;
+    const url = 'https://shop.example/iris';
+    const ld = `<script type="application/ld+json">${JSON.stringify({ '@context': 'https://schema.org', '@type': 'Product', name: 'Iris hemp dress' })}</script>`;
+    for (const head of ['<meta property="og:type" content="product">', ld]) {
+      const text = extractHtml(page(head), url, 'text').content;
+      expect(text).toContain('buttons made of coconut shell');
+      expect(text).toContain('a flower of creativity');
+      expect(text).not.toContain('Linen summer dress number');
+      expect(text).not.toContain('Related products');
+      const off = extractHtml(page(head), url, 'text', {
+        rules: { ...ALL_RULES, productPage: false },
+      }).content;
+      expect(off).toContain('Linen summer dress number 11');
+      expect(off).toContain('buttons made of coconut shell');
+    }
+    // A page that does not say it is a product may be a list: its grid stays.
+    expect(extractHtml(page(''), url, 'text').content).toContain('Linen summer dress number 11');
+  });
+
+  it("a shop's heading for other products ends the product's description", () => {
+    const about = [
+      'The Zero wallet holds six cards and a few folded notes in a body no thicker than a pencil, cut from one piece of vegetable-tanned leather.',
+      'Its edges are burnished by hand, and the stitching is waxed linen thread that will outlast the leather around it.',
+      'A thumb slot on the back pushes the cards up, so the one you need comes out first without fanning the rest.',
+      'The leather darkens with use and takes the shape of what you carry; after a year no two wallets look alike.',
+      'Every wallet is made in our workshop in Tallinn and comes with a ten-year guarantee against faults in its making.',
+    ];
+    const others = ['One', 'Two', 'Card', 'Key']
+      .map(
+        (n, i) => `<div class="item"><p>Nord ${n} holder in black leather</p><p>€${39 + i * 10}.00</p></div>`,
+      )
+      .join('');
+    for (const heading of [
+      'Related products',
+      'Customers also bought',
+      'Recently viewed',
+      'Frequently bought together',
+    ]) {
+      const html = `<html><head><title>Nord Zero wallet</title></head><body><main><article><h1>Nord Zero wallet</h1>${about.map((p) => `<p>${p}</p>`).join('')}<h2>${heading}</h2>${others}</article></main></body></html>`;
+      const text = extractHtml(html, 'https://shop.example/zero', 'text').content;
+      expect(text).toContain('ten-year guarantee');
+      expect(text).not.toContain('Nord Key holder');
+    }
   });
 
   it('soft hyphens leave the text and the markdown, and stay in the html', () => {
