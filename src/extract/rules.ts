@@ -153,7 +153,7 @@ export const RULES = {
    * On a page that does not state it is an article (`og:type`, JSON-LD), its one `<main>` (or
    * `role="main"`), less its furniture and cleaned as the chosen block is (as a run's block, its
    * teasers kept, when that block held under 100 words and did not open with the page's title: a
-   * corner of a grid of cards), stands in for that block when it holds twice its words (and 40 at
+   * corner of a grid of cards), stands in for that block when it holds half again its words (and 30 at
    * least): a landing page, a service's page, a shop's, is a stack of short sections, and
    * Readability keeps one.
    */

@@ -166,15 +166,15 @@ describeCorpus('extraction quality on the corpus', () => {
         `WCXB (shared half): word F1 ${s.all.f1.toFixed(4)} (P ${s.all.precision.toFixed(4)}, R ${s.all.recall.toFixed(4)}) on ${s.all.pages} pages; ${kinds.join(', ')}; not ok with a reference of 50 words or more: ${walled.length}`,
       );
       // Floors where sift stands (the issue's goals are higher; the other half judges).
-      expect(s.all.f1).toBeGreaterThanOrEqual(0.859);
+      expect(s.all.f1).toBeGreaterThanOrEqual(0.862);
       const floors: Record<string, number> = {
         article: 0.954,
         forum: 0.76,
-        product: 0.655,
-        collection: 0.69,
+        product: 0.66,
+        collection: 0.685,
         listing: 0.67,
         documentation: 0.93,
-        service: 0.8,
+        service: 0.81,
       };
       for (const [kind, floor] of Object.entries(floors))
         expect([kind, s.byKind[kind].f1 >= floor]).toEqual([kind, true]);

@@ -310,6 +310,31 @@ describe("a page's <main> (rule mainBlock)", () => {
     expect(SAID.filter((s) => !without.includes(s)).length).toBe(3);
   });
 
+  it('a <main> half again the chosen section stands in: a pitch with its features and its questions', () => {
+    const html =
+      `<html><head><title>Plan your team's work</title></head><body><header><a href="/">Home</a></header><main>` +
+      SECTIONS[0] +
+      wrap('story', `<h2>Why teams switch</h2>${WHY.map((p) => `<p>${p}</p>`).join('')}`) +
+      wrap(
+        'features',
+        `<h2>Features</h2><ul>${FEATURES.slice(0, 5)
+          .map((f) => `<li>${f}</li>`)
+          .join('')}</ul>`,
+      ) +
+      wrap(
+        'faq',
+        '<h2>Questions</h2><h3>Is there a free trial?</h3><span>Every paid plan starts with fourteen days free.</span>',
+      ) +
+      '</main><footer><p>© The company. All rights reserved.</p></footer></body></html>';
+    const text = extractHtml(html, 'https://tracker.example/', 'text').content;
+    for (const s of [WHY[2], FEATURES[4], 'fourteen days free']) expect(text).toContain(s);
+    const without = extractHtml(html, 'https://tracker.example/', 'text', {
+      rules: { ...ALL_RULES, mainBlock: false },
+    }).content;
+    expect(without).toContain(WHY[2]);
+    expect(without).not.toContain('fourteen days free');
+  });
+
   it("an og:type of article beside JSON-LD that names a WebPage is the site's default: <main> stands in", () => {
     const ld = JSON.stringify({
       '@context': 'https://schema.org',
