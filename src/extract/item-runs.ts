@@ -44,7 +44,9 @@ export function statesArticle(ogType: string | undefined, ld: Json[]): boolean {
  */
 export function statesProduct(ogType: string | undefined, ld: Json[]): boolean {
   if (ld.some((o) => /(Article|BlogPosting)\b/.test(typeOf(o)))) return false;
-  return ld.some((o) => /Product\b/.test(typeOf(o))) || /^(og:)?product\b/i.test(ogType ?? '');
+  return (
+    ld.some((o) => /Product\b/.test(typeOf(o))) || /^(og:)?product(\.(item|group))?$/i.test(ogType ?? '')
+  );
 }
 
 /**

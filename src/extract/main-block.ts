@@ -1,6 +1,6 @@
 /**
  * A page's `<main>` (rule mainBlock): on a page that does not state it is an article, the one
- * element the page names as its main content, when it holds far more than the block Readability
+ * element the page names as its main content, when it holds half again the words of the block Readability
  * chose. A landing page, a service's or a shop's page is a stack of short sections (a pitch, the
  * features, the plans, the questions), and Readability keeps the one with the most prose.
  */

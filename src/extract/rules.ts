@@ -125,8 +125,9 @@ export const RULES = {
   thinArticle: 'choose',
   /**
    * On a page that states it is a product (JSON-LD or `og:type`, and no article), the page less its
-   * furniture that stands in for the block (see thinArticle) is cleaned as that block is: a shop's
-   * grids of other products, its link lists and controls go, as a page of one product is not a list.
+   * furniture that stands in when Readability found no block or a thin one (see thinArticle) has the
+   * cleaning of stage 'clean' too: a shop's grids of other products, its link lists and controls
+   * go, as a page of one product is not a list.
    */
   productPage: 'choose',
   /**

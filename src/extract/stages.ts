@@ -227,7 +227,7 @@ const itemRuns: Stage = (w) => {
 /**
  * A page that does not state it is an article (rule mainBlock, see main-block.ts): its `<main>`,
  * cleaned as the chosen block is (as a run's block, teasers kept, when that block was a corner),
- * stands in for the content when it holds far more words.
+ * stands in for the content when it holds half again its words or more.
  */
 const mainBlock: Stage = (w) => {
   if (!w.rules.mainBlock || w.statesArticle) return;

@@ -49,11 +49,12 @@ function fresh(w: Work, cleaned: boolean): Element {
 
 /**
  * The page less its furniture as it stands in for the article: on a page that states it is a
- * product, and when `clean` (rule productPage), cleaned as the chosen block is, its grids of other
- * products, link lists and controls gone: a shop's page is its product, not a list of items.
+ * product, and when `clean` (rule productPage), cleaned after Readability as the chosen block is,
+ * its grids of other products, link lists and controls gone: a shop's page is its product, not a
+ * list of items. A hostile tree (see Work.broken) stays as it is.
  */
 export function pageStandingIn(w: Work, page: HTMLElement, clean = false): HTMLElement {
-  if (clean && isProduct(w)) cleanArticle(page, w.rules, w.baseUrl);
+  if (clean && !w.broken && isProduct(w)) cleanArticle(page, w.rules, w.baseUrl);
   return page;
 }
 

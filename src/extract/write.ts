@@ -39,18 +39,21 @@ export function writeEach(body: HTMLElement, formats: readonly Format[]): Partia
 const SOFT_HYPHENS = /\u00ad/g;
 
 /**
- * The article element in `format`. Text and markdown lose the soft hyphens (a word split by them
- * is not found by a search); html keeps them, where they stay invisible hints.
+ * Text as it is searched: without soft hyphens, and in Unicode's composed form (NFC), so that a
+ * word split by a soft hyphen or spelled with a combining mark ("u" and U+0308 for "ü", as some
+ * editors write it) is found by a search for it.
+ */
+const searchable = (text: string) => text.replace(SOFT_HYPHENS, '').normalize('NFC');
+
+/**
+ * The article element in `format`. Text and markdown are searchable (see searchable); html keeps
+ * the page's characters, where soft hyphens stay invisible hints.
  */
 export function write(body: HTMLElement, format: Format): string {
   if (format === 'html') return body.innerHTML.trim();
   const tex = writeFormulas(body, format);
-  if (format === 'text') {
-    return htmlText(body as unknown as Parameters<typeof htmlText>[0]).replace(SOFT_HYPHENS, '');
-  }
-  const markdown = (convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '')
-    .trim()
-    .replace(SOFT_HYPHENS, '');
+  if (format === 'text') return searchable(htmlText(body as unknown as Parameters<typeof htmlText>[0]));
+  const markdown = searchable((convert(collapseSpace(body.innerHTML), MARKDOWN).content ?? '').trim());
   return tex ? markdown.replace(tex.token, (t) => tex.written.get(t) ?? t) : markdown;
 }
 

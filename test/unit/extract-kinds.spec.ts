@@ -266,6 +266,20 @@ describe('extraction of other kinds of page', () => {
     }
     expect(x.contents!.html).toContain('\u00ad');
   });
+  it('letters written with combining marks are composed in the text and the markdown, and stay in the html', () => {
+    // "für" and "Kindersitze" as some editors write them: u and U+0308; and a Bengali letter
+    // whose composed form is two code points (U+09DF is y and U+09BC in NFC).
+    const words = 'Neue Kindersitze fu\u0308r Babys im Test, sagt der Club. \u09DF. ';
+    const html = `<html><head><title>Kindersitze</title></head><body><article><h1>Kindersitze</h1><p>${words.repeat(12)}</p></article></body></html>`;
+    const x = extractHtml(html, 'https://example.org/k', 'text', { formats: ['markdown', 'html'] });
+    for (const f of ['text', 'markdown'] as const) {
+      expect(x.contents![f]).toContain('Neue Kindersitze f\u00fcr Babys im Test');
+      expect(x.contents![f]).toContain('\u09AF\u09BC');
+      expect(x.contents![f]).not.toContain('u\u0308');
+    }
+    expect(x.contents!.html).toContain('fu\u0308r');
+  });
+
   it("a forum thread's posts are its content, though they are built and named as comments", () => {
     const html = fixture('forum-thread.html');
     const url = 'https://potager.example/forum/tomates-noircissent';
