@@ -1,8 +1,8 @@
 /**
  * A page's `<main>` (rule mainBlock): on a page that does not state it is an article, the one
- * element the page names as its main content, when it holds half again the words of the block Readability
- * chose. A landing page, a service's or a shop's page is a stack of short sections (a pitch, the
- * features, the plans, the questions), and Readability keeps the one with the most prose.
+ * element the page names as its main content, when it holds half again the words of the block
+ * Readability chose. A landing page, a service's or a shop's page is a stack of short sections (a
+ * pitch, the features, the plans, the questions), and Readability keeps the one with the most prose.
  */
 import { FURNITURE_SELECTOR as FURNITURE } from './item-runs';
 import { wordCount } from './verdict';

@@ -66,9 +66,9 @@ export const RULES = {
   /** A comment section goes before Readability, whatever its length. */
   comments: 'preclean',
   /**
-   * On a page that states it is a product (JSON-LD or `og:type`, and no article), its customers' reviews go
-   * before Readability, whatever their length: a shop's page is its product, as a post is not its
-   * comments.
+   * On a page that states it is a product (JSON-LD or `og:type`, and no article), its customers'
+   * reviews go before Readability, whatever their length: a shop's page is its product, as a post
+   * is not its comments.
    */
   reviews: 'preclean',
   /** A subheading loses its class before Readability, which drops an h2 whose class sounds like furniture. */
@@ -154,8 +154,8 @@ export const RULES = {
    * On a page that does not state it is an article (`og:type`, JSON-LD), its one `<main>` (or
    * `role="main"`), less its furniture and cleaned as the chosen block is (as a run's block, its
    * teasers kept, when that block held under 100 words and did not open with the page's title: a
-   * corner of a grid of cards), stands in for that block when it holds half again its words (and 30 at
-   * least): a landing page, a service's page, a shop's, is a stack of short sections, and
+   * corner of a grid of cards), stands in for that block when it holds half again its words (and 30
+   * at least): a landing page, a service's page, a shop's, is a stack of short sections, and
    * Readability keeps one.
    */
   mainBlock: 'choose',
