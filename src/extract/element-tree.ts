@@ -1,7 +1,9 @@
 /**
  * Walks over an element tree by its plain fields, in document order and never into a <template>'s
- * content: how deep the tree goes, and its elements by tag name.
+ * content: how deep the tree goes, and its elements by tag name (read along linkedom's list of
+ * nodes where the tree is linkedom's).
  */
+import { listedElements } from '../tuning/linkedom';
 
 /** The fields of an element that a walk reads. */
 export interface ElementTree {
@@ -41,6 +43,8 @@ export function treeDepth(root: ElementTree): number {
 export function elementsWithTags(root: ElementTree, tags: string[]): ElementTree[] {
   // localName: a plain field; tagName upper-cases it at every read.
   const wanted = new Set(tags.map((t) => t.toLowerCase()));
+  const listed = listedElements(root, wanted) as ElementTree[] | undefined;
+  if (listed) return listed;
   const out: ElementTree[] = [];
   let el = root.firstElementChild;
   while (el) {

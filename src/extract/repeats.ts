@@ -60,6 +60,7 @@ function holdsText(parent: Node): boolean {
   return false;
 }
 
+/** The text with each run of white space one space, trimmed; as it is when it is so already. */
 function squeeze(text: string): string {
-  return text.replace(/\s+/g, ' ').trim();
+  return /\s\s|[^\S ]/.test(text) ? text.replace(/\s+/g, ' ').trim() : text.trim();
 }

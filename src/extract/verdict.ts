@@ -120,9 +120,14 @@ const HEAD_CHARS = 600;
 
 /**
  * A word: a run of letters and digits, or in scripts written without spaces (Chinese, Japanese),
- * every two characters, about a word's length there.
+ * every two characters, about a word's length there. Matched where a word starts (sticky).
  */
-const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]{1,2}|[\p{L}\p{N}]+/gu;
+const WORD_AT = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]{1,2}|[\p{L}\p{N}]+/uy;
+/** The rest of a word begun in ASCII letters and digits. */
+const WORD_REST_AT = /[\p{L}\p{N}]*/uy;
+
+/** An ASCII letter or digit. */
+const asciiWordChar = (c: number) => (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
 
 /**
  * The words of `text` (runs of letters and digits), counted up to `max` (a page's verdict never
@@ -131,11 +136,7 @@ const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]{1,2}|[\p
  */
 export function wordCount(text: string, max = Infinity, skipTags = false): number {
   let n = 0;
-  const count = (part: string) => {
-    const word = WORD;
-    word.lastIndex = 0;
-    while (n < max && word.test(part)) n++;
-  };
+  const count = (part: string) => (n += wordsIn(part, max - n));
   if (!skipTags) {
     count(text);
     return n;
@@ -151,6 +152,35 @@ export function wordCount(text: string, max = Infinity, skipTags = false): numbe
     }
     if (lt > i) count(text.slice(i, lt));
     i = gt + 1;
+  }
+  return n;
+}
+
+/**
+ * The words of `text`, up to `max`: those WORD_AT finds searching from the start, each found
+ * after the last. ASCII is read a character at a time (a regex call per word was most of the cost
+ * on English text); a word that starts or goes on past ASCII is left to the regexes.
+ */
+function wordsIn(text: string, max: number): number {
+  let n = 0;
+  for (let i = 0; i < text.length && n < max;) {
+    const c = text.charCodeAt(i);
+    if (c >= 128) {
+      WORD_AT.lastIndex = i;
+      if (WORD_AT.test(text)) {
+        n++;
+        i = WORD_AT.lastIndex;
+      } else i++;
+    } else if (asciiWordChar(c)) {
+      n++;
+      do i++;
+      while (i < text.length && asciiWordChar(text.charCodeAt(i)));
+      if (i < text.length && text.charCodeAt(i) >= 128) {
+        WORD_REST_AT.lastIndex = i;
+        WORD_REST_AT.test(text);
+        i = WORD_REST_AT.lastIndex;
+      }
+    } else i++;
   }
   return n;
 }

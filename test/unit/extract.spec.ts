@@ -9,6 +9,7 @@ import { extractHtml, parseWithinDepth } from '../../src/extract/extract';
 import { MAX_DEPTH, PARSE_FIRST_MAX_TAGS, fewTags, limitDepth } from '../../src/extract/flatten';
 import { unescapeRefs } from '../../src/extract/stated-text';
 import { tuneReadability } from '../../src/tuning/readability';
+import { listedElements, readsLinkedomList } from '../../src/tuning/linkedom';
 import { truncateUtf8 } from '../../src/common/truncate';
 
 describe('extraction of hostile pages', () => {
@@ -571,6 +572,27 @@ describe('elementsWithTags', () => {
         );
       }
     }
+  });
+
+  // linkedom's list is read where this version keeps it; an upgrade that moves it fails here.
+  it("reads linkedom's list of nodes, and lists the same after elements are moved and removed", () => {
+    expect(readsLinkedomList).toBe(true);
+    const { document } = parseHTML(
+      '<html><body><div id="a"><p>1</p><template><p>t</p></template><section><p>2</p><p>3</p></section></div>' +
+        '<div id="b"><p>4</p><ul><li><p>5</p></li></ul></div></body></html>',
+    );
+    const body = document.body as unknown as Element;
+    const div = document.querySelector('#a')!;
+    expect(listedElements(div, new Set(['p']))).toHaveLength(3);
+    expect(listedElements({ firstElementChild: null }, new Set(['p']))).toBeUndefined();
+    document.querySelector('section p')!.remove();
+    document.querySelector('li')!.appendChild(document.querySelector('#a > p')!);
+    document.querySelector('#b')!.prepend(document.querySelector('template')!);
+    const tags = (els: unknown[]) => (els as Element[]).map((e) => `${e.tagName}:${e.textContent}`);
+    expect(tags(elementsWithTags(body as never, ['p', 'template']))).toEqual(
+      tags(Array.from(body.querySelectorAll('p,template'))),
+    );
+    expect(tags(elementsWithTags(body as never, ['p']))).toEqual(['P:3', 'P:4', 'P:5', 'P:1']);
   });
 });
 

@@ -89,6 +89,25 @@ describe('wordCount', () => {
     expect(wordCount('駅前の図書館 is new')).toBe(5);
     expect(wordCount('도서관이 새로 열렸다')).toBe(3); // Korean is written with spaces
   });
+
+  // The words are those the plain pattern finds, read ASCII a character at a time.
+  it('finds the words the plain pattern finds, on any mix of scripts, marks and surrogates', () => {
+    const WORD = /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}ー]{1,2}|[\p{L}\p{N}]+/gu;
+    const plain = (text: string, max = Infinity) => Math.min((text.match(WORD) ?? []).length, max);
+    const parts = ['a', 'Z', '9', ' ', '.', '_', 'é', 'ß', 'Ж', '٣', '漢', 'の', 'カ', 'ー', '😀', '𠀀'];
+    const odd = ['\u0301', '\ud800', '\udc00', '\u00a0', '’', '\n'];
+    const all = [...parts, ...odd];
+    let seed = 7;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    for (let k = 0; k < 20_000; k++) {
+      const text = Array.from({ length: next(14) }, () => all[next(all.length)]).join('');
+      expect([text, wordCount(text)]).toEqual([text, plain(text)]);
+      expect([text, wordCount(text, 2)]).toEqual([text, plain(text, 2)]);
+    }
+    expect(wordCount('abc漢字def 漢字abc x\u0301y 😀a😀 𠀀𠀁𠀂')).toBe(
+      plain('abc漢字def 漢字abc x\u0301y 😀a😀 𠀀𠀁𠀂'),
+    );
+  });
 });
 
 /**
