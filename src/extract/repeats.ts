@@ -45,12 +45,18 @@ function withoutRepeatedRuns(children: Element[]): Element[] {
 function repeatAt(keys: string[], texts: string[], kept: number[], i: number, children: Element[]): number {
   for (let k = 1; k <= GROUP && k <= kept.length && i + k <= keys.length; k++) {
     // One paragraph said again may be meant; a block of blocks, or a group, printed twice is a copy.
-    if (children[i].localName === 'p' && keys.slice(i, i + k).every((key) => key === keys[i])) continue;
+    if (children[i].localName === 'p' && sameKeys(keys, i, k)) continue;
     let same = true;
     for (let j = 0; j < k && same; j++) same = keys[kept[kept.length - k + j]] === keys[i + j];
     if (same && wordCount(texts.slice(i, i + k).join(' '), REPEAT_WORDS) >= REPEAT_WORDS) return k;
   }
   return 0;
+}
+
+/** Whether the `k` keys from `i` are one key. */
+function sameKeys(keys: string[], i: number, k: number): boolean {
+  for (let j = i + 1; j < i + k; j++) if (keys[j] !== keys[i]) return false;
+  return true;
 }
 
 /** Text of its own between its children: a paragraph's lines, not a stack of blocks. */
