@@ -1,8 +1,9 @@
 import Module from 'node:module';
 import * as path from 'node:path';
 
-// Two of linkedom's costs that extraction paid for nothing, each kept to what the DOM standard and
-// linkedom itself say. Imported before linkedom (the event target must be in place when it loads).
+// Three of linkedom's costs that extraction paid for nothing, each kept to what the DOM standard
+// and linkedom itself say. Imported before linkedom (the event target must be in place when it
+// loads).
 
 /**
  * linkedom's EventTarget, with each node's listener map made when a listener is first added.
